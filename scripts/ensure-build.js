@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// Builds what is missing or older than its sources: the WASM kernel (debug and release
+// targets) and the compiled host in dist/. `npm start`, `npm test` and the benches call this,
+// so a fresh clone needs only `npm ci` first.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+
+function newest(dir) {
+  let t = 0;
+  if (!existsSync(dir)) return t;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+const mtime = (p) => (existsSync(p) ? statSync(p).mtimeMs : 0);
+const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
+const asc = join(root, 'node_modules', '.bin', 'asc');
+const tsc = join(root, 'node_modules', '.bin', 'tsc');
+
+const asmSrc = Math.max(newest(join(root, 'assembly')), mtime(join(root, 'asconfig.json')));
+for (const target of ['debug', 'release']) {
+  if (mtime(join(root, 'build', `${target}.wasm`)) < asmSrc) {
+    console.error(`building build/${target}.wasm`);
+    run(asc, ['assembly/index.ts', '--target', target]);
+  }
+}
+const hostSrc = Math.max(newest(join(root, 'src')), mtime(join(root, 'tsconfig.build.json')));
+if (newest(join(root, 'dist')) < hostSrc) {
+  console.error('building dist/ (tsc -p tsconfig.build.json)');
+  run(tsc, ['-p', 'tsconfig.build.json']);
+}

@@ -1,0 +1,47 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseFlags } from '../../src/cli/flags.js';
+import { parseDuration, formatDuration } from '../../src/cli/duration.js';
+import { isFleetError } from '../../src/errors/index.js';
+
+const specs = {
+  'loop-period': { kind: 'duration', default: 100, help: 'loop period', min: 1 },
+  'leader-elect': { kind: 'bool', default: true, help: 'leader election' },
+  workers: { kind: 'int', default: 1, help: 'workers', min: 0 },
+  mode: { kind: 'enum', default: 'on', values: ['on', 'off'], help: 'mode' },
+} as const;
+
+test('Go durations parse to milliseconds', () => {
+  assert.equal(parseDuration('100ms'), 100);
+  assert.equal(parseDuration('6m'), 360_000);
+  assert.equal(parseDuration('1m30s'), 90_000);
+  assert.equal(parseDuration('24h'), 86_400_000);
+  assert.equal(parseDuration('1.5s'), 1500);
+  assert.equal(parseDuration('0'), 0);
+  assert.equal(parseDuration('10'), undefined);
+  assert.equal(parseDuration('1x'), undefined);
+  assert.equal(parseDuration(''), undefined);
+  assert.equal(formatDuration(90_000), '1m30s');
+});
+
+test('flags accept --name value, --name=value and Go-style booleans', () => {
+  const r = parseFlags(specs, ['--loop-period', '250ms', '--leader-elect=false', '--workers=3', 'pos']);
+  assert.deepEqual(r.flags, { 'loop-period': 250, 'leader-elect': false, workers: 3, mode: 'on' });
+  assert.deepEqual(r.positional, ['pos']);
+  assert.equal(parseFlags(specs, ['--leader-elect']).flags['leader-elect'], true);
+});
+
+test('bad flags throw an error naming the flag', () => {
+  const cases: Array<[string[], string]> = [
+    [['--nope'], '--nope'],
+    [['--loop-period', '10'], '--loop-period'],
+    [['--loop-period=0s'], '--loop-period'],
+    [['--workers', 'x'], '--workers'],
+    [['--mode', 'maybe'], '--mode'],
+    [['--leader-elect=yes'], '--leader-elect'],
+    [['--workers'], '--workers'],
+  ];
+  for (const [argv, name] of cases) {
+    assert.throws(() => parseFlags(specs, argv), (e: unknown) => isFleetError(e) && e.message.includes(name), argv.join(' '));
+  }
+});
