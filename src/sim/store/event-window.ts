@@ -1,0 +1,82 @@
+/**
+ * The bounded history of committed changes that watches resume from: the last `capacity`
+ * events, oldest first. A watch from resourceVersion R can be served only if no event after
+ * R has been dropped; otherwise the caller answers 410 Gone and the client relists.
+ */
+import type { KubeObject, ResourceName, StoreEvent, StoreEventType } from './sim-store.js';
+
+/** A committed change, with its wire frame built once and shared by every watcher. */
+export class CommittedEvent implements StoreEvent {
+  private frameBytes: Buffer | undefined;
+  private parsedObject: KubeObject | undefined;
+
+  constructor(
+    readonly type: StoreEventType,
+    readonly resource: ResourceName,
+    readonly rv: number,
+    readonly namespace: string | undefined,
+    readonly name: string,
+    readonly json: string,
+  ) {}
+
+  object(): KubeObject {
+    return JSON.parse(this.json) as KubeObject;
+  }
+
+  /** The parsed object, cached and shared: callers must not mutate it. */
+  parsed(): KubeObject {
+    return (this.parsedObject ??= this.object());
+  }
+
+  /** `{"type":…,"object":…}\n`, the watch stream line for this event. */
+  frame(): Buffer {
+    return (this.frameBytes ??= Buffer.from(`{"type":"${this.type}","object":${this.json}}\n`));
+  }
+}
+
+export class EventWindow {
+  private readonly ring: Array<CommittedEvent | undefined>;
+  private head = 0; // index of the oldest event
+  private length = 0;
+  /** rv of the newest dropped event (0 while nothing was dropped). */
+  private droppedRv = 0;
+
+  constructor(readonly capacity: number) {
+    this.ring = new Array<CommittedEvent | undefined>(Math.max(1, capacity));
+  }
+
+  push(ev: CommittedEvent): void {
+    const cap = this.ring.length;
+    if (this.length === cap) {
+      const oldest = this.ring[this.head];
+      if (oldest) this.droppedRv = oldest.rv;
+      this.ring[this.head] = ev;
+      this.head = (this.head + 1) % cap;
+      return;
+    }
+    this.ring[(this.head + this.length) % cap] = ev;
+    this.length++;
+  }
+
+  /** The oldest resourceVersion a watch can start from. */
+  oldestResumable(): number {
+    return this.droppedRv;
+  }
+
+  /** Retained events with rv > `rv`, oldest first; undefined when some of them were dropped. */
+  after(rv: number): CommittedEvent[] | undefined {
+    if (rv < this.droppedRv) return undefined;
+    const cap = this.ring.length;
+    // Binary search for the first event with rv > `rv` (the ring is ordered by rv).
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((this.ring[(this.head + mid) % cap] as CommittedEvent).rv <= rv) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: CommittedEvent[] = [];
+    for (let i = lo; i < this.length; i++) out.push(this.ring[(this.head + i) % cap] as CommittedEvent);
+    return out;
+  }
+}

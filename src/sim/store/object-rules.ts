@@ -1,0 +1,102 @@
+/**
+ * The validation and metadata rules kube-apiserver applies to every write, as far as the
+ * simulator needs them: names, kind/apiVersion, the metadata fields the server owns, and the
+ * pod graceful-deletion period.
+ */
+import type { ResourceInfo } from './resources.js';
+import { StoreError, type KubeObject, type ObjectMeta } from './sim-store.js';
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function invalid(info: ResourceInfo, name: string, why: string): StoreError {
+  return new StoreError('Invalid', 422, `${info.kind} "${name}" is invalid: ${why}`);
+}
+
+/** Checks that `obj` is an object of `info`'s kind with a valid name; throws Invalid otherwise. */
+export function validateObject(info: ResourceInfo, obj: unknown): asserts obj is KubeObject {
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw invalid(info, '', 'body must be a JSON object');
+  const o = obj as Record<string, unknown>;
+  const meta = o.metadata;
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) throw invalid(info, '', 'metadata: Required value');
+  const name = (meta as Record<string, unknown>).name;
+  const label = typeof name === 'string' ? name : '';
+  if (o.kind !== undefined && o.kind !== info.kind) throw invalid(info, label, `kind: Invalid value: "${String(o.kind)}": must be ${info.kind}`);
+  if (o.apiVersion !== undefined && o.apiVersion !== info.apiVersion) {
+    throw invalid(info, label, `apiVersion: Invalid value: "${String(o.apiVersion)}": must be ${info.apiVersion}`);
+  }
+  if (typeof name !== 'string' || name === '') throw invalid(info, '', 'metadata.name: Required value: name or generateName is required');
+  validateName(info, name);
+  const m = meta as Record<string, unknown>;
+  for (const f of ['labels', 'annotations'] as const) {
+    const v = m[f];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'string')) {
+      throw invalid(info, name, `metadata.${f}: Invalid value: must be a map of strings`);
+    }
+  }
+  const fin = m.finalizers;
+  if (fin !== undefined && fin !== null && (!Array.isArray(fin) || fin.some((x) => typeof x !== 'string'))) {
+    throw invalid(info, name, 'metadata.finalizers: Invalid value: must be a list of strings');
+  }
+}
+
+export function validateName(info: ResourceInfo, name: string): void {
+  const ok = info.name === 'namespaces' ? name.length <= 63 && DNS_LABEL.test(name) : name.length <= 253 && DNS_SUBDOMAIN.test(name);
+  if (!ok) {
+    throw invalid(info, name, `metadata.name: Invalid value: "${name}": a lowercase RFC 1123 ${info.name === 'namespaces' ? 'label' : 'subdomain'} must consist of lower case alphanumeric characters, '-' or '.'`);
+  }
+}
+
+const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** `generateName` plus five random characters, as kube-apiserver's name generator does. */
+export function generateName(prefix: string, random: () => number): string {
+  let s = prefix.length > 58 ? prefix.slice(0, 58) : prefix;
+  for (let i = 0; i < 5; i++) s += GENERATE_ALPHABET[Math.floor(random() * GENERATE_ALPHABET.length)];
+  return s;
+}
+
+/** RFC 3339 with seconds precision, as Kubernetes writes timestamps. */
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** Metadata fields the server owns: an update keeps the stored values. */
+const SERVER_OWNED_META = ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const;
+
+/** Copies server-owned metadata from `stored` into `next` (removing fields `stored` lacks). */
+export function keepServerOwnedMeta(next: ObjectMeta, stored: ObjectMeta): void {
+  const out = next as Record<string, unknown>;
+  for (const f of SERVER_OWNED_META) {
+    if (stored[f] === undefined) delete out[f];
+    else out[f] = stored[f];
+  }
+  next.name = stored.name;
+  if (stored.namespace === undefined) delete next.namespace;
+  else next.namespace = stored.namespace;
+}
+
+/**
+ * The grace period a pod deletion gets, as kube-apiserver's pod strategy computes it: the
+ * requested period, else spec.terminationGracePeriodSeconds (default 30); 0 for a pod that is
+ * not bound to a node or has terminated.
+ */
+export function podGracePeriod(pod: KubeObject, requested: number | undefined): number {
+  const spec = (pod.spec ?? {}) as { nodeName?: unknown; terminationGracePeriodSeconds?: unknown };
+  const status = (pod.status ?? {}) as { phase?: unknown };
+  if (typeof spec.nodeName !== 'string' || spec.nodeName === '') return 0;
+  if (status.phase === 'Succeeded' || status.phase === 'Failed') return 0;
+  if (requested !== undefined) return Math.max(0, Math.floor(requested));
+  const t = spec.terminationGracePeriodSeconds;
+  return typeof t === 'number' && t >= 0 ? Math.floor(t) : 30;
+}
+
+export function hasFinalizers(meta: ObjectMeta): boolean {
+  return Array.isArray(meta.finalizers) && meta.finalizers.length > 0;
+}
+
+export function podNodeName(obj: KubeObject): string | undefined {
+  const n = (obj.spec as { nodeName?: unknown } | undefined)?.nodeName;
+  return typeof n === 'string' && n !== '' ? n : undefined;
+}

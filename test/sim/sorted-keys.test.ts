@@ -1,0 +1,24 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { SortedKeys } from '../../src/sim/store/sorted-keys.js';
+
+test('SortedKeys matches a sorted Set under random inserts and removes, and resumes after any key', () => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 5000 })), { maxLength: 3000 }), fc.integer({ min: 0, max: 5000 }), (ops, probe) => {
+      const sk = new SortedKeys();
+      const ref = new Set<string>();
+      for (const [add, n] of ops) {
+        const k = `k${n}`;
+        if (add) { sk.insert(k); ref.add(k); } else { sk.remove(k); ref.delete(k); }
+      }
+      const expected = [...ref].sort();
+      assert.equal(sk.size, ref.size);
+      assert.deepEqual([...sk.range(undefined)], expected);
+      const after = `k${probe}`;
+      assert.deepEqual([...sk.range(after)], expected.filter((k) => k > after));
+      assert.deepEqual([...sk.range(undefined, after)], expected.filter((k) => k < after));
+    }),
+    { numRuns: 60 },
+  );
+});

@@ -1,0 +1,196 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createSimStore, StoreError, type CommittedEvent, type KubeObject } from '../../src/sim/store/index.js';
+
+const pod = (name: string, nodeName?: string, extra: Partial<KubeObject> = {}): KubeObject => ({
+  metadata: { name, namespace: 'default' },
+  spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', image: 'i' }] },
+  ...extra,
+});
+
+function storeError(reason: string, code: number) {
+  return (err: unknown) => err instanceof StoreError && err.reason === reason && err.code === code;
+}
+
+test('create assigns uid, creationTimestamp, type meta and increasing resourceVersions', () => {
+  const s = createSimStore({ namespaces: [] });
+  const a = s.create('pods', pod('a'));
+  const b = s.create('nodes', { metadata: { name: 'n1' } });
+  assert.equal(a.kind, 'Pod');
+  assert.equal(a.apiVersion, 'v1');
+  assert.match(String(a.metadata.uid), /^[0-9a-f-]{36}$/);
+  assert.match(String(a.metadata.creationTimestamp), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  assert.ok(Number(b.metadata.resourceVersion) > Number(a.metadata.resourceVersion));
+  assert.equal(s.resourceVersion(), Number(b.metadata.resourceVersion));
+  assert.equal(s.get('nodes', 'ignored', 'n1')?.metadata.namespace, undefined);
+  assert.equal(s.count('pods'), 1);
+});
+
+test('create rejects duplicates, bad names, wrong kinds and missing namespaces', () => {
+  const s = createSimStore();
+  s.create('pods', pod('a'));
+  assert.throws(() => s.create('pods', pod('a')), storeError('AlreadyExists', 409));
+  assert.throws(() => s.create('pods', pod('Bad_Name')), storeError('Invalid', 422));
+  assert.throws(() => s.create('pods', { kind: 'Node', metadata: { name: 'x', namespace: 'default' } }), storeError('Invalid', 422));
+  assert.throws(() => s.create('pods', { metadata: { name: 'x' } }), storeError('Invalid', 422));
+  assert.throws(() => s.create('pods', { metadata: { namespace: 'default' } } as unknown as KubeObject), storeError('Invalid', 422));
+});
+
+test('generateName produces a unique name with the prefix', () => {
+  const s = createSimStore();
+  const names = new Set<string>();
+  for (let i = 0; i < 20; i++) names.add(s.create('pods', { metadata: { name: '', generateName: 'web-', namespace: 'default' } }).metadata.name);
+  assert.equal(names.size, 20);
+  for (const n of names) assert.match(n, /^web-[a-z0-9]{5}$/);
+});
+
+test('returned objects are copies', () => {
+  const s = createSimStore();
+  const a = s.create('pods', pod('a'));
+  a.metadata.labels = { changed: 'yes' };
+  const got = s.get('pods', 'default', 'a');
+  assert.equal(got?.metadata.labels, undefined);
+  if (got) got.spec = {};
+  assert.deepEqual((s.get('pods', 'default', 'a')?.spec as { containers: unknown[] }).containers.length, 1);
+});
+
+test('update enforces the resourceVersion precondition and keeps server-owned metadata', () => {
+  const s = createSimStore();
+  const a = s.create('pods', pod('a'));
+  const stale = { ...a };
+  const b = s.update('pods', { ...a, metadata: { ...a.metadata, labels: { x: '1' }, uid: undefined, creationTimestamp: 'bogus' } });
+  assert.equal(b.metadata.uid, a.metadata.uid);
+  assert.equal(b.metadata.creationTimestamp, a.metadata.creationTimestamp);
+  assert.throws(() => s.update('pods', { ...stale, metadata: { ...stale.metadata, labels: { y: '2' } } }), storeError('Conflict', 409));
+  assert.throws(() => s.update('pods', pod('missing')), storeError('NotFound', 404));
+  // An unconditional update (no resourceVersion) succeeds.
+  const c = s.update('pods', { ...b, metadata: { ...b.metadata, resourceVersion: undefined, labels: { z: '3' } } });
+  assert.deepEqual(c.metadata.labels, { z: '3' });
+});
+
+test('status subresource: main writes keep status, status writes keep everything else', () => {
+  const s = createSimStore();
+  s.create('pods', pod('a', undefined, { status: { phase: 'Pending' } }));
+  const cur = s.get('pods', 'default', 'a') as KubeObject;
+  const main = s.update('pods', { ...cur, spec: { nodeName: 'n1' }, status: { phase: 'Running' } });
+  assert.deepEqual(main.status, { phase: 'Pending' });
+  assert.deepEqual(main.spec, { nodeName: 'n1' });
+  const st = s.update('pods', { ...main, metadata: { ...main.metadata, labels: { l: '1' } }, spec: {}, status: { phase: 'Running' } }, { subresource: 'status' });
+  assert.deepEqual(st.status, { phase: 'Running' });
+  assert.deepEqual(st.spec, { nodeName: 'n1' });
+  assert.equal(st.metadata.labels, undefined);
+  // Resources without a status subresource write the whole object.
+  s.create('leases', { metadata: { name: 'l', namespace: 'kube-node-lease' }, spec: { holderIdentity: 'a' } });
+  assert.throws(() => s.update('leases', s.get('leases', 'kube-node-lease', 'l') as KubeObject, { subresource: 'status' }), storeError('NotFound', 404));
+});
+
+test('a no-op change commits nothing', () => {
+  const s = createSimStore();
+  s.create('nodes', { metadata: { name: 'n' }, status: { conditions: [] } });
+  const rv = s.resourceVersion();
+  s.mutate('nodes', undefined, 'n', () => undefined);
+  s.update('nodes', s.get('nodes', undefined, 'n') as KubeObject);
+  assert.equal(s.resourceVersion(), rv);
+  s.mutate('nodes', undefined, 'n', (n) => { n.metadata.labels = { a: 'b' }; });
+  assert.equal(s.resourceVersion(), rv + 1);
+  assert.equal(s.mutate('nodes', undefined, 'missing', () => undefined), undefined);
+});
+
+test('subscribers see every change in commit order, including writes made by subscribers', () => {
+  const s = createSimStore();
+  const seen: Array<[string, string, number]> = [];
+  s.subscribe((ev) => {
+    if (ev.name === 'a' && ev.type === 'ADDED') s.create('pods', pod('b'));
+  });
+  s.subscribe((ev) => seen.push([ev.type, ev.name, ev.rv]));
+  s.create('pods', pod('a'));
+  s.delete('pods', 'default', 'a');
+  assert.deepEqual(seen.map((x) => `${x[0]} ${x[1]}`), ['ADDED a', 'ADDED b', 'DELETED a']);
+  const rvs = seen.map((x) => x[2]);
+  assert.deepEqual(rvs, [...rvs].sort((x, y) => x - y));
+  assert.equal(new Set(rvs).size, rvs.length);
+});
+
+test('finalizers hold a deletion until they are removed', () => {
+  const s = createSimStore();
+  const events: string[] = [];
+  s.subscribe((ev) => events.push(ev.type));
+  s.create('volumeattachments', { metadata: { name: 'va', finalizers: ['external-attacher/x'] }, spec: { attacher: 'x', nodeName: 'n', source: {} } });
+  const held = s.delete('volumeattachments', undefined, 'va');
+  assert.ok(held?.metadata.deletionTimestamp);
+  assert.equal(held?.metadata.deletionGracePeriodSeconds, 0);
+  assert.equal(s.count('volumeattachments'), 1);
+  // A second delete changes nothing.
+  const rv = s.resourceVersion();
+  s.delete('volumeattachments', undefined, 'va');
+  assert.equal(s.resourceVersion(), rv);
+  s.mutate('volumeattachments', undefined, 'va', (va) => { va.metadata.finalizers = []; });
+  assert.equal(s.count('volumeattachments'), 0);
+  assert.deepEqual(events, ['ADDED', 'MODIFIED', 'DELETED']);
+});
+
+test('pods bound to a node are deleted gracefully; unbound pods and grace 0 are removed at once', () => {
+  const s = createSimStore();
+  s.create('pods', pod('unbound'));
+  assert.equal(s.delete('pods', 'default', 'unbound')?.metadata.deletionTimestamp, undefined);
+  assert.equal(s.get('pods', 'default', 'unbound'), undefined);
+
+  s.create('pods', pod('bound', 'n1'));
+  const g = s.delete('pods', 'default', 'bound');
+  assert.equal(g?.metadata.deletionGracePeriodSeconds, 30);
+  assert.ok(s.get('pods', 'default', 'bound'));
+  const shorter = s.delete('pods', 'default', 'bound', { gracePeriodSeconds: 5 });
+  assert.equal(shorter?.metadata.deletionGracePeriodSeconds, 5);
+  const longer = s.delete('pods', 'default', 'bound', { gracePeriodSeconds: 60 });
+  assert.equal(longer?.metadata.deletionGracePeriodSeconds, 5);
+  s.delete('pods', 'default', 'bound', { gracePeriodSeconds: 0 });
+  assert.equal(s.get('pods', 'default', 'bound'), undefined);
+
+  s.create('pods', pod('done', 'n1', { status: { phase: 'Succeeded' } }));
+  s.delete('pods', 'default', 'done');
+  assert.equal(s.get('pods', 'default', 'done'), undefined);
+  assert.equal(s.delete('pods', 'default', 'done'), undefined);
+});
+
+test('delete with a uid precondition fails on mismatch', () => {
+  const s = createSimStore();
+  s.create('nodes', { metadata: { name: 'n' } });
+  assert.throws(() => s.delete('nodes', undefined, 'n', { uid: 'other' }), storeError('Conflict', 409));
+});
+
+test('listPage pages in key order, per namespace, and by node', () => {
+  const s = createSimStore();
+  for (const ns of ['a', 'a-b', 'b']) for (let i = 0; i < 5; i++) s.create('pods', { metadata: { name: `p${i}`, namespace: ns }, spec: { nodeName: `n${i % 2}` } });
+  const seen: string[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = s.listPage('pods', { limit: 4, after });
+    for (const j of page.items) seen.push(`${(JSON.parse(j) as KubeObject).metadata.namespace}/${(JSON.parse(j) as KubeObject).metadata.name}`);
+    if (!page.more) break;
+    after = page.lastKey;
+  }
+  assert.equal(seen.length, 15);
+  assert.deepEqual(seen, [...seen].sort());
+  assert.equal(s.listPage('pods', { namespace: 'a' }).items.length, 5);
+  assert.equal(s.list('pods', 'a-b').length, 5);
+  assert.equal(s.listPage('pods', { nodeName: 'n0' }).items.length, 9);
+  assert.equal(s.listPage('pods', { nodeName: 'n1', namespace: 'b' }).items.length, 2);
+  s.mutate('pods', 'b', 'p1', (p) => { (p.spec as { nodeName: string }).nodeName = 'n0'; });
+  assert.equal(s.listPage('pods', { nodeName: 'n1', namespace: 'b' }).items.length, 1);
+  assert.equal(s.listPage('pods', { filter: (j) => j.includes('"n1"') }).items.length, 5);
+});
+
+test('the event window serves watches from recent resourceVersions and reports older ones as gone', () => {
+  const s = createSimStore({ watchWindow: 5, namespaces: [] });
+  const start = s.resourceVersion();
+  for (let i = 0; i < 3; i++) s.create('nodes', { metadata: { name: `n${i}` } });
+  assert.deepEqual(s.eventsAfter(start)?.map((e: CommittedEvent) => e.name), ['n0', 'n1', 'n2']);
+  for (let i = 3; i < 10; i++) s.create('nodes', { metadata: { name: `n${i}` } });
+  assert.equal(s.eventsAfter(start), undefined);
+  const oldest = s.oldestResumableRv();
+  assert.equal(s.eventsAfter(oldest)?.length, 5);
+  assert.equal(s.eventsAfter(s.resourceVersion())?.length, 0);
+  const ev = (s.eventsAfter(oldest) as CommittedEvent[])[0];
+  assert.equal(ev.frame().toString(), `{"type":"ADDED","object":${ev.json}}\n`);
+  assert.equal(ev.frame(), ev.frame());
+});
