@@ -1,0 +1,57 @@
+/**
+ * What every fleet actor is, and the tick loop they share. Actors never write to the store
+ * from an event callback (callbacks run inside the store's commit): they update their state
+ * and queue work; writes happen in `tick`, which stops after a time slice so that a burst is
+ * spread over ticks and the server keeps serving.
+ */
+import type { KubeObject, ResourceName, StoreEventType } from '../store/sim-store.js';
+import { logger } from '../../log/logger.js';
+
+export interface FleetActor {
+  readonly name: string;
+  /** Resources whose events this actor needs (others are not parsed for it). */
+  readonly resources: ReadonlySet<ResourceName>;
+  /** Tick period, milliseconds. */
+  readonly tickMs: number;
+  /** One committed change, after the shared index has applied it. `obj` is shared: read only. */
+  onEvent(type: StoreEventType, resource: ResourceName, obj: KubeObject): void;
+  /** Does due work until `deadline` (performance.now() ms) or until nothing is due. */
+  tick(now: number, deadline: number): void;
+  stats(): Record<string, number>;
+}
+
+/** Longest a tick may run, milliseconds: actors take at most about a third of the loop. */
+export const TICK_SLICE_MS = 15;
+
+const log = logger('sim-actors');
+
+/** Runs `actor.tick` every `tickMs` until the returned stop function is called. */
+export function startTicker(actor: FleetActor): () => void {
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (stopped) return;
+    try {
+      actor.tick(Date.now(), performance.now() + TICK_SLICE_MS);
+    } catch (err) {
+      log.error({ err, actor: actor.name }, 'actor tick failed');
+    }
+  }, actor.tickMs);
+  timer.unref();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
+
+/** Logs a store write that failed, once per actor and reason per minute, so a flood stays readable. */
+export function createWriteErrorLog(actor: string): (err: unknown, what: string) => void {
+  const last = new Map<string, number>();
+  const l = logger(`sim-${actor}`);
+  return (err, what) => {
+    const reason = err instanceof Error ? (('reason' in err && typeof err.reason === 'string') ? err.reason : err.name) : 'unknown';
+    const now = Date.now();
+    if ((last.get(reason) ?? 0) + 60_000 > now) return;
+    last.set(reason, now);
+    l.warn({ err, what }, 'store write failed (repeats suppressed for a minute)');
+  };
+}

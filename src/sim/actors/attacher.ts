@@ -1,0 +1,187 @@
+/**
+ * The simulated CSI external-attacher of one driver. For each VolumeAttachment whose
+ * `spec.attacher` is the driver it adds finalizer `external-attacher/<driver>`, then after the
+ * attach latency sets `status.attached` (or `status.attachError`, retried with backoff). On
+ * deletion it waits the detach latency and removes its finalizer, which lets the store delete
+ * the object. Unlike a real driver it refuses to attach a ReadWriteOnce(-Pod) volume to a
+ * second node, reporting an attachError, so that a controller bug is visible.
+ */
+import type { KubeObject, ResourceName, SimStore, StoreEventType } from '../store/sim-store.js';
+import type { FleetActor } from './actor.js';
+import { createWriteErrorLog } from './actor.js';
+import { vaAttached, vaSpec } from './fields.js';
+import type { FleetIndex } from './fleet-index.js';
+import { DelayQueue } from './delay-queue.js';
+import { attacherFinalizer } from './names.js';
+import type { Prng } from './prng.js';
+
+export interface AttacherDeps {
+  store: SimStore;
+  index: FleetIndex;
+  prng: Prng;
+  driver: string;
+  attachLatencyMs: number;
+  detachLatencyMs: number;
+  attachFailureRate: number;
+}
+
+/** First retry after an attach error, doubled per consecutive failure up to the max. */
+export const ATTACH_RETRY_INITIAL_MS = 500;
+export const ATTACH_RETRY_MAX_MS = 30_000;
+
+interface VaRec {
+  node: string;
+  pv: string | undefined;
+  attached: boolean;
+  deleting: boolean;
+  finalized: boolean;
+  failures: number;
+  /** What the queued entry is for: attach work or the detach of a deleting VA. */
+  queued: 'attach' | 'detach' | undefined;
+}
+
+export function createAttacher(deps: AttacherDeps): FleetActor {
+  return new Attacher(deps);
+}
+
+class Attacher implements FleetActor {
+  readonly name = 'attacher';
+  readonly resources: ReadonlySet<ResourceName> = new Set<ResourceName>(['volumeattachments']);
+  readonly tickMs = 50;
+  private readonly vas = new Map<string, VaRec>();
+  private readonly byPv = new Map<string, Set<string>>();
+  private readonly queue = new DelayQueue<string>();
+  private readonly finalizer: string;
+  private readonly writeError = createWriteErrorLog('attacher');
+  private readonly counters = { attached: 0, attachErrors: 0, multiAttachRefused: 0, detached: 0, finalizersAdded: 0, writeErrors: 0 };
+
+  constructor(private readonly d: AttacherDeps) {
+    this.finalizer = attacherFinalizer(d.driver);
+  }
+
+  onEvent(type: StoreEventType, _resource: ResourceName, o: KubeObject): void {
+    const name = o.metadata.name;
+    const spec = vaSpec(o);
+    if (type === 'DELETED' || !spec || spec.attacher !== this.d.driver) return this.forget(name);
+    let rec = this.vas.get(name);
+    if (!rec) {
+      rec = { node: spec.nodeName, pv: spec.pvName, attached: false, deleting: false, finalized: false, failures: 0, queued: undefined };
+      this.vas.set(name, rec);
+      if (spec.pvName) this.pvSet(spec.pvName).add(name);
+    }
+    rec.attached = vaAttached(o);
+    rec.deleting = o.metadata.deletionTimestamp !== undefined;
+    rec.finalized = o.metadata.finalizers?.includes(this.finalizer) ?? false;
+    const now = Date.now();
+    if (rec.deleting) {
+      if (rec.finalized && rec.queued !== 'detach') this.schedule(name, rec, 'detach', now + this.d.detachLatencyMs, true);
+    } else if (!rec.finalized) {
+      this.schedule(name, rec, 'attach', now, true);
+    } else if (!rec.attached && rec.queued === undefined) {
+      this.schedule(name, rec, 'attach', now + this.d.attachLatencyMs, false);
+    }
+  }
+
+  tick(now: number, deadline: number): void {
+    while (performance.now() < deadline) {
+      const due = this.queue.popDue(now, 64);
+      if (due.length === 0) return;
+      for (const name of due) {
+        const rec = this.vas.get(name);
+        if (!rec) continue;
+        rec.queued = undefined;
+        this.work(name, rec, now);
+      }
+    }
+  }
+
+  private work(name: string, rec: VaRec, now: number): void {
+    if (rec.deleting) {
+      if (rec.finalized) this.write(name, 'detach', (o) => { o.metadata.finalizers = o.metadata.finalizers?.filter((f) => f !== this.finalizer); }, () => this.counters.detached++);
+      return;
+    }
+    if (!rec.finalized) {
+      this.write(name, 'finalize', (o) => {
+        if (o.metadata.deletionTimestamp) return;
+        o.metadata.finalizers = [...(o.metadata.finalizers ?? []), this.finalizer];
+      }, () => this.counters.finalizersAdded++);
+      return;
+    }
+    if (rec.attached) return;
+    const error = this.attachError(name, rec);
+    if (error === undefined) {
+      this.write(name, 'attach', (o) => {
+        if (o.metadata.deletionTimestamp) return;
+        const status = (o.status ?? {}) as Record<string, unknown>;
+        delete status.attachError;
+        o.status = { ...status, attached: true, attachmentMetadata: {} };
+      }, () => {
+        this.counters.attached++;
+        rec.failures = 0;
+      });
+      return;
+    }
+    this.counters.attachErrors++;
+    rec.failures++;
+    this.write(name, 'attachError', (o) => {
+      if (o.metadata.deletionTimestamp) return;
+      o.status = { ...((o.status ?? {}) as Record<string, unknown>), attached: false, attachError: { time: new Date(now).toISOString(), message: error } };
+    });
+    const backoff = Math.min(ATTACH_RETRY_MAX_MS, ATTACH_RETRY_INITIAL_MS * 2 ** Math.min(rec.failures - 1, 20));
+    this.schedule(name, rec, 'attach', now + backoff, true);
+  }
+
+  /** Why this attach fails now, or undefined to attach. */
+  private attachError(name: string, rec: VaRec): string | undefined {
+    if (!rec.pv) return 'simulated attacher supports only spec.source.persistentVolumeName';
+    const pv = this.d.index.pvs.get(rec.pv);
+    if (!pv) return `PersistentVolume "${rec.pv}" not found`;
+    if (pv.rwo) {
+      for (const other of this.byPv.get(rec.pv) ?? []) {
+        const o = this.vas.get(other);
+        if (other !== name && o && o.attached && o.node !== rec.node) {
+          this.counters.multiAttachRefused++;
+          return `Multi-Attach refused: ReadWriteOnce volume "${rec.pv}" is still attached to node "${o.node}"`;
+        }
+      }
+    }
+    if (this.d.prng.chance(this.d.attachFailureRate)) return 'rpc error: code = Internal desc = simulated ControllerPublishVolume failure';
+    return undefined;
+  }
+
+  private write(name: string, what: string, fn: (o: KubeObject) => void, onDone?: () => void): void {
+    try {
+      if (this.d.store.mutate('volumeattachments', undefined, name, fn) !== undefined) onDone?.();
+    } catch (err) {
+      this.counters.writeErrors++;
+      this.writeError(err, `${what} ${name}`);
+    }
+  }
+
+  private schedule(name: string, rec: VaRec, kind: 'attach' | 'detach', at: number, replace: boolean): void {
+    rec.queued = kind;
+    this.queue.add(name, at, replace);
+  }
+
+  private forget(name: string): void {
+    const rec = this.vas.get(name);
+    if (!rec) return;
+    this.vas.delete(name);
+    this.queue.delete(name);
+    if (rec.pv) {
+      const set = this.byPv.get(rec.pv);
+      set?.delete(name);
+      if (set?.size === 0) this.byPv.delete(rec.pv);
+    }
+  }
+
+  private pvSet(pv: string): Set<string> {
+    let s = this.byPv.get(pv);
+    if (!s) this.byPv.set(pv, (s = new Set()));
+    return s;
+  }
+
+  stats(): Record<string, number> {
+    return { ...this.counters, volumeAttachments: this.vas.size, queued: this.queue.size };
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Starts the switched-on fleet actors against a store. One store subscription feeds the
+ * shared index and then each actor, parsing each event at most once and only for resources
+ * some actor needs. The actors first see every existing object as ADDED (one full list per
+ * resource), so they can start on a populated store; for fleets of hundreds of thousands of
+ * pods, start them before `populateFleet` instead, to skip that list.
+ */
+import type { KubeObject, ResourceName, SimStore, StoreEventType } from '../store/sim-store.js';
+import { startTicker, type FleetActor } from './actor.js';
+import { createAttacher } from './attacher.js';
+import { createChurn } from './churn.js';
+import { FleetIndex } from './fleet-index.js';
+import { createKubelet } from './kubelet.js';
+import { createNodeFailures } from './node-failure.js';
+import { createNodeLeases } from './node-lease.js';
+import { resolveFleetActorOptions, type FleetActorOptions } from './options.js';
+import { createPrng } from './prng.js';
+
+export interface FleetActors {
+  /** Cancels every timer and the store subscription; resolves when nothing runs any more. */
+  stop(): Promise<void>;
+  /** Counters per running actor (e.g. `attacher.attached`, `kubelet.mounted`), plus index sizes. */
+  stats(): FleetActorStats;
+}
+
+export type FleetActorStats = Record<string, Record<string, number>>;
+
+// Resources the shared index follows whatever actors run.
+const INDEXED: ReadonlySet<ResourceName> = new Set<ResourceName>(['nodes', 'pods', 'persistentvolumeclaims', 'persistentvolumes']);
+
+/**
+ * Starts the actors switched on in `opts` (attacher, kubelet with node leases, churn when
+ * `churn > 0`, node failures when `nodeFailureRate > 0`).
+ * @example const actors = startFleetActors(store, { attacher: true, kubelet: true }); … await actors.stop();
+ */
+export function startFleetActors(store: SimStore, partial: Partial<FleetActorOptions> = {}): FleetActors {
+  const opts = resolveFleetActorOptions(partial);
+  const index = new FleetIndex();
+  const prng = createPrng(opts.seed);
+  const actors: FleetActor[] = [];
+  if (opts.attacher) {
+    actors.push(createAttacher({ store, index, prng: prng.fork('attacher'), driver: opts.driver, attachLatencyMs: opts.attachLatencyMs, detachLatencyMs: opts.detachLatencyMs, attachFailureRate: opts.attachFailureRate }));
+  }
+  if (opts.kubelet) {
+    actors.push(createKubelet({ store, index, mountLatencyMs: opts.mountLatencyMs, unmountLatencyMs: opts.unmountLatencyMs }));
+    actors.push(createNodeLeases({ store, index, leaseRenewMs: opts.leaseRenewMs }));
+  }
+  if (opts.churn > 0) {
+    actors.push(createChurn({ store, index, prng: prng.fork('churn'), rate: opts.churn, driver: opts.driver, rwxFraction: opts.rwxFraction, targetPods: opts.nodes * opts.podsPerNode, graceful: opts.kubelet }));
+  }
+  if (opts.nodeFailureRate > 0) {
+    actors.push(createNodeFailures({ store, index, prng: prng.fork('node-failure'), rate: opts.nodeFailureRate, recoveryMs: opts.nodeRecoveryMs, outOfServiceFraction: opts.outOfServiceFraction }));
+  }
+
+  const wanted = new Set<ResourceName>(INDEXED);
+  for (const a of actors) for (const r of a.resources) wanted.add(r);
+  const dispatch = (type: StoreEventType, resource: ResourceName, obj: KubeObject) => {
+    if (INDEXED.has(resource)) index.applyEvent(type, resource, obj);
+    for (const a of actors) if (a.resources.has(resource)) a.onEvent(type, resource, obj);
+  };
+
+  // Listing and subscribing happen in one synchronous step, so no change falls between them.
+  for (const r of ['nodes', 'persistentvolumes', 'persistentvolumeclaims', 'pods', 'volumeattachments'] as const) {
+    if (wanted.has(r)) for (const o of store.list(r)) dispatch('ADDED', r, o);
+  }
+  const unsubscribe = store.subscribe((ev) => {
+    if (wanted.has(ev.resource)) dispatch(ev.type, ev.resource, ev.object());
+  });
+  const stopTickers = actors.map((a) => startTicker(a));
+
+  let stopped = false;
+  return {
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      unsubscribe();
+      for (const s of stopTickers) s();
+    },
+    stats() {
+      const out: FleetActorStats = { index: { nodes: index.nodeCount(), readyNodes: index.readyNodeCount(), pods: index.podCount(), persistentVolumes: index.pvs.size } };
+      for (const a of actors) out[a.name] = a.stats();
+      return out;
+    },
+  };
+}
