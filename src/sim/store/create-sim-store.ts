@@ -49,6 +49,8 @@ export interface ListPage {
 
 /** The SimStore plus what the API server needs to serve lists and watches efficiently. */
 export interface ServableStore extends SimStore {
+  /** The stored JSON of an object, or undefined (no copy, no parse). */
+  getJson(resource: ResourceName, namespace: string | undefined, name: string): string | undefined;
   listPage(resource: ResourceName, opts?: ListPageOptions): ListPage;
   /** Retained events after `rv`, oldest first; undefined if `rv` is older than the window (410 Gone). */
   eventsAfter(rv: number): CommittedEvent[] | undefined;
@@ -102,8 +104,12 @@ class MemoryStore implements ServableStore {
   }
 
   get(resource: ResourceName, namespace: string | undefined, name: string): KubeObject | undefined {
-    const json = this.table(resource).objects.get(keyOf(RESOURCES[resource], namespace, name));
+    const json = this.getJson(resource, namespace, name);
     return json === undefined ? undefined : (JSON.parse(json) as KubeObject);
+  }
+
+  getJson(resource: ResourceName, namespace: string | undefined, name: string): string | undefined {
+    return this.table(resource).objects.get(keyOf(RESOURCES[resource], namespace, name));
   }
 
   list(resource: ResourceName, namespace?: string): KubeObject[] {
@@ -272,8 +278,9 @@ class MemoryStore implements ServableStore {
     const sm = stored.metadata;
     if (sm.deletionTimestamp !== undefined && sm.deletionGracePeriodSeconds === 0 && !hasFinalizers(o.metadata)) return this.remove(info, key, o);
     o.metadata.resourceVersion = sm.resourceVersion;
-    if (JSON.stringify(o) === this.table(info.name).objects.get(key)) return o;
-    return this.commit('MODIFIED', info, key, o, stored);
+    const before = this.table(info.name).objects.get(key);
+    if (JSON.stringify(o) === before) return o;
+    return this.commit('MODIFIED', info, key, o, stored, before);
   }
 
   private remove(info: ResourceInfo, key: string, last: KubeObject): KubeObject {
@@ -281,25 +288,26 @@ class MemoryStore implements ServableStore {
     t.objects.delete(key);
     t.keys.remove(key);
     if (info.name === 'pods') this.indexPod(key, podNodeName(last), undefined);
-    return this.publish('DELETED', info, last);
+    return this.publish('DELETED', info, last, undefined);
   }
 
-  private commit(type: StoreEventType, info: ResourceInfo, key: string, obj: KubeObject, prev: KubeObject | undefined): KubeObject {
+  private commit(type: StoreEventType, info: ResourceInfo, key: string, obj: KubeObject, prev: KubeObject | undefined, prevJson?: string): KubeObject {
     const t = this.table(info.name);
     if (info.name === 'pods') this.indexPod(key, prev && podNodeName(prev), podNodeName(obj));
-    return this.publish(type, info, obj, (json) => {
+    if (type === 'MODIFIED') prevJson ??= t.objects.get(key);
+    return this.publish(type, info, obj, prevJson, (json) => {
       t.objects.set(key, json);
       if (type === 'ADDED') t.keys.insert(key);
     });
   }
 
   /** Assigns the next resourceVersion, serialises once, stores (via `store`), records and delivers the event. */
-  private publish(type: StoreEventType, info: ResourceInfo, obj: KubeObject, store?: (json: string) => void): KubeObject {
+  private publish(type: StoreEventType, info: ResourceInfo, obj: KubeObject, prevJson: string | undefined, store?: (json: string) => void): KubeObject {
     const rv = ++this.rv;
     obj.metadata.resourceVersion = String(rv);
     const json = JSON.stringify(obj);
     store?.(json);
-    const ev = new CommittedEvent(type, info.name, rv, info.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name, json);
+    const ev = new CommittedEvent(type, info.name, rv, info.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name, json, prevJson);
     this.window.push(ev);
     this.deliver(ev);
     return obj;

@@ -9,6 +9,7 @@ import type { KubeObject, ResourceName, StoreEvent, StoreEventType } from './sim
 export class CommittedEvent implements StoreEvent {
   private frameBytes: Buffer | undefined;
   private parsedObject: KubeObject | undefined;
+  private parsedPrevObject: KubeObject | undefined;
 
   constructor(
     readonly type: StoreEventType,
@@ -17,6 +18,8 @@ export class CommittedEvent implements StoreEvent {
     readonly namespace: string | undefined,
     readonly name: string,
     readonly json: string,
+    /** For MODIFIED: the object as it was before, so filtered watches can tell entering from leaving. */
+    readonly prevJson?: string,
   ) {}
 
   object(): KubeObject {
@@ -26,6 +29,18 @@ export class CommittedEvent implements StoreEvent {
   /** The parsed object, cached and shared: callers must not mutate it. */
   parsed(): KubeObject {
     return (this.parsedObject ??= this.object());
+  }
+
+  /** The parsed previous object (MODIFIED only), cached and shared: callers must not mutate it. */
+  parsedPrev(): KubeObject | undefined {
+    if (this.prevJson === undefined) return undefined;
+    return (this.parsedPrevObject ??= JSON.parse(this.prevJson) as KubeObject);
+  }
+
+  /** The wire frame of this change with another type (a filtered watch sees MODIFIED as ADDED or DELETED). */
+  frameAs(type: StoreEventType): Buffer {
+    if (type === this.type) return this.frame();
+    return Buffer.from(`{"type":"${type}","object":${this.json}}\n`);
   }
 
   /** `{"type":…,"object":…}\n`, the watch stream line for this event. */

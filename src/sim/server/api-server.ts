@@ -1,0 +1,174 @@
+/**
+ * The simulated Kubernetes API server: node:https (or node:http behind --insecure-http) with
+ * a hand-rolled router, so that the hot paths (paged lists, watch fan-out) are string
+ * concatenation over the stored JSON. Errors become `Status` responses in one place
+ * (sendStatus). `createApiServer` does not listen; `listen` does.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { logger } from '../../log/logger.js';
+import type { ServableStore } from '../store/index.js';
+import { createTokenCheck } from './auth.js';
+import { createDiscovery } from './discovery.js';
+import type { ApiVerb, FaultHooks } from './faults.js';
+import { handleGet, handleList, handleWatch, isWatch, type ResourceTarget } from './read-handlers.js';
+import { isPublicPath, parseRoute } from './route.js';
+import { isClientError, methodNotAllowed, notFound, sendJson, sendStatus } from './status.js';
+import type { TlsMaterial } from './tls.js';
+import { createWatchHub, type WatchHub } from './watch-hub.js';
+import { handleCreate, handleDelete, handlePatch, handleUpdate } from './write-handlers.js';
+
+export interface ApiServerOptions {
+  store: ServableStore;
+  /** Bearer token every non-public request must carry. */
+  token: string;
+  /** Serving certificate and key; undefined serves plain HTTP. */
+  tls?: TlsMaterial;
+  /** Period of BOOKMARK events on watches that allow them (default 60 s, as kube-apiserver). */
+  bookmarkIntervalMs?: number;
+  /** Unsent bytes after which a slow watcher is cut off (default 64 MiB). */
+  maxWatchBacklogBytes?: number;
+  faults?: FaultHooks;
+}
+
+export interface ApiServer {
+  /** Listens on host:port (port 0 picks a free port); resolves to the bound port. */
+  listen(host: string, port: number): Promise<number>;
+  /** Open watch streams. */
+  watchCount(): number;
+  /** Watches cut off for falling behind, since start. */
+  watchCutOffs(): number;
+  /** Ends watches, closes every connection and stops listening. */
+  close(): Promise<void>;
+}
+
+const log = logger('sim-api');
+
+export function createApiServer(opts: ApiServerOptions): ApiServer {
+  const { store } = opts;
+  const checkToken = createTokenCheck(opts.token);
+  const discovery = createDiscovery();
+  const hub: WatchHub = createWatchHub({ store, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, maxBacklogBytes: opts.maxWatchBacklogBytes ?? 64 << 20 });
+  let address = '127.0.0.1:0';
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    serve(req, res).catch((err: unknown) => {
+      if (!isClientError(err)) log.error({ err, method: req.method, url: req.url }, 'request failed');
+      if (res.headersSent) res.destroy();
+      else sendStatus(res, err);
+    });
+  };
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
+    const qi = url.indexOf('?');
+    const path = qi < 0 ? url : url.slice(0, qi);
+    const q = new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1));
+    const method = req.method ?? 'GET';
+    if (!isPublicPath(path)) checkToken(req.headers);
+    const route = parseRoute(path);
+    const readOnly = () => {
+      if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed();
+    };
+    switch (route.kind) {
+      case 'health':
+        readOnly();
+        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+        return void res.end('ok');
+      case 'version':
+        readOnly();
+        return sendJson(res, 200, discovery.version());
+      case 'api-versions':
+        readOnly();
+        return sendJson(res, 200, discovery.apiVersions(address));
+      case 'group-list':
+        readOnly();
+        return sendJson(res, 200, discovery.groupList());
+      case 'group':
+        readOnly();
+        return sendJson(res, 200, discovery.group(route.group));
+      case 'resource-list':
+        readOnly();
+        return sendJson(res, 200, discovery.resourceList(route.group));
+      case 'not-found':
+        throw notFound();
+      case 'resource':
+        return serveResource(route, method, q, req, res);
+    }
+  }
+
+  async function serveResource(t: ResourceTarget, method: string, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const verb = verbOf(method, t, q);
+    if (opts.faults?.beforeRequest) {
+      const injected = await opts.faults.beforeRequest({ method, path: req.url ?? '', verb, resource: t.info.name, namespace: t.namespace, name: t.name, subresource: t.subresource });
+      if (injected) throw injected;
+    }
+    switch (verb) {
+      case 'get':
+        return handleGet({ store, hub }, t, res);
+      case 'list':
+        return handleList({ store, hub }, t, q, res);
+      case 'watch':
+        return handleWatch({ store, hub }, t, q, res);
+      case 'create':
+        return handleCreate(store, t, q, req, res);
+      case 'update':
+        return handleUpdate(store, t, q, req, res);
+      case 'patch':
+        return handlePatch(store, t, q, req, res);
+      case 'delete':
+      case 'deletecollection':
+        return handleDelete(store, t, q, req, res);
+    }
+  }
+
+  const server = opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : http.createServer(handler);
+  server.keepAliveTimeout = 65_000;
+  server.requestTimeout = 0;
+  server.on('clientError', (err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+  });
+
+  return {
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          const a = server.address() as AddressInfo;
+          address = `${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+          resolve(a.port);
+        });
+      });
+    },
+    watchCount: () => hub.count(),
+    watchCutOffs: () => hub.cutOffCount(),
+    close() {
+      hub.close();
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+function verbOf(method: string, t: ResourceTarget, q: URLSearchParams): ApiVerb {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      if (t.name !== undefined) return 'get';
+      return isWatch(q) ? 'watch' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return t.name === undefined ? 'deletecollection' : 'delete';
+    default:
+      throw methodNotAllowed();
+  }
+}

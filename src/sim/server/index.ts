@@ -1,0 +1,8 @@
+/** The simulated Kubernetes API server and the in-process simulator built around it. */
+export { startSimulator, type Simulator, type SimulatorOptions } from './start-simulator.js';
+export { createApiServer, type ApiServer, type ApiServerOptions } from './api-server.js';
+export { buildKubeconfig, writeFileAtomic } from './kubeconfig.js';
+export { generateTls, loadTls, type TlsMaterial } from './tls.js';
+export { randomToken } from './auth.js';
+export { ApiError, statusObject } from './status.js';
+export type { FaultHooks, RequestFacts, ApiVerb } from './faults.js';

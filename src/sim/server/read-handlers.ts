@@ -1,0 +1,175 @@
+/**
+ * get, list and watch. Lists page in key order with an opaque `continue` token holding the
+ * list's resourceVersion and the last key returned, so that every object that exists for the
+ * whole paginated list is returned exactly once, even under concurrent writes (an object
+ * written between pages appears in its newer state; the watch from the list's
+ * resourceVersion replays those writes). Watches replay from the event window or the current
+ * state, then stream live events.
+ */
+import type { ServerResponse } from 'node:http';
+import type { KubeObject, ServableStore } from '../store/index.js';
+import type { ResourceInfo } from '../store/resources.js';
+import { compileSelector, type Selector } from './selectors.js';
+import { ApiError, badRequest, expired, notFound, sendJson, statusObject } from './status.js';
+import { bookmarkFrame, frameFor, type WatchHub } from './watch-hub.js';
+
+export interface ReadContext {
+  store: ServableStore;
+  hub: WatchHub;
+}
+
+export interface ResourceTarget {
+  info: ResourceInfo;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+const STREAM_THRESHOLD = 4 << 20;
+const STREAM_BATCH = 1000;
+
+export function handleGet(ctx: ReadContext, t: ResourceTarget, res: ServerResponse): void {
+  if (t.subresource !== undefined && !(t.subresource === 'status' && t.info.status)) throw notFound();
+  const json = ctx.store.getJson(t.info.name, t.namespace, t.name as string);
+  if (json === undefined) throw notFound(`${qualifiedName(t.info)} "${t.name}" not found`);
+  sendJson(res, 200, json);
+}
+
+export function qualifiedName(info: ResourceInfo): string {
+  return info.group === '' ? info.name : `${info.name}.${info.group}`;
+}
+
+function selectorOf(info: ResourceInfo, q: URLSearchParams): Selector | undefined {
+  return compileSelector(info, q.get('labelSelector'), q.get('fieldSelector'));
+}
+
+function parseRv(raw: string): number {
+  if (!/^\d+$/.test(raw)) throw badRequest(`invalid resource version: "${raw}"`);
+  return Number(raw);
+}
+
+interface ContinueToken { rv: number; key: string }
+
+function encodeContinue(tok: ContinueToken): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: tok.rv, start: tok.key })).toString('base64url');
+}
+
+function decodeContinue(raw: string): ContinueToken {
+  try {
+    const o = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { rv?: unknown; start?: unknown };
+    if (typeof o.rv === 'number' && typeof o.start === 'string') return { rv: o.rv, key: o.start };
+  } catch {
+    // fall through
+  }
+  throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+}
+
+/** Items the selector keeps, using the store's indexes for name, namespace and node hints. */
+function page(store: ServableStore, t: ResourceTarget, sel: Selector | undefined, after: string | undefined, limit: number) {
+  const namespace = t.namespace ?? (t.info.namespaced ? sel?.namespace : undefined);
+  if (sel?.name !== undefined && (namespace !== undefined || !t.info.namespaced)) {
+    const json = store.getJson(t.info.name, namespace, sel.name);
+    const key = t.info.namespaced ? `${namespace}/${sel.name}` : sel.name;
+    const keep = json !== undefined && (after === undefined || key > after) && sel.matches(JSON.parse(json) as KubeObject);
+    return { items: keep ? [json as string] : [], lastKey: keep ? key : undefined, more: false };
+  }
+  const filter = sel ? (json: string) => sel.matches(JSON.parse(json) as KubeObject) : undefined;
+  return store.listPage(t.info.name, { namespace, after, limit, nodeName: sel?.nodeName, filter });
+}
+
+export async function handleList(ctx: ReadContext, t: ResourceTarget, q: URLSearchParams, res: ServerResponse): Promise<void> {
+  const sel = selectorOf(t.info, q);
+  const limitRaw = q.get('limit');
+  const limit = limitRaw ? Number(limitRaw) : 0;
+  if (!Number.isInteger(limit) || limit < 0) throw badRequest(`invalid limit: "${limitRaw}"`);
+  const cont = q.get('continue');
+  const current = ctx.store.resourceVersion();
+  let listRv = current;
+  let after: string | undefined;
+  if (cont) {
+    const tok = decodeContinue(cont);
+    listRv = tok.rv;
+    after = tok.key;
+  } else {
+    const rvRaw = q.get('resourceVersion');
+    if (rvRaw && rvRaw !== '0') {
+      const rv = parseRv(rvRaw);
+      if (rv > current) {
+        throw new ApiError(504, 'Timeout', `Too large resource version: ${rv}, current: ${current}`, { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 });
+      }
+      if (q.get('resourceVersionMatch') === 'Exact' && rv !== current) throw expired(`too old resource version: ${rv} (${current})`);
+    }
+  }
+  const p = page(ctx.store, t, sel, after, limit);
+  const next = p.more && p.lastKey !== undefined ? encodeContinue({ rv: listRv, key: p.lastKey }) : undefined;
+  await writeList(res, t.info, listRv, next, p.items);
+}
+
+async function writeList(res: ServerResponse, info: ResourceInfo, rv: number, cont: string | undefined, items: string[]): Promise<void> {
+  const head = `{"kind":"${info.listKind}","apiVersion":"${info.apiVersion}","metadata":{"resourceVersion":"${rv}"${cont ? `,"continue":"${cont}"` : ''}},"items":[`;
+  let size = head.length + 2;
+  for (const j of items) size += j.length + 1;
+  if (size < STREAM_THRESHOLD) return sendJson(res, 200, `${head}${items.join(',')}]}`);
+  // Too big for one string: stream in batches, honouring backpressure.
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  res.write(head);
+  for (let i = 0; i < items.length && !res.destroyed; i += STREAM_BATCH) {
+    const chunk = (i === 0 ? '' : ',') + items.slice(i, i + STREAM_BATCH).join(',');
+    if (!res.write(chunk)) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+  }
+  res.end(']}');
+}
+
+export function isWatch(q: URLSearchParams): boolean {
+  const w = q.get('watch');
+  return w === '1' || w === 'true';
+}
+
+/** Default watch timeout: a random 30–60 minutes, as kube-apiserver's --min-request-timeout. */
+function watchTimeoutMs(q: URLSearchParams): number {
+  const raw = q.get('timeoutSeconds');
+  if (raw) {
+    const s = Number(raw);
+    if (!Number.isFinite(s) || s < 0) throw badRequest(`invalid timeoutSeconds: "${raw}"`);
+    if (s > 0) return s * 1000;
+  }
+  return (1800 + Math.random() * 1800) * 1000;
+}
+
+export function handleWatch(ctx: ReadContext, t: ResourceTarget, q: URLSearchParams, res: ServerResponse): void {
+  if (t.name !== undefined) throw badRequest('watch of a single object: use fieldSelector=metadata.name=<name> on the collection');
+  const sel = selectorOf(t.info, q);
+  const bookmarks = q.get('allowWatchBookmarks') === 'true' || q.get('allowWatchBookmarks') === '1';
+  const timeoutMs = watchTimeoutMs(q);
+  const rvRaw = q.get('resourceVersion') ?? '';
+  const sendInitial = q.get('sendInitialEvents');
+  const namespace = t.namespace;
+  const open = (replay: Iterable<Buffer | string>) => ctx.hub.open({ res, info: t.info, namespace, selector: sel, bookmarks, timeoutMs, replay });
+
+  if (rvRaw === '' || rvRaw === '0' || sendInitial === 'true') {
+    if (sendInitial === 'false') return void open([]);
+    // Synthetic ADDED events for the current state, then live events.
+    const items = page(ctx.store, t, sel, undefined, 0).items;
+    const rv = ctx.store.resourceVersion();
+    const endMark = sendInitial === 'true' && bookmarks ? bookmarkFrame(t.info, rv, true) : undefined;
+    return void open(initialFrames(items, endMark));
+  }
+  const rv = parseRv(rvRaw);
+  const events = ctx.store.eventsAfter(rv);
+  if (events === undefined) {
+    const status = statusObject(410, 'Expired', `too old resource version: ${rv} (${ctx.store.oldestResumableRv()})`);
+    return void open([`{"type":"ERROR","object":${JSON.stringify(status)}}\n`]).end();
+  }
+  const replay: Buffer[] = [];
+  for (const ev of events) {
+    if (ev.resource !== t.info.name || (namespace !== undefined && ev.namespace !== namespace)) continue;
+    const f = frameFor(ev, sel);
+    if (f) replay.push(f);
+  }
+  open(replay);
+}
+
+function* initialFrames(items: string[], endMark: string | undefined): Generator<string> {
+  for (const json of items) yield `{"type":"ADDED","object":${json}}\n`;
+  if (endMark) yield endMark;
+}

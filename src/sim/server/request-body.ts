@@ -1,0 +1,48 @@
+/**
+ * Request bodies: read with a size bound (kube-apiserver's 3 MiB) and parsed as JSON, with
+ * malformed input answered 400 BadRequest and oversize 413.
+ */
+import type { IncomingMessage } from 'node:http';
+import { ApiError, badRequest } from './status.js';
+
+export const MAX_BODY_BYTES = 3 << 20;
+
+export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        reject(new ApiError(413, 'RequestEntityTooLarge', `the request body exceeds ${limit} bytes`));
+        req.resume();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** Parses a JSON body; malformed or empty input is a 400. */
+export function parseJson(text: string): unknown {
+  if (text.trim() === '') throw badRequest('the request body is empty');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw badRequest(`couldn't get version/kind; json parse error: ${(err as Error).message}`);
+  }
+}
+
+/** A JSON object body (not an array or scalar); anything else is a 400. */
+export function parseObject(text: string): Record<string, unknown> {
+  const v = parseJson(text);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badRequest('the request body must be a JSON object');
+  return v as Record<string, unknown>;
+}
+
+/** The media type of a Content-Type header, lower-cased, without parameters. */
+export function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';')[0].trim().toLowerCase();
+}

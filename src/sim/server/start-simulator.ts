@@ -1,0 +1,122 @@
+/**
+ * Starts the whole simulator in-process: store, fleet (actors, then the generated
+ * population), HTTPS API server, kubeconfig. Tests, benches and the demo command use this;
+ * `fleet-attach sim` is a flag parser around it. Ready means: listening, and the kubeconfig
+ * (if asked for) written. `stop()` ends actors, watches, connections and timers.
+ */
+import { logger } from '../../log/logger.js';
+import { populateFleet, startFleetActors, type FleetActorOptions, type FleetActors, type FleetPopulation } from '../actors/index.js';
+import { createSimStore, type ServableStore } from '../store/index.js';
+import { createApiServer, type ApiServer } from './api-server.js';
+import { randomToken } from './auth.js';
+import type { FaultHooks } from './faults.js';
+import { buildKubeconfig, writeFileAtomic } from './kubeconfig.js';
+import { generateTls, loadTls, type TlsMaterial } from './tls.js';
+
+export interface SimulatorOptions {
+  /** Host to listen on (default 127.0.0.1). */
+  host?: string;
+  /** Port (default 0: a free port). */
+  port?: number;
+  /** Bearer token (default random). */
+  token?: string;
+  /** Serving certificate and key files; default a generated CA and certificate. */
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  /** Plain HTTP, for debugging (kubectl then sends no token; client-node needs skipTLSVerify). */
+  insecureHttp?: boolean;
+  /** Write a kubeconfig here once listening. */
+  kubeconfigOut?: string;
+  /** Events kept for watches to resume from (default 100,000). */
+  watchWindow?: number;
+  /** An existing store to serve instead of a new one. */
+  store?: ServableStore;
+  /**
+   * The simulated fleet: generator and actors (see FleetActorOptions). Undefined runs no
+   * actors and generates nothing: an empty cluster.
+   */
+  fleet?: Partial<FleetActorOptions>;
+  /** Called during population with nodes done so far. */
+  onProgress?: (nodesDone: number, nodesTotal: number) => void;
+  bookmarkIntervalMs?: number;
+  maxWatchBacklogBytes?: number;
+  faults?: FaultHooks;
+}
+
+export interface Simulator {
+  /** `https://127.0.0.1:PORT` (or http with insecureHttp). */
+  url: string;
+  host: string;
+  port: number;
+  token: string;
+  /** CA certificate (PEM) clients verify the server with; undefined for plain HTTP. */
+  caPem: string | undefined;
+  /** Kubeconfig YAML for this server (for KubeConfig.loadFromString). */
+  kubeconfig: string;
+  /** Where the kubeconfig was written, if asked. */
+  kubeconfigPath: string | undefined;
+  store: ServableStore;
+  server: ApiServer;
+  actors: FleetActors | undefined;
+  population: FleetPopulation | undefined;
+  stop(): Promise<void>;
+}
+
+const log = logger('sim');
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const host = opts.host ?? '127.0.0.1';
+  const token = opts.token ?? randomToken();
+  let tls: TlsMaterial | undefined;
+  if (!opts.insecureHttp) {
+    if (opts.tlsCertFile || opts.tlsKeyFile) {
+      if (!opts.tlsCertFile || !opts.tlsKeyFile) throw new TypeError('tlsCertFile and tlsKeyFile must be given together');
+      tls = await loadTls(opts.tlsCertFile, opts.tlsKeyFile);
+    } else {
+      tls = await generateTls(['127.0.0.1', 'localhost', ...(host === '127.0.0.1' || host === 'localhost' ? [] : [host])]);
+    }
+  }
+  const store = opts.store ?? createSimStore({ watchWindow: opts.watchWindow });
+  let actors: FleetActors | undefined;
+  let population: FleetPopulation | undefined;
+  if (opts.fleet) {
+    // Actors first: they then follow the population as it is created instead of listing it.
+    actors = startFleetActors(store, opts.fleet);
+    population = await populateFleet(store, opts.fleet, { onProgress: opts.onProgress });
+  }
+  const server = createApiServer({ store, token, tls, bookmarkIntervalMs: opts.bookmarkIntervalMs, maxWatchBacklogBytes: opts.maxWatchBacklogBytes, faults: opts.faults });
+  let port: number;
+  try {
+    port = await server.listen(host, opts.port ?? 0);
+  } catch (err) {
+    await actors?.stop();
+    await server.close();
+    throw err;
+  }
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const url = `${tls ? 'https' : 'http'}://${urlHost}:${port}`;
+  const kubeconfig = buildKubeconfig({ url, token, caPem: tls?.ca });
+  if (opts.kubeconfigOut) await writeFileAtomic(opts.kubeconfigOut, kubeconfig);
+  log.info({ url, kubeconfig: opts.kubeconfigOut }, `listening on ${url}`);
+  let stopped: Promise<void> | undefined;
+  return {
+    url,
+    host,
+    port,
+    token,
+    caPem: tls?.ca,
+    kubeconfig,
+    kubeconfigPath: opts.kubeconfigOut,
+    store,
+    server,
+    actors,
+    population,
+    stop() {
+      stopped ??= (async () => {
+        await actors?.stop();
+        await server.close();
+      })();
+      return stopped;
+    },
+  };
+}

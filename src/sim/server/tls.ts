@@ -1,0 +1,77 @@
+/**
+ * TLS material for the simulator: either loaded from PEM files, or a throw-away CA and a
+ * serving certificate for 127.0.0.1/localhost generated at start with @peculiar/x509 over
+ * WebCrypto ECDSA P-256 keys (no hand-rolled ASN.1). Clients verify the serving certificate
+ * against the CA written into the kubeconfig.
+ */
+import { webcrypto } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import './reflect-shim.js'; // before @peculiar/x509: its tsyringe dependency needs Reflect metadata at load
+import * as x509 from '@peculiar/x509';
+import { fleetError } from '../../errors/index.js';
+
+export interface TlsMaterial {
+  /** Serving certificate chain, PEM. */
+  cert: string;
+  /** Serving key, PKCS#8 PEM. */
+  key: string;
+  /** CA certificate clients should trust, PEM (the serving certificate itself for user-given files). */
+  ca: string;
+}
+
+const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+
+/** Generates a CA and a serving certificate valid for `hosts` (IPs and DNS names) for one year. */
+export async function generateTls(hosts: readonly string[] = ['127.0.0.1', 'localhost']): Promise<TlsMaterial> {
+  const crypto = webcrypto;
+  x509.cryptoProvider.set(crypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+  const notBefore = new Date(Date.now() - 60_000);
+  const notAfter = new Date(Date.now() + 365 * 24 * 3600_000);
+  const caKeys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const caCert = await x509.X509CertificateGenerator.createSelfSigned({
+    name: 'CN=fleet-attach-sim-ca',
+    keys: caKeys,
+    notBefore,
+    notAfter,
+    signingAlgorithm: ALG,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey),
+    ],
+  });
+  const keys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const names = hosts.map((h) => ({ type: /^[\d.]+$|:/.test(h) ? ('ip' as const) : ('dns' as const), value: h }));
+  const cert = await x509.X509CertificateGenerator.create({
+    subject: 'CN=fleet-attach-sim',
+    issuer: caCert.subject,
+    publicKey: keys.publicKey,
+    signingKey: caKeys.privateKey,
+    notBefore,
+    notAfter,
+    signingAlgorithm: ALG,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension(names),
+      await x509.AuthorityKeyIdentifierExtension.create(caCert),
+    ],
+  });
+  const pkcs8 = await crypto.subtle.exportKey('pkcs8', keys.privateKey);
+  return {
+    cert: cert.toString('pem'),
+    key: x509.PemConverter.encode(pkcs8, 'PRIVATE KEY'),
+    ca: caCert.toString('pem'),
+  };
+}
+
+/** Reads a user-given certificate and key; the certificate doubles as the CA clients trust. */
+export async function loadTls(certFile: string, keyFile: string): Promise<TlsMaterial> {
+  try {
+    const [cert, key] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
+    return { cert, key, ca: cert };
+  } catch (err) {
+    throw fleetError('FA_ERR_FLAG_INVALID', `cannot read TLS files --tls-cert-file=${certFile} --tls-private-key-file=${keyFile}: ${(err as Error).message}`, { cause: err });
+  }
+}

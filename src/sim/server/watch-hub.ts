@@ -1,0 +1,106 @@
+/**
+ * Fans committed store events out to watch streams. Events reach every stream in commit order
+ * (the store delivers synchronously); each event is serialised once and its bytes shared by
+ * all unfiltered watchers. A filtered watcher sees a MODIFIED that makes an object match as
+ * ADDED and one that makes it stop matching as DELETED, as kube-apiserver's watch cache does.
+ */
+import type { ServerResponse } from 'node:http';
+import type { CommittedEvent, ResourceName, ServableStore } from '../store/index.js';
+import type { ResourceInfo } from '../store/resources.js';
+import type { Selector } from './selectors.js';
+import { WatchStream } from './watch-stream.js';
+
+export interface WatchHubOptions {
+  store: ServableStore;
+  /** Period of BOOKMARK events for watches that asked for them. */
+  bookmarkIntervalMs: number;
+  /** Unsent bytes after which a slow watcher is cut off. */
+  maxBacklogBytes: number;
+}
+
+export interface WatchRequest {
+  res: ServerResponse;
+  info: ResourceInfo;
+  namespace: string | undefined;
+  selector: Selector | undefined;
+  bookmarks: boolean;
+  timeoutMs: number;
+  /** Frames sent before live events. */
+  replay: Iterable<Buffer | string>;
+}
+
+export interface WatchHub {
+  /** Starts a stream; live events committed after this call follow the replay. */
+  open(req: WatchRequest): WatchStream;
+  /** Open streams. */
+  count(): number;
+  /** Streams cut off for a slow consumer since start. */
+  cutOffCount(): number;
+  /** Ends every stream and stops the bookmark timer. */
+  close(): void;
+}
+
+export function bookmarkFrame(info: ResourceInfo, rv: number, initialEventsEnd = false): string {
+  const ann = initialEventsEnd ? ',"annotations":{"k8s.io/initial-events-end":"true"}' : '';
+  return `{"type":"BOOKMARK","object":{"kind":"${info.kind}","apiVersion":"${info.apiVersion}","metadata":{"resourceVersion":"${rv}"${ann}}}}\n`;
+}
+
+export function createWatchHub(opts: WatchHubOptions): WatchHub {
+  const byResource = new Map<ResourceName, Set<WatchStream>>();
+  let cutOffs = 0;
+  const unsubscribe = opts.store.subscribe((ev) => dispatch(ev));
+  const bookmarkTimer = setInterval(sendBookmarks, opts.bookmarkIntervalMs);
+  bookmarkTimer.unref();
+
+  function dispatch(ev: CommittedEvent): void {
+    const streams = byResource.get(ev.resource);
+    if (!streams || streams.size === 0) return;
+    for (const s of streams) {
+      if (s.namespace !== undefined && ev.namespace !== s.namespace) continue;
+      const frame = frameFor(ev, s.selector);
+      if (frame) s.send(frame);
+    }
+  }
+
+  function sendBookmarks(): void {
+    const rv = opts.store.resourceVersion();
+    for (const streams of byResource.values()) {
+      for (const s of streams) if (s.bookmarks) s.send(bookmarkFrame(s.info, rv));
+    }
+  }
+
+  function remove(s: WatchStream): void {
+    if (s.cutOff) cutOffs++;
+    byResource.get(s.info.name)?.delete(s);
+  }
+
+  return {
+    open(req) {
+      const s = new WatchStream({ res: req.res, info: req.info, namespace: req.namespace, selector: req.selector, bookmarks: req.bookmarks, maxBacklogBytes: opts.maxBacklogBytes, onClose: remove });
+      let set = byResource.get(req.info.name);
+      if (!set) byResource.set(req.info.name, (set = new Set()));
+      set.add(s);
+      s.begin(req.replay, req.timeoutMs);
+      return s;
+    },
+    count: () => [...byResource.values()].reduce((n, s) => n + s.size, 0),
+    cutOffCount: () => cutOffs,
+    close() {
+      clearInterval(bookmarkTimer);
+      unsubscribe();
+      for (const set of byResource.values()) for (const s of [...set]) s.destroy();
+      byResource.clear();
+    },
+  };
+}
+
+/** The frame a watcher with `selector` gets for `ev`, or undefined if the event is not its business. */
+export function frameFor(ev: CommittedEvent, selector: Selector | undefined): Buffer | undefined {
+  if (!selector) return ev.frame();
+  const now = selector.matches(ev.parsed());
+  if (ev.type !== 'MODIFIED') return now ? ev.frame() : undefined;
+  const prev = ev.parsedPrev();
+  const was = prev ? selector.matches(prev) : now;
+  if (now) return was ? ev.frame() : ev.frameAs('ADDED');
+  return was ? ev.frameAs('DELETED') : undefined;
+}

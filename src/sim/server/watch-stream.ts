@@ -1,0 +1,153 @@
+/**
+ * One watch connection: a stream of event frames written in order. A replay (initial state
+ * or window events) is pulled lazily and written with backpressure; live events arriving
+ * meanwhile queue behind it. Only live frames count against the backlog bound: a watcher
+ * whose unsent backlog exceeds it is cut off (its queue dropped, the response ended after the
+ * bytes already handed to the socket), and the client resumes from the last resourceVersion
+ * it saw or relists on 410.
+ */
+import type { ServerResponse } from 'node:http';
+import type { ResourceInfo } from '../store/resources.js';
+import type { Selector } from './selectors.js';
+
+export interface WatchStreamOptions {
+  res: ServerResponse;
+  info: ResourceInfo;
+  namespace: string | undefined;
+  selector: Selector | undefined;
+  bookmarks: boolean;
+  maxBacklogBytes: number;
+  /** Called once when the stream ends, for whatever reason. */
+  onClose: (stream: WatchStream) => void;
+}
+
+export class WatchStream {
+  readonly info: ResourceInfo;
+  readonly namespace: string | undefined;
+  readonly selector: Selector | undefined;
+  readonly bookmarks: boolean;
+  /** Set when the stream was cut off for exceeding its backlog. */
+  cutOff = false;
+  private readonly res: ServerResponse;
+  private readonly maxBacklog: number;
+  private readonly onClose: (s: WatchStream) => void;
+  private replay: Iterator<Buffer | string> | undefined;
+  private queue: Array<Buffer | string> = [];
+  private queuedBytes = 0;
+  private waitingDrain = false;
+  private corked = false;
+  private closed = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(opts: WatchStreamOptions) {
+    this.res = opts.res;
+    this.info = opts.info;
+    this.namespace = opts.namespace;
+    this.selector = opts.selector;
+    this.bookmarks = opts.bookmarks;
+    this.maxBacklog = opts.maxBacklogBytes;
+    this.onClose = opts.onClose;
+    this.res.on('close', () => this.finish());
+    this.res.on('drain', () => {
+      this.waitingDrain = false;
+      this.pump();
+    });
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Starts the response and the replay (frames written before any live event). */
+  begin(replay: Iterable<Buffer | string>, timeoutMs: number): void {
+    this.res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    this.res.flushHeaders();
+    this.replay = replay[Symbol.iterator]();
+    if (timeoutMs > 0) this.timer = setTimeout(() => this.end(), timeoutMs);
+    this.pump();
+  }
+
+  /** Queues a live frame (shared bytes: never mutated). */
+  send(frame: Buffer | string): void {
+    if (this.closed) return;
+    if (this.replay === undefined && this.queue.length === 0 && !this.waitingDrain) {
+      this.write(frame);
+      if (this.res.writableLength > this.maxBacklog) this.cut();
+      return;
+    }
+    this.queue.push(frame);
+    this.queuedBytes += frame.length;
+    if (this.queuedBytes + this.res.writableLength > this.maxBacklog) this.cut();
+  }
+
+  /** Ends the stream after what was already queued. */
+  end(): void {
+    if (this.closed) return;
+    this.replay = undefined;
+    this.flushQueue();
+    this.res.end();
+    this.finish();
+  }
+
+  /** Ends at once, dropping unsent frames (server shutdown). */
+  destroy(): void {
+    if (this.closed) return;
+    this.res.destroy();
+    this.finish();
+  }
+
+  private cut(): void {
+    this.cutOff = true;
+    this.replay = undefined;
+    this.queue = [];
+    this.queuedBytes = 0;
+    this.res.end();
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.queue = [];
+    this.replay = undefined;
+    this.onClose(this);
+  }
+
+  private pump(): void {
+    while (!this.closed && !this.waitingDrain) {
+      if (this.replay) {
+        const r = this.replay.next();
+        if (r.done) this.replay = undefined;
+        else this.write(r.value);
+        continue;
+      }
+      if (this.queue.length === 0) return;
+      this.flushQueue();
+    }
+  }
+
+  /** Writes queued live frames until the socket pushes back. */
+  private flushQueue(): void {
+    let i = 0;
+    while (i < this.queue.length && !this.waitingDrain) {
+      const f = this.queue[i++];
+      this.queuedBytes -= f.length;
+      this.write(f);
+    }
+    this.queue = i === this.queue.length ? [] : this.queue.slice(i);
+  }
+
+  private write(frame: Buffer | string): void {
+    // Frames written in one tick go out in one writev.
+    if (!this.corked) {
+      this.corked = true;
+      this.res.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.res.uncork();
+      });
+    }
+    if (!this.res.write(frame)) this.waitingDrain = true;
+  }
+}
