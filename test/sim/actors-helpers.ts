@@ -1,10 +1,10 @@
 /** Shared helpers of the actor tests: a store to run on and condition waits (no fixed sleeps). */
 import type { KubeObject, SimStore } from '../../src/sim/store/sim-store.js';
-import { createFakeStore } from './actors-fake-store.js';
+import { createSimStore } from '../../src/sim/store/index.js';
 
-/** The store the actor tests run on. */
+/** The store the actor tests run on: the simulator's real in-memory store. */
 export function testStore(): SimStore {
-  return createFakeStore();
+  return createSimStore();
 }
 
 /** Polls `cond` until it returns a truthy value; fails with `what` after `timeoutMs`. */

@@ -1,0 +1,51 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FLEET_NAMESPACE, populateFleet, startFleetActors } from '../../src/sim/actors/index.js';
+import type { KubeObject } from '../../src/sim/store/sim-store.js';
+import { specOf, statusOf, testStore, waitFor } from './actors-helpers.js';
+
+test('churn: deletes, creates and reschedules pods; the count stays near the fleet size and every claim is bound', async () => {
+  // Arrange: 20 nodes × 5 pods, kubelets on so that deletions are graceful and finished by them.
+  const store = testStore();
+  await populateFleet(store, { seed: 5, nodes: 20, podsPerNode: 5, rwxFraction: 0.2 });
+  const moves: Array<{ name: string; from: string; to: string }> = [];
+  const lastNode = new Map<string, string>();
+  const unsubscribe = store.subscribe((ev) => {
+    if (ev.resource !== 'pods') return;
+    const node = specOf(ev.object()).nodeName as string;
+    if (ev.type === 'ADDED' && lastNode.has(ev.name) && lastNode.get(ev.name) !== node) moves.push({ name: ev.name, from: lastNode.get(ev.name) as string, to: node });
+    lastNode.set(ev.name, node);
+  });
+  const actors = startFleetActors(store, { seed: 5, nodes: 20, podsPerNode: 5, rwxFraction: 0.2, attacher: false, kubelet: true, mountLatencyMs: 10, unmountLatencyMs: 10, churn: 200 });
+  try {
+    // Act
+    await waitFor('churn', () => {
+      const s = actors.stats().churn;
+      return s.podsCreated >= 20 && s.podsDeleted >= 40 && s.podsRescheduled >= 10 && s.claimsDeleted >= 10;
+    });
+    // Assert, in one synchronous step so the store does not move underneath.
+    const pods = store.list('pods', FLEET_NAMESPACE);
+    const claims = store.count('persistentvolumeclaims');
+    const pending = actors.stats().churn.pending;
+    assert.ok(pods.length >= 70 && pods.length <= 130, `pod count ${pods.length} stays near 100`);
+    assert.ok(claims >= pods.length && claims <= pods.length + pending, `claims ${claims} of pods ${pods.length} (+${pending} pending): deleted pods' claims are removed`);
+    for (const pod of pods) {
+      const claim = (specOf(pod).volumes as Array<{ persistentVolumeClaim: { claimName: string } }>)[0].persistentVolumeClaim.claimName;
+      const pvc = store.get('persistentvolumeclaims', FLEET_NAMESPACE, claim) as KubeObject;
+      assert.equal(statusOf(pvc).phase, 'Bound', `claim ${claim} of ${pod.metadata.name}`);
+      const pv = store.get('persistentvolumes', undefined, specOf(pvc).volumeName as string) as KubeObject;
+      assert.equal((specOf(pv).claimRef as { uid: string }).uid, pvc.metadata.uid);
+    }
+    assert.ok(moves.length > 0, 'some pods came back under the same name on another node');
+    for (const m of moves.slice(0, 20)) {
+      const pod = store.get('pods', FLEET_NAMESPACE, m.name);
+      if (!pod) continue;
+      const claim = (specOf(pod).volumes as Array<{ persistentVolumeClaim: { claimName: string } }>)[0].persistentVolumeClaim.claimName;
+      const pv = store.get('persistentvolumes', undefined, specOf(store.get('persistentvolumeclaims', FLEET_NAMESPACE, claim)).volumeName as string);
+      assert.deepEqual(specOf(pv).accessModes, ['ReadWriteOnce'], 'only RWO pods are rescheduled with their claim');
+    }
+  } finally {
+    unsubscribe();
+    await actors.stop();
+  }
+});
