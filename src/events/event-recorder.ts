@@ -5,6 +5,7 @@
  * (event-correlator.ts), queued, and written in the background by a bounded number of requests;
  * when the queue is full, events are dropped, as client-go's broadcaster does.
  */
+import { fleetError } from '../errors/index.js';
 import { logger, type Logger } from '../log/logger.js';
 import { EventCorrelator, type CorrelatedEvent, type EventType, type InvolvedPod } from './event-correlator.js';
 import {
@@ -121,6 +122,9 @@ class Recorder implements EventRecorder {
     this.log = deps.log ?? logger('event-recorder');
     this.maxQueue = deps.maxQueue ?? 1000;
     this.maxInFlight = deps.maxInFlight ?? 4;
+    for (const [field, v] of [['maxQueue', this.maxQueue], ['maxInFlight', this.maxInFlight]] as const) {
+      if (!Number.isInteger(v) || v < 1) throw fleetError('FA_ERR_INTERNAL', `${field} must be a positive integer, got ${v}`);
+    }
     this.correlator = new EventCorrelator({
       now: deps.now ?? Date.now,
       ...(deps.burst !== undefined ? { burst: deps.burst } : {}),

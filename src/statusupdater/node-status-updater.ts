@@ -10,6 +10,7 @@
  *
  * This is distinct from the kubelet's node status manager, which owns every other status field.
  */
+import { fleetError } from '../errors/index.js';
 import { logger, type Logger } from '../log/logger.js';
 
 /** The merge patch body: only `status.volumesAttached`; `null` clears it. */
@@ -82,7 +83,7 @@ export function volumesAttachedPatch(volumes: readonly string[]): VolumesAttache
 export function createNodeStatusUpdater(deps: NodeStatusUpdaterDeps): NodeStatusUpdater {
   const maxInFlight = deps.maxInFlight ?? DEFAULT_STATUS_MAX_IN_FLIGHT;
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
-    throw new RangeError(`maxInFlight must be a positive integer, got ${maxInFlight}`);
+    throw fleetError('FA_ERR_INTERNAL', `maxInFlight must be a positive integer, got ${maxInFlight}`);
   }
   return new Updater(deps, maxInFlight, deps.log ?? logger('node-status-updater'));
 }

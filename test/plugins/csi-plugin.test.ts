@@ -155,7 +155,7 @@ test('detach of a missing VolumeAttachment (NotFound) succeeds at once', async (
 });
 
 test('detach fails with detachError.message, and times out with the upstream text', async () => {
-  const { vas, plugin } = setup({ csiTimeoutMs: 50 });
+  const { vas, plugin } = setup();
   const name = attachmentName('vol-1', DRIVER, 'node-1');
   vas.put(name, { attached: true, deleting: false });
   const p = plugin.detach(`${DRIVER}^vol-1`, 'node-1');
@@ -163,8 +163,9 @@ test('detach fails with detachError.message, and times out with the upstream tex
   vas.update(name, { detachError: 'rpc error: detach failed' });
   await assert.rejects(p, { message: 'rpc error: detach failed' });
 
+  const short = createCsiPlugin({ api: vas.api, attachments: vas.cache, drivers: createFakeCsiDrivers(), csiTimeoutMs: 50 });
   vas.put(name, { attached: true, deleting: false });
-  await assert.rejects(plugin.detach(`${DRIVER}^vol-1`, 'node-1'), {
+  await assert.rejects(short.detach(`${DRIVER}^vol-1`, 'node-1'), {
     message: 'timed out waiting for external-attacher of unknown CSI driver to detach volume vol-1',
   });
   await assert.rejects(plugin.detach('no-separator', 'node-1'), (err: unknown) => isFleetError(err, 'FA_ERR_SPEC_UNSUPPORTED'));

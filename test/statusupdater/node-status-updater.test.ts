@@ -121,7 +121,7 @@ test('a pass keeps at most maxInFlight PATCHes in flight', async () => {
   api.release();
   assert.equal((await pass).written, 100);
   assert.equal(api.maxInFlight(), 32);
-  assert.throws(() => createNodeStatusUpdater({ api, attachments: state, nodes: allNodes, maxInFlight: 0 }), RangeError);
+  assert.throws(() => createNodeStatusUpdater({ api, attachments: state, nodes: allNodes, maxInFlight: 0 }), /maxInFlight must be a positive integer/);
 });
 
 test('writes to one node are serialised and each carries the set read when it is sent (F8)', async () => {
