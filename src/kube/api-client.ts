@@ -1,0 +1,282 @@
+/**
+ * KubeApiClient: every single-object read and write the controller makes, on client-node's
+ * generated API (auth, kubeconfig, the shared keep-alive agent via {@link FleetKubeConfig}).
+ *
+ * Contract for every method:
+ * - controller calls (everything but leases) first take a token from one shared client-side
+ *   rate limiter (`qps`/`burst`, kube-controller-manager's 20/30 by default); lease calls skip it
+ *   so renewals are never queued behind controller traffic (KCM uses a separate client for them);
+ * - 429 is retried after `Retry-After` (clamped to `maxRetryAfterMs`, 1 s when absent), at most
+ *   `maxRetries` times, each retry taking a new token;
+ * - each attempt is reported to `onRequest` (verb, resource, code, duration);
+ * - failures reject with `FA_ERR_KUBE_API` carrying {@link KubeErrorDetails} (see kube-errors.ts
+ *   for `isNotFound`, `isConflict`…); each request is aborted after `requestTimeoutMs`.
+ */
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  Observable,
+  PatchStrategy,
+  StorageV1Api,
+  V1MicroTime,
+  setHeaderOptions,
+  type ConfigurationOptions,
+  type HttpInfo,
+  type ObservableMiddleware,
+  type V1Lease,
+  type V1VolumeAttachment,
+} from '@kubernetes/client-node';
+import { fleetError } from '../errors/index.js';
+import { buildEventBody, type EventInput } from './event-body.js';
+import type { FleetKubeConfig } from './kube-config.js';
+import { isNotFound, kubeErrorDetails, statusCodeOf, toKubeError } from './kube-errors.js';
+import { projectLease, type LeaseRecord } from './projections/lease.js';
+import { projectNode, type AttachedVolume, type NodeRecord } from './projections/node.js';
+import type { Projected } from './projections/read.js';
+import { projectVolumeAttachment, type VolumeAttachmentRecord } from './projections/volume-attachment.js';
+import { createRateLimiter, DEFAULT_BURST, DEFAULT_QPS, type RateLimiter } from './rate-limiter.js';
+import { report, type RequestHook } from './request-hook.js';
+
+export type { EventInput, LeaseRecord };
+
+/** The VolumeAttachment to create (L2): name, attacher, node, and a PV name or an inline spec. */
+export interface VolumeAttachmentBody {
+  name: string;
+  attacher: string;
+  nodeName: string;
+  pvName?: string;
+  /** A translated PV spec for a migrated inline volume (`spec.source.inlineVolumeSpec`). */
+  inlineVolumeSpec?: NonNullable<V1VolumeAttachment['spec']['source']['inlineVolumeSpec']>;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface KubeApiClient {
+  /**
+   * Creates the VolumeAttachment. AlreadyExists is success when the existing object has the same
+   * attacher, node and source (that object is returned, as is, even if it is being deleted);
+   * otherwise it rejects (409, reason AlreadyExists).
+   */
+  createVolumeAttachment(body: VolumeAttachmentBody): Promise<VolumeAttachmentRecord>;
+  /** Deletes it; NotFound is success. Deletion completes later, when the attacher drops its finalizer. */
+  deleteVolumeAttachment(name: string): Promise<void>;
+  /** Live GET; undefined when it does not exist. */
+  getVolumeAttachment(name: string): Promise<VolumeAttachmentRecord | undefined>;
+  /** Live GET (F9 safety check); undefined when the Node does not exist. */
+  getNode(name: string): Promise<NodeRecord | undefined>;
+  /** Merge-patches `status.volumesAttached` (an atomic list: the whole list is replaced). Rejects with 404 when the Node is gone. */
+  patchNodeStatus(name: string, volumesAttached: readonly AttachedVolume[]): Promise<void>;
+  /** Creates a core/v1 Event in `namespace`. */
+  createEvent(namespace: string, event: EventInput): Promise<void>;
+  /** undefined when the Lease does not exist. Not rate limited. */
+  getLease(namespace: string, name: string, opts?: CallOptions): Promise<LeaseRecord | undefined>;
+  /** Rejects with 409 when it already exists. Not rate limited. */
+  createLease(lease: LeaseRecord, opts?: CallOptions): Promise<LeaseRecord>;
+  /** Replaces it guarded by `lease.resourceVersion`; rejects with 409 on a conflict. Not rate limited. */
+  updateLease(lease: LeaseRecord, opts?: CallOptions): Promise<LeaseRecord>;
+  /** Rate limiter totals (requests that waited, ms waited) for metrics. */
+  rateLimiterStats(): { acquired: number; throttled: number; waitedMs: number };
+}
+
+export interface KubeApiClientOptions {
+  kc: FleetKubeConfig;
+  qps?: number;
+  burst?: number;
+  /** Called with each rate-limiter wait, ms. */
+  onThrottle?: (waitMs: number) => void;
+  onRequest?: RequestHook;
+  /** Per-request timeout (default 30 s). */
+  requestTimeoutMs?: number;
+  /** 429 retries per call (default 5) and the cap on one Retry-After wait (default 10 s). */
+  maxRetries?: number;
+  maxRetryAfterMs?: number;
+}
+
+export function createKubeApiClient(opts: KubeApiClientOptions): KubeApiClient {
+  return new GeneratedApiClient(opts);
+}
+
+interface What {
+  verb: string;
+  resource: string;
+  name?: string;
+}
+
+class GeneratedApiClient implements KubeApiClient {
+  private readonly core: CoreV1Api;
+  private readonly storage: StorageV1Api;
+  private readonly coordination: CoordinationV1Api;
+  private readonly limiter: RateLimiter;
+
+  constructor(private readonly opts: KubeApiClientOptions) {
+    this.core = opts.kc.makeApiClient(CoreV1Api);
+    this.storage = opts.kc.makeApiClient(StorageV1Api);
+    this.coordination = opts.kc.makeApiClient(CoordinationV1Api);
+    this.limiter = createRateLimiter({ qps: opts.qps ?? DEFAULT_QPS, burst: opts.burst ?? DEFAULT_BURST, ...(opts.onThrottle ? { onWait: opts.onThrottle } : {}) });
+  }
+
+  async createVolumeAttachment(body: VolumeAttachmentBody): Promise<VolumeAttachmentRecord> {
+    const what = { verb: 'create', resource: 'volumeattachments', name: body.name };
+    const va: V1VolumeAttachment = {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'VolumeAttachment',
+      metadata: { name: body.name },
+      spec: {
+        attacher: body.attacher,
+        nodeName: body.nodeName,
+        source: { ...(body.pvName ? { persistentVolumeName: body.pvName } : {}), ...(body.inlineVolumeSpec ? { inlineVolumeSpec: body.inlineVolumeSpec } : {}) },
+      },
+    };
+    try {
+      return must(projectVolumeAttachment(await this.call(what, (o) => this.storage.createVolumeAttachmentWithHttpInfo({ body: va }, o))), what);
+    } catch (err) {
+      if (kubeErrorDetails(err)?.code !== 409) throw err;
+      const existing = await this.getVolumeAttachment(body.name);
+      if (existing && sameSpec(existing, body)) return existing;
+      throw err;
+    }
+  }
+
+  async deleteVolumeAttachment(name: string): Promise<void> {
+    try {
+      await this.call({ verb: 'delete', resource: 'volumeattachments', name }, (o) => this.storage.deleteVolumeAttachmentWithHttpInfo({ name }, o));
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  async getVolumeAttachment(name: string): Promise<VolumeAttachmentRecord | undefined> {
+    const what = { verb: 'get', resource: 'volumeattachments', name };
+    const raw = await this.orUndefined(this.call(what, (o) => this.storage.readVolumeAttachmentWithHttpInfo({ name }, o)));
+    return raw === undefined ? undefined : must(projectVolumeAttachment(raw), what);
+  }
+
+  async getNode(name: string): Promise<NodeRecord | undefined> {
+    const what = { verb: 'get', resource: 'nodes', name };
+    const raw = await this.orUndefined(this.call(what, (o) => this.core.readNodeWithHttpInfo({ name }, o)));
+    return raw === undefined ? undefined : must(projectNode(raw), what);
+  }
+
+  async patchNodeStatus(name: string, volumesAttached: readonly AttachedVolume[]): Promise<void> {
+    const body = { status: { volumesAttached: volumesAttached.map((v) => ({ name: v.name, devicePath: v.devicePath })) } };
+    await this.call({ verb: 'patch', resource: 'nodes/status', name }, (o) =>
+      this.core.patchNodeStatusWithHttpInfo({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o)),
+    );
+  }
+
+  async createEvent(namespace: string, event: EventInput): Promise<void> {
+    const body = buildEventBody(namespace, event);
+    await this.call({ verb: 'create', resource: 'events', name: body.metadata.name }, (o) => this.core.createNamespacedEventWithHttpInfo({ namespace, body }, o));
+  }
+
+  async getLease(namespace: string, name: string, opts: CallOptions = {}): Promise<LeaseRecord | undefined> {
+    const what = { verb: 'get', resource: 'leases', name };
+    const raw = await this.orUndefined(this.call(what, (o) => this.coordination.readNamespacedLeaseWithHttpInfo({ namespace, name }, o), opts.signal, false));
+    return raw === undefined ? undefined : must(projectLease(raw), what);
+  }
+
+  async createLease(lease: LeaseRecord, opts: CallOptions = {}): Promise<LeaseRecord> {
+    const what = { verb: 'create', resource: 'leases', name: lease.name };
+    const body = leaseBody(lease);
+    return must(projectLease(await this.call(what, (o) => this.coordination.createNamespacedLeaseWithHttpInfo({ namespace: lease.namespace, body }, o), opts.signal, false)), what);
+  }
+
+  async updateLease(lease: LeaseRecord, opts: CallOptions = {}): Promise<LeaseRecord> {
+    const what = { verb: 'update', resource: 'leases', name: lease.name };
+    const body = leaseBody(lease);
+    const { namespace, name } = lease;
+    return must(projectLease(await this.call(what, (o) => this.coordination.replaceNamespacedLeaseWithHttpInfo({ namespace, name, body }, o), opts.signal, false)), what);
+  }
+
+  rateLimiterStats() {
+    return this.limiter.stats();
+  }
+
+  /** Resolves undefined on 404. */
+  private async orUndefined<R>(p: Promise<R>): Promise<R | undefined> {
+    try {
+      return await p;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** One API call with rate limiting, 429 retries, a timeout, and per-attempt reports. Resolves the response data. */
+  private async call<R>(what: What, send: (o: ConfigurationOptions) => Promise<HttpInfo<R>>, signal?: AbortSignal, limited = true): Promise<R> {
+    const maxRetries = this.opts.maxRetries ?? 5;
+    for (let attempt = 0; ; attempt++) {
+      if (limited) await this.limiter.acquire(signal);
+      const timeout = AbortSignal.timeout(this.opts.requestTimeoutMs ?? 30_000);
+      const t0 = performance.now();
+      try {
+        const info = await send(withSignal(signal ? AbortSignal.any([signal, timeout]) : timeout));
+        report(this.opts.onRequest, { ...what, code: info.httpStatusCode, durationMs: performance.now() - t0 });
+        return info.data;
+      } catch (raw) {
+        const err = toKubeError(raw, what);
+        report(this.opts.onRequest, { verb: what.verb, resource: what.resource, code: statusCodeOf(err), durationMs: performance.now() - t0 });
+        if (statusCodeOf(err) !== 429 || attempt >= maxRetries || signal?.aborted) throw err;
+        const wait = Math.min(this.opts.maxRetryAfterMs ?? 10_000, kubeErrorDetails(err)?.retryAfterMs ?? 1000);
+        await sleep(wait, signal);
+      }
+    }
+  }
+}
+
+function withSignal(signal: AbortSignal): ConfigurationOptions {
+  const mw: ObservableMiddleware = {
+    pre: (ctx) => {
+      ctx.setSignal(signal);
+      return new Observable(Promise.resolve(ctx));
+    },
+    post: (rsp) => new Observable(Promise.resolve(rsp)),
+  };
+  return { middleware: [mw], middlewareMergeStrategy: 'append' };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function must<T>(p: Projected<T>, what: What): T {
+  if (p.ok) return p.value;
+  throw fleetError('FA_ERR_KUBE_OBJECT_INVALID', `${what.verb} ${what.resource}/${what.name ?? ''}: ${p.reason}`);
+}
+
+function sameSpec(existing: VolumeAttachmentRecord, body: VolumeAttachmentBody): boolean {
+  return (
+    existing.attacher === body.attacher &&
+    existing.nodeName === body.nodeName &&
+    (existing.pvName ?? '') === (body.pvName ?? '') &&
+    existing.inline === (body.inlineVolumeSpec !== undefined)
+  );
+}
+
+function leaseBody(l: LeaseRecord): V1Lease {
+  const micro = (s: string | undefined) => (s === undefined ? undefined : new V1MicroTime(Date.parse(s)));
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: l.name, namespace: l.namespace, ...(l.resourceVersion ? { resourceVersion: l.resourceVersion } : {}) },
+    spec: {
+      holderIdentity: l.holderIdentity,
+      leaseDurationSeconds: l.leaseDurationSeconds,
+      acquireTime: micro(l.acquireTime),
+      renewTime: micro(l.renewTime),
+      leaseTransitions: l.leaseTransitions,
+    },
+  };
+}

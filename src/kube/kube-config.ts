@@ -1,0 +1,177 @@
+/**
+ * Kubeconfig loading and the one keep-alive agent per cluster.
+ *
+ * client-node 1.4 builds a fresh `https.Agent` for every request (kubernetes-client/javascript
+ * issue 2893), which defeats keep-alive and leaks sockets on watch restarts. {@link FleetKubeConfig}
+ * keeps client-node in charge of authentication and TLS material, and only swaps the agent in the
+ * options client-node produces (`applyToHTTPSOptions`, and therefore `applyToFetchOptions` and the
+ * `Watch` class) and in the generated API's request context (`applySecurityAuthentication`) for
+ * a cached keep-alive agent. Agents are cached by TLS material, so rotated exec-plugin client
+ * certificates get a new agent instead of a stale one.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { KubeConfig, type RequestContext } from '@kubernetes/client-node';
+import { fleetError, isFleetError } from '../errors/index.js';
+
+type HttpsOptions = Parameters<KubeConfig['applyToHTTPSOptions']>[0];
+type Material = string | Buffer | Array<string | Buffer> | boolean | undefined;
+
+const MATERIAL_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
+
+interface CachedAgent {
+  material: Material[];
+  agent: http.Agent;
+}
+
+/** Sockets kept per agent; watches hold one each for their whole life. */
+const MAX_FREE_SOCKETS = 64;
+
+export class FleetKubeConfig extends KubeConfig {
+  private agents: CachedAgent[] = [];
+
+  /** Same as client-node's, but `opts.agent` is the cached keep-alive agent for this TLS material. */
+  override async applyToHTTPSOptions(opts: HttpsOptions): Promise<void> {
+    await super.applyToHTTPSOptions(opts);
+    const o = opts as Record<string, unknown>;
+    o.agent = this.sharedAgent(o, o.agent as http.Agent | undefined);
+  }
+
+  /**
+   * Replaces client-node's version (which creates an agent per call) by one built on the public
+   * `applyToHTTPSOptions`: same headers (bearer token, impersonation, basic auth), same TLS material,
+   * cached agent.
+   */
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    const opts: https.RequestOptions = {};
+    await this.applyToHTTPSOptions(opts);
+    for (const [k, v] of Object.entries(opts.headers ?? {})) {
+      if (v !== undefined) context.setHeaderParam(k, Array.isArray(v) ? v.join(', ') : String(v));
+    }
+    if (typeof opts.auth === 'string') context.setHeaderParam('Authorization', `Basic ${Buffer.from(opts.auth).toString('base64')}`);
+    if (opts.agent instanceof http.Agent) context.setAgent(opts.agent);
+  }
+
+  /** The server URL of the current cluster. */
+  server(): string {
+    const cluster = this.getCurrentCluster();
+    if (!cluster) throw fleetError('FA_ERR_KUBECONFIG_INVALID', 'no current cluster');
+    return cluster.server.replace(/\/+$/, '');
+  }
+
+  /** Closes every cached agent's sockets (in-flight requests and watches are cut). Idempotent. */
+  close(): void {
+    for (const c of this.agents) c.agent.destroy();
+    this.agents = [];
+  }
+
+  private sharedAgent(o: Record<string, unknown>, produced: http.Agent | undefined): http.Agent | undefined {
+    const material = MATERIAL_KEYS.map((k) => o[k] as Material);
+    const hit = this.agents.find((c) => c.material.every((m, i) => sameMaterial(m, material[i])));
+    if (hit) return hit.agent;
+    const cluster = this.getCurrentCluster();
+    let agent: http.Agent | undefined;
+    if (cluster?.proxyUrl) {
+      // Proxy agents come from client-node's own choice of library; reuse the first one built.
+      agent = produced;
+    } else if (cluster?.server.startsWith('http:')) {
+      agent = new http.Agent({ keepAlive: true, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' });
+    } else {
+      const tls: https.AgentOptions = { keepAlive: true, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' };
+      for (const k of MATERIAL_KEYS) if (o[k] !== undefined) (tls as Record<string, unknown>)[k] = o[k];
+      agent = new https.Agent(tls);
+    }
+    if (agent) this.agents.push({ material, agent });
+    return agent;
+  }
+}
+
+function sameMaterial(a: Material, b: Material): boolean {
+  if (a === b) return true;
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameMaterial(x, b[i]));
+  return false;
+}
+
+export interface LoadKubeConfigOptions {
+  /** `--kubeconfig`: a file path. Takes precedence over everything else. */
+  path?: string;
+  /** A kubeconfig document (YAML or JSON), e.g. the simulator's. Used when `path` is unset. */
+  yaml?: string;
+  /** Environment to read `KUBECONFIG` and the in-cluster variables from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+const SA_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/**
+ * Loads a kubeconfig from, in order: `path`, `yaml`, `$KUBECONFIG` (colon-separated files merged
+ * like kubectl), or the in-cluster service account. Never falls back to a guessed server.
+ * Every failure is `FA_ERR_KUBECONFIG_INVALID` naming what is wrong (the CLI exits 2 on it).
+ */
+export function loadKubeConfig(opts: LoadKubeConfigOptions = {}): FleetKubeConfig {
+  const env = opts.env ?? process.env;
+  const kc = new FleetKubeConfig();
+  let source: string;
+  try {
+    if (opts.path !== undefined) {
+      source = `kubeconfig ${opts.path}`;
+      if (!fs.existsSync(opts.path)) throw new Error('file not found');
+      kc.loadFromFile(opts.path);
+    } else if (opts.yaml !== undefined) {
+      source = 'kubeconfig document';
+      kc.loadFromString(opts.yaml);
+    } else if (env.KUBECONFIG) {
+      source = `KUBECONFIG=${env.KUBECONFIG}`;
+      const files = env.KUBECONFIG.split(':').filter((f) => f.length > 0);
+      const missing = files.filter((f) => !fs.existsSync(f));
+      if (missing.length === files.length) throw new Error(`no such file: ${missing.join(', ')}`);
+      kc.loadFromFile(files.find((f) => !missing.includes(f)) as string);
+      for (const f of files.filter((x) => !missing.includes(x)).slice(1)) {
+        const extra = new KubeConfig();
+        extra.loadFromFile(f);
+        kc.mergeConfig(extra, true);
+      }
+    } else if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) {
+      source = 'in-cluster service account';
+      if (!fs.existsSync(SA_TOKEN)) throw new Error(`${SA_TOKEN} not found`);
+      kc.loadFromCluster();
+    } else {
+      throw fleetError('FA_ERR_KUBECONFIG_INVALID', 'no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster');
+    }
+  } catch (err) {
+    if (isFleetError(err)) throw err;
+    throw fleetError('FA_ERR_KUBECONFIG_INVALID', `${sourceOf(opts, env)}: ${(err as Error).message}`, { cause: err });
+  }
+  validate(kc, source);
+  return kc;
+}
+
+function sourceOf(opts: LoadKubeConfigOptions, env: NodeJS.ProcessEnv): string {
+  if (opts.path !== undefined) return `kubeconfig ${opts.path}`;
+  if (opts.yaml !== undefined) return 'kubeconfig document';
+  if (env.KUBECONFIG) return `KUBECONFIG=${env.KUBECONFIG}`;
+  return 'in-cluster service account';
+}
+
+function validate(kc: FleetKubeConfig, source: string): void {
+  const bad = (what: string) => fleetError('FA_ERR_KUBECONFIG_INVALID', `${source}: ${what}`);
+  const ctxName = kc.getCurrentContext();
+  if (!ctxName) throw bad('no current-context');
+  const ctx = kc.getContextObject(ctxName);
+  if (!ctx) throw bad(`current-context "${ctxName}" is not defined`);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw bad(`context "${ctxName}" names cluster "${ctx.cluster}", which is not defined`);
+  let url: URL;
+  try {
+    url = new URL(cluster.server);
+  } catch {
+    throw bad(`cluster "${cluster.name}" has an invalid server URL "${cluster.server}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw bad(`cluster "${cluster.name}" server must be http(s), got ${url.protocol}`);
+  if (url.protocol === 'http:' && !cluster.skipTLSVerify && !cluster.proxyUrl) {
+    throw bad(`cluster "${cluster.name}" uses http:// without insecure-skip-tls-verify (client-node refuses it)`);
+  }
+  if (ctx.user && !kc.getCurrentUser()) throw bad(`context "${ctxName}" names user "${ctx.user}", which is not defined`);
+}

@@ -1,0 +1,61 @@
+/**
+ * Node projection: managed (B1), healthy (Ready), out-of-service taint (F), and the two status
+ * lists the actual state reads (A2, D3).
+ */
+import { optArray, optRecord, optStr, project, record, str, stringArray, type ResourceKind } from './read.js';
+
+export const MANAGED_ANNOTATION = 'volumes.kubernetes.io/controller-managed-attach-detach';
+export const OUT_OF_SERVICE_TAINT = 'node.kubernetes.io/out-of-service';
+
+export interface AttachedVolume {
+  /** Unique volume name (U). */
+  name: string;
+  devicePath: string;
+}
+
+export interface NodeRecord {
+  name: string;
+  uid: string;
+  /** The managed annotation key is present (value ignored). */
+  managed: boolean;
+  /** Condition `Ready` has status `True`; absent, False or Unknown ⇒ false. */
+  ready: boolean;
+  /** A taint with key `node.kubernetes.io/out-of-service` exists (any value, any effect). */
+  outOfService: boolean;
+  volumesInUse: string[];
+  volumesAttached: AttachedVolume[];
+}
+
+export function projectNode(raw: unknown) {
+  return project<NodeRecord>(raw, (o) => {
+    const meta = record(o.metadata, 'metadata');
+    const spec = optRecord(o.spec, 'spec') ?? {};
+    const status = optRecord(o.status, 'status') ?? {};
+    const annotations = optRecord(meta.annotations, 'metadata.annotations') ?? {};
+    const ready = optArray(status.conditions, 'status.conditions').some((c, i) => {
+      const cond = record(c, `status.conditions[${i}]`);
+      return cond.type === 'Ready' && cond.status === 'True';
+    });
+    const outOfService = optArray(spec.taints, 'spec.taints').some(
+      (t, i) => record(t, `spec.taints[${i}]`).key === OUT_OF_SERVICE_TAINT,
+    );
+    const volumesAttached = optArray(status.volumesAttached, 'status.volumesAttached').map((v, i) => {
+      const av = record(v, `status.volumesAttached[${i}]`);
+      return {
+        name: str(av.name, `status.volumesAttached[${i}].name`),
+        devicePath: optStr(av.devicePath, `status.volumesAttached[${i}].devicePath`) ?? '',
+      };
+    });
+    return {
+      name: str(meta.name, 'metadata.name'),
+      uid: optStr(meta.uid, 'metadata.uid') ?? '',
+      managed: Object.hasOwn(annotations, MANAGED_ANNOTATION),
+      ready,
+      outOfService,
+      volumesInUse: stringArray(status.volumesInUse, 'status.volumesInUse'),
+      volumesAttached,
+    };
+  });
+}
+
+export const NODE_KIND: ResourceKind<NodeRecord> = { resource: 'nodes', path: '/api/v1/nodes', namespaced: false, project: projectNode };

@@ -1,0 +1,75 @@
+/**
+ * PersistentVolume projection: claimRef (C4), access modes (multi-attach, H) and the volume
+ * source, either CSI or an in-tree source to translate (C6).
+ */
+import {
+  inTreeSourceOf,
+  optBool,
+  optRecord,
+  optStr,
+  project,
+  record,
+  str,
+  stringArray,
+  type InTreeSource,
+  type ResourceKind,
+} from './read.js';
+
+export interface PvRecord {
+  name: string;
+  uid: string;
+  /** `status.phase`; '' when unset. */
+  phase: string;
+  claimRef?: { namespace: string; name: string; uid: string };
+  accessModes: string[];
+  csi?: { driver: string; volumeHandle: string; readOnly: boolean };
+  intree?: InTreeSource;
+  /** The source's field name when it is neither CSI nor migratable (`nfs`, `hostPath`, `local`, …). */
+  otherSourceType?: string;
+}
+
+const NON_SOURCE_FIELDS = new Set([
+  'accessModes', 'capacity', 'claimRef', 'mountOptions', 'nodeAffinity',
+  'persistentVolumeReclaimPolicy', 'storageClassName', 'volumeMode', 'volumeAttributesClassName',
+]);
+
+export function projectPv(raw: unknown) {
+  return project<PvRecord>(raw, (o) => {
+    const meta = record(o.metadata, 'metadata');
+    const spec = optRecord(o.spec, 'spec') ?? {};
+    const status = optRecord(o.status, 'status') ?? {};
+    const ref = optRecord(spec.claimRef, 'spec.claimRef');
+    const csi = optRecord(spec.csi, 'spec.csi');
+    const out: PvRecord = {
+      name: str(meta.name, 'metadata.name'),
+      uid: str(meta.uid, 'metadata.uid'),
+      phase: optStr(status.phase, 'status.phase') ?? '',
+      accessModes: stringArray(spec.accessModes, 'spec.accessModes'),
+    };
+    if (ref) {
+      // A claimRef without uid (pre-bound PV) never matches a PVC uid (C4), so '' is safe.
+      out.claimRef = {
+        namespace: optStr(ref.namespace, 'spec.claimRef.namespace') ?? '',
+        name: optStr(ref.name, 'spec.claimRef.name') ?? '',
+        uid: optStr(ref.uid, 'spec.claimRef.uid') ?? '',
+      };
+    }
+    if (csi) {
+      out.csi = {
+        driver: str(csi.driver, 'spec.csi.driver'),
+        volumeHandle: str(csi.volumeHandle, 'spec.csi.volumeHandle'),
+        readOnly: optBool(csi.readOnly, 'spec.csi.readOnly') ?? false,
+      };
+    } else {
+      const intree = inTreeSourceOf(spec, 'spec');
+      if (intree) out.intree = intree;
+      else {
+        const other = Object.keys(spec).find((k) => !NON_SOURCE_FIELDS.has(k) && spec[k] != null);
+        if (other) out.otherSourceType = other;
+      }
+    }
+    return out;
+  });
+}
+
+export const PV_KIND: ResourceKind<PvRecord> = { resource: 'persistentvolumes', path: '/api/v1/persistentvolumes', namespaced: false, project: projectPv };

@@ -1,0 +1,46 @@
+/**
+ * PersistentVolumeClaim projection: binding (C4) and the controlling owner (C5 generic ephemeral).
+ */
+import { optArray, optBool, optRecord, optStr, project, record, str, type ResourceKind } from './read.js';
+
+export interface PvcRecord {
+  uid: string;
+  namespace: string;
+  name: string;
+  /** `status.phase` (`Pending`, `Bound`, `Lost`); '' when unset. */
+  phase: string;
+  /** `spec.volumeName`; '' while unbound. */
+  volumeName: string;
+  /** uid of the ownerReference with `controller: true` (C5: must be the pod), if any. */
+  controllerUid?: string;
+}
+
+export function projectPvc(raw: unknown) {
+  return project<PvcRecord>(raw, (o) => {
+    const meta = record(o.metadata, 'metadata');
+    const spec = optRecord(o.spec, 'spec') ?? {};
+    const status = optRecord(o.status, 'status') ?? {};
+    let controllerUid: string | undefined;
+    optArray(meta.ownerReferences, 'metadata.ownerReferences').forEach((r, i) => {
+      const ref = record(r, `metadata.ownerReferences[${i}]`);
+      if (optBool(ref.controller, `metadata.ownerReferences[${i}].controller`) === true) {
+        controllerUid = str(ref.uid, `metadata.ownerReferences[${i}].uid`);
+      }
+    });
+    return {
+      uid: str(meta.uid, 'metadata.uid'),
+      namespace: str(meta.namespace, 'metadata.namespace'),
+      name: str(meta.name, 'metadata.name'),
+      phase: optStr(status.phase, 'status.phase') ?? '',
+      volumeName: optStr(spec.volumeName, 'spec.volumeName') ?? '',
+      ...(controllerUid ? { controllerUid } : {}),
+    };
+  });
+}
+
+export const PVC_KIND: ResourceKind<PvcRecord> = {
+  resource: 'persistentvolumeclaims',
+  path: '/api/v1/persistentvolumeclaims',
+  namespaced: true,
+  project: projectPvc,
+};

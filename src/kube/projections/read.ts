@@ -1,0 +1,142 @@
+/**
+ * Validating readers for untrusted Kubernetes JSON, shared by the projections.
+ *
+ * A projection reads the few fields the controller uses from a raw object (JSON.parse output from
+ * a list or watch, or a generated-client instance whose timestamps are Dates) and never keeps the
+ * raw object. Readers throw {@link ProjectionError}; {@link project} turns that into a
+ * `{ ok: false, reason }` result, so nothing escapes into a watch loop.
+ */
+export class ProjectionError extends Error {
+  constructor(path: string, what: string) {
+    super(`${path}: ${what}`);
+    this.name = 'ProjectionError';
+  }
+}
+
+export type Projected<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+/** How one resource is listed, watched, keyed and projected. */
+export interface ResourceKind<T> {
+  /** Plural resource name, the metrics label (e.g. `pods`). */
+  resource: string;
+  /** Collection path, e.g. `/api/v1/pods` (all namespaces). */
+  path: string;
+  namespaced: boolean;
+  project(raw: unknown): Projected<T>;
+}
+
+export type Obj = Record<string, unknown>;
+
+/** Runs a projection body; a ProjectionError (or any TypeError from a malformed input) becomes a reason. */
+export function project<T>(raw: unknown, body: (o: Obj) => T): Projected<T> {
+  try {
+    return { ok: true, value: body(record(raw, 'object')) };
+  } catch (err) {
+    return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+export function record(v: unknown, path: string): Obj {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ProjectionError(path, 'not an object');
+  return v as Obj;
+}
+
+export function optRecord(v: unknown, path: string): Obj | undefined {
+  return v === undefined || v === null ? undefined : record(v, path);
+}
+
+export function str(v: unknown, path: string): string {
+  if (typeof v !== 'string' || v.length === 0) throw new ProjectionError(path, 'missing or not a string');
+  return v;
+}
+
+export function optStr(v: unknown, path: string): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new ProjectionError(path, 'not a string');
+  return v;
+}
+
+export function optBool(v: unknown, path: string): boolean | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw new ProjectionError(path, 'not a boolean');
+  return v;
+}
+
+export function optInt(v: unknown, path: string): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new ProjectionError(path, 'not an integer');
+  return v;
+}
+
+/** An absent list is empty. */
+export function optArray(v: unknown, path: string): unknown[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new ProjectionError(path, 'not an array');
+  return v;
+}
+
+export function stringArray(v: unknown, path: string): string[] {
+  return optArray(v, path).map((x, i) => str(x, `${path}[${i}]`));
+}
+
+/** A timestamp as an RFC 3339 string, whether it arrives as a string or a Date. */
+export function optTimestamp(v: unknown, path: string): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (v instanceof Date) {
+    if (Number.isNaN(v.getTime())) throw new ProjectionError(path, 'invalid date');
+    return v.toISOString();
+  }
+  if (typeof v !== 'string') throw new ProjectionError(path, 'not a timestamp');
+  return v;
+}
+
+/** The scalar fields of a volume source (enough for CSI translation); nested objects are left out. */
+export function scalarFields(o: Obj): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const [k, v] of Object.entries(o)) {
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = v;
+  }
+  return out;
+}
+
+export interface Meta {
+  name: string;
+  namespace: string | undefined;
+  uid: string | undefined;
+  resourceVersion: string | undefined;
+}
+
+/** The identity part of metadata; `namespace` is required for namespaced kinds. */
+export function readMeta(raw: unknown, namespaced: boolean): Meta {
+  const m = record(record(raw, 'object').metadata, 'metadata');
+  return {
+    name: str(m.name, 'metadata.name'),
+    namespace: namespaced ? str(m.namespace, 'metadata.namespace') : undefined,
+    uid: optStr(m.uid, 'metadata.uid'),
+    resourceVersion: optStr(m.resourceVersion, 'metadata.resourceVersion'),
+  };
+}
+
+/** Store key: `namespace/name` or `name`. */
+export function keyOf(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+/** Volume source types whose in-tree plugins CSI migration translates (rule C6). */
+export const MIGRATABLE_SOURCES = ['awsElasticBlockStore', 'gcePersistentDisk', 'azureDisk', 'cinder', 'vsphereVolume', 'portworxVolume', 'azureFile'] as const;
+export type MigratableSource = (typeof MIGRATABLE_SOURCES)[number];
+
+/** An in-tree volume source kept for translation: its type and scalar fields. */
+export interface InTreeSource {
+  type: MigratableSource;
+  fields: Record<string, string | number | boolean>;
+}
+
+/** The first migratable source set on a volume/PV spec, if any. */
+export function inTreeSourceOf(spec: Obj, path: string): InTreeSource | undefined {
+  for (const type of MIGRATABLE_SOURCES) {
+    const src = optRecord(spec[type], `${path}.${type}`);
+    if (src) return { type, fields: scalarFields(src) };
+  }
+  return undefined;
+}

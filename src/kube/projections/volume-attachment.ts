@@ -1,0 +1,63 @@
+/**
+ * VolumeAttachment projection: identity, source, and the status the external attacher writes
+ * (L3, L4, M1). The controller never writes status.
+ */
+import { optArray, optBool, optRecord, optStr, optTimestamp, project, record, str, type ResourceKind } from './read.js';
+
+export interface VolumeAttachmentRecord {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  /** `spec.attacher`: the CSI driver name. */
+  attacher: string;
+  nodeName: string;
+  /** `spec.source.persistentVolumeName`, when the source is a PV. */
+  pvName?: string;
+  /** `spec.source.inlineVolumeSpec` is set (a migrated inline volume). */
+  inline: boolean;
+  attached: boolean;
+  attachError?: string;
+  detachError?: string;
+  deletionTimestamp?: string;
+  finalizers: number;
+}
+
+function errorMessage(status: Record<string, unknown>, field: string): string | undefined {
+  const e = optRecord(status[field], `status.${field}`);
+  // An error object without a message still means "failed": keep it visible as ''.
+  return e ? (optStr(e.message, `status.${field}.message`) ?? '') : undefined;
+}
+
+export function projectVolumeAttachment(raw: unknown) {
+  return project<VolumeAttachmentRecord>(raw, (o) => {
+    const meta = record(o.metadata, 'metadata');
+    const spec = record(o.spec, 'spec');
+    const source = optRecord(spec.source, 'spec.source') ?? {};
+    const status = optRecord(o.status, 'status') ?? {};
+    const pvName = optStr(source.persistentVolumeName, 'spec.source.persistentVolumeName');
+    const attachError = errorMessage(status, 'attachError');
+    const detachError = errorMessage(status, 'detachError');
+    const deletionTimestamp = optTimestamp(meta.deletionTimestamp, 'metadata.deletionTimestamp');
+    return {
+      name: str(meta.name, 'metadata.name'),
+      uid: optStr(meta.uid, 'metadata.uid') ?? '',
+      resourceVersion: optStr(meta.resourceVersion, 'metadata.resourceVersion') ?? '',
+      attacher: str(spec.attacher, 'spec.attacher'),
+      nodeName: str(spec.nodeName, 'spec.nodeName'),
+      ...(pvName ? { pvName } : {}),
+      inline: source.inlineVolumeSpec != null,
+      attached: optBool(status.attached, 'status.attached') ?? false,
+      ...(attachError !== undefined ? { attachError } : {}),
+      ...(detachError !== undefined ? { detachError } : {}),
+      ...(deletionTimestamp ? { deletionTimestamp } : {}),
+      finalizers: optArray(meta.finalizers, 'metadata.finalizers').length,
+    };
+  });
+}
+
+export const VOLUME_ATTACHMENT_KIND: ResourceKind<VolumeAttachmentRecord> = {
+  resource: 'volumeattachments',
+  path: '/apis/storage.k8s.io/v1/volumeattachments',
+  namespaced: false,
+  project: projectVolumeAttachment,
+};

@@ -1,0 +1,80 @@
+/**
+ * Raw GETs for bulk reads (paged lists), bypassing the generated client.
+ *
+ * The generated client buffers the body, JSON.parses it and then walks it again with
+ * `ObjectSerializer.deserialize` (about 2× the parse cost, ecosystem.md §1.4) into class
+ * instances we would immediately project and drop. Here client-node still does authentication
+ * and TLS (`kc.applyToFetchOptions`, which also hands us the shared keep-alive agent), and
+ * node-fetch (client-node 1.4's own HTTP client, a dependency of it) sends the request; the body
+ * is parsed once with JSON.parse. Node's global fetch is not used: it is undici-based and ignores
+ * `agent`, so it would bypass the TLS material and the shared agent.
+ */
+import fetch from 'node-fetch';
+import type { FleetKubeConfig } from './kube-config.js';
+import { parseStatusBody } from './kube-errors.js';
+
+export interface RawJsonResponse {
+  status: number;
+  /** Parsed body. */
+  body: unknown;
+  /** Body size in characters (= bytes for ASCII JSON), after any content decoding. */
+  bytes: number;
+  /** Time to receive the whole body, ms. */
+  fetchMs: number;
+  /** Time spent in JSON.parse, ms. */
+  parseMs: number;
+}
+
+/** A non-2xx response; `statusCode` is what {@link statusCodeOf} reads. */
+export class KubeHttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly reason: string | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'KubeHttpError';
+  }
+}
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+/**
+ * GETs `path` with `query` and parses the JSON body. Rejects with {@link KubeHttpError} on a
+ * non-2xx status, with node-fetch's error on network failure, timeout (`timeoutMs`) or abort.
+ */
+export async function getJson(
+  kc: FleetKubeConfig,
+  path: string,
+  query: Query,
+  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<RawJsonResponse> {
+  const url = new URL(kc.server() + path);
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+  const init = await kc.applyToFetchOptions({});
+  init.method = 'GET';
+  init.headers = { ...headersOf(init.headers), Accept: 'application/json' };
+  const signals = [opts.signal, opts.timeoutMs ? AbortSignal.timeout(opts.timeoutMs) : undefined].filter((s): s is AbortSignal => !!s);
+  if (signals.length > 0) init.signal = (signals.length === 1 ? signals[0] : AbortSignal.any(signals)) as typeof init.signal;
+  const t0 = performance.now();
+  const res = await fetch(url.toString(), init);
+  const text = await res.text();
+  const t1 = performance.now();
+  if (res.status < 200 || res.status > 299) {
+    const s = parseStatusBody(text);
+    throw new KubeHttpError(res.status, s.reason, `GET ${path}: HTTP ${res.status}${s.message ? `: ${s.message}` : ''}`);
+  }
+  const body: unknown = JSON.parse(text);
+  const t2 = performance.now();
+  return { status: res.status, body, bytes: text.length, fetchMs: t1 - t0, parseMs: t2 - t1 };
+}
+
+function headersOf(h: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (h && typeof (h as { forEach?: unknown }).forEach === 'function') {
+    (h as { forEach(cb: (v: string, k: string) => void): void }).forEach((v, k) => (out[k] = v));
+  } else if (h && typeof h === 'object') {
+    for (const [k, v] of Object.entries(h)) if (typeof v === 'string') out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,87 @@
+/**
+ * One watch request through client-node's `Watch`, with a no-event watchdog, reduced to how it
+ * ended. The reflector decides what to do next (relist, back off, stop).
+ *
+ * client-node 1.4 has no effective client-side watch timeout, so a half-dead connection would
+ * stall silently; the watchdog aborts the watch when nothing (not even a bookmark) arrived for
+ * `watchdogMs`. An abort requested before the response headers arrive takes effect when they do:
+ * `Watch.watch` hands out its AbortController only then.
+ */
+import { Watch } from '@kubernetes/client-node';
+import type { FleetKubeConfig } from './kube-config.js';
+import { statusCodeOf } from './kube-errors.js';
+
+/** `gone`: 410 (expired resourceVersion); `error`: any other failure; `closed`: normal end of stream. */
+export type WatchEnd = 'gone' | 'error' | 'closed' | 'watchdog' | 'stopped';
+
+export interface WatchOnceOptions {
+  kc: FleetKubeConfig;
+  path: string;
+  query: Record<string, string | number | boolean | undefined>;
+  watchdogMs: number;
+  /** Every event but ERROR (which ends the watch). Must not throw. */
+  onEvent(type: string, obj: unknown): void;
+  /** The request was answered (code 200) or failed to start (its status, 0 for network errors). */
+  onStarted?(code: number, durationMs: number): void;
+  /** Called for an ERROR event or a failed request, for logging. */
+  onFailure?(code: number, detail: unknown): void;
+  onWatchdog?(): void;
+}
+
+export interface WatchHandle {
+  /** Resolves once with how the watch ended. */
+  ended: Promise<WatchEnd>;
+  /** Ends the watch now (no-op once ended). */
+  end(why: WatchEnd): void;
+}
+
+export function watchOnce(o: WatchOnceOptions): WatchHandle {
+  let ended = false;
+  let controller: AbortController | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let resolveEnded: (e: WatchEnd) => void = () => {};
+  const endedP = new Promise<WatchEnd>((r) => (resolveEnded = r));
+  const end = (why: WatchEnd) => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(timer);
+    controller?.abort();
+    resolveEnded(why);
+  };
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      o.onWatchdog?.();
+      end('watchdog');
+    }, o.watchdogMs);
+  };
+  arm();
+  const t0 = performance.now();
+  const onEvent = (type: string, obj: unknown) => {
+    if (ended) return;
+    arm();
+    if (type === 'ERROR') {
+      const code = statusCodeOf(obj);
+      o.onFailure?.(code, obj);
+      return end(code === 410 ? 'gone' : 'error');
+    }
+    o.onEvent(type, obj);
+  };
+  const onDone = (err: unknown) => {
+    if (ended) return;
+    if (err) o.onFailure?.(statusCodeOf(err), err);
+    end(err ? (statusCodeOf(err) === 410 ? 'gone' : 'error') : 'closed');
+  };
+  new Watch(o.kc).watch(o.path, o.query, onEvent, onDone).then(
+    (c) => {
+      controller = c;
+      o.onStarted?.(200, performance.now() - t0);
+      if (ended) c.abort();
+    },
+    (err: unknown) => {
+      o.onStarted?.(statusCodeOf(err), performance.now() - t0);
+      onDone(err ?? new Error('watch request rejected'));
+    },
+  );
+  return { ended: endedP, end };
+}

@@ -1,0 +1,1 @@
+export { createLeaderElector, type LeaderElector, type LeaderElectorOptions, type LeaseApi } from './leader-elector.js';

@@ -1,0 +1,157 @@
+/**
+ * FakeKubeApiClient: an in-memory KubeApiClient for unit tests of the controller layers.
+ *
+ * Behaves like the real client's contract: AlreadyExists on create is success when the spec
+ * matches, delete of a missing VA is success, 404 on patchNodeStatus of an unknown node, lease
+ * updates are guarded by resourceVersion (409 on a stale one). Every call is recorded in `calls`;
+ * `failNext(method, err)` makes the next call(s) of a method reject with `err` (build one with
+ * {@link kubeError}); `hold(method)` makes calls wait until `release(method)`.
+ */
+import { fleetError, type FleetError } from '../../src/errors/index.js';
+import type { CallOptions, EventInput, KubeApiClient, LeaseRecord, VolumeAttachmentBody } from '../../src/kube/api-client.js';
+import type { KubeErrorDetails } from '../../src/kube/kube-errors.js';
+import type { AttachedVolume, NodeRecord } from '../../src/kube/projections/node.js';
+import type { VolumeAttachmentRecord } from '../../src/kube/projections/volume-attachment.js';
+
+type Method = Exclude<keyof KubeApiClient, 'rateLimiterStats'>;
+
+/** A FA_ERR_KUBE_API error as the real client raises it. */
+export function kubeError(code: number, reason?: string, what: { verb?: string; resource?: string; name?: string } = {}): FleetError {
+  const details: KubeErrorDetails = { verb: what.verb ?? 'call', resource: what.resource ?? 'fake', code, ...(reason ? { reason } : {}) };
+  if (what.name) details.name = what.name;
+  return fleetError('FA_ERR_KUBE_API', `HTTP ${code}${reason ? ` ${reason}` : ''}`, { details: details as unknown as Record<string, unknown> });
+}
+
+export class FakeKubeApiClient implements KubeApiClient {
+  readonly volumeAttachments = new Map<string, VolumeAttachmentRecord>();
+  readonly nodes = new Map<string, NodeRecord>();
+  readonly nodeStatusPatches: Array<{ name: string; volumesAttached: AttachedVolume[] }> = [];
+  readonly events: Array<{ namespace: string; event: EventInput }> = [];
+  readonly leases = new Map<string, LeaseRecord>();
+  readonly calls: Array<{ method: Method; args: unknown[] }> = [];
+  private readonly failures = new Map<Method, unknown[]>();
+  private readonly holds = new Map<Method, Array<() => void>>();
+  private readonly held = new Set<Method>();
+  private rv = 0;
+
+  /** The next `times` calls of `method` reject with `err`. */
+  failNext(method: Method, err: unknown, times = 1): void {
+    const q = this.failures.get(method) ?? [];
+    for (let i = 0; i < times; i++) q.push(err);
+    this.failures.set(method, q);
+  }
+
+  /** Calls of `method` wait until {@link release}. */
+  hold(method: Method): void {
+    this.held.add(method);
+  }
+
+  release(method: Method): void {
+    this.held.delete(method);
+    for (const go of this.holds.get(method) ?? []) go();
+    this.holds.delete(method);
+  }
+
+  callsOf(method: Method): unknown[][] {
+    return this.calls.filter((c) => c.method === method).map((c) => c.args);
+  }
+
+  async createVolumeAttachment(body: VolumeAttachmentBody): Promise<VolumeAttachmentRecord> {
+    await this.enter('createVolumeAttachment', [body]);
+    const existing = this.volumeAttachments.get(body.name);
+    if (existing) {
+      const same = existing.attacher === body.attacher && existing.nodeName === body.nodeName && (existing.pvName ?? '') === (body.pvName ?? '');
+      if (same) return { ...existing };
+      throw kubeError(409, 'AlreadyExists', { verb: 'create', resource: 'volumeattachments', name: body.name });
+    }
+    const va: VolumeAttachmentRecord = {
+      name: body.name,
+      uid: `uid-${body.name}`,
+      resourceVersion: String(++this.rv),
+      attacher: body.attacher,
+      nodeName: body.nodeName,
+      ...(body.pvName ? { pvName: body.pvName } : {}),
+      inline: body.inlineVolumeSpec !== undefined,
+      attached: false,
+      finalizers: 0,
+    };
+    this.volumeAttachments.set(va.name, va);
+    return { ...va };
+  }
+
+  async deleteVolumeAttachment(name: string): Promise<void> {
+    await this.enter('deleteVolumeAttachment', [name]);
+    this.volumeAttachments.delete(name);
+  }
+
+  async getVolumeAttachment(name: string): Promise<VolumeAttachmentRecord | undefined> {
+    await this.enter('getVolumeAttachment', [name]);
+    const va = this.volumeAttachments.get(name);
+    return va && { ...va };
+  }
+
+  async getNode(name: string): Promise<NodeRecord | undefined> {
+    await this.enter('getNode', [name]);
+    const n = this.nodes.get(name);
+    return n && structuredClone(n);
+  }
+
+  async patchNodeStatus(name: string, volumesAttached: readonly AttachedVolume[]): Promise<void> {
+    await this.enter('patchNodeStatus', [name, volumesAttached]);
+    const node = this.nodes.get(name);
+    if (!node) throw kubeError(404, 'NotFound', { verb: 'patch', resource: 'nodes/status', name });
+    node.volumesAttached = volumesAttached.map((v) => ({ ...v }));
+    this.nodeStatusPatches.push({ name, volumesAttached: node.volumesAttached.map((v) => ({ ...v })) });
+  }
+
+  async createEvent(namespace: string, event: EventInput): Promise<void> {
+    await this.enter('createEvent', [namespace, event]);
+    this.events.push({ namespace, event: structuredClone(event) });
+  }
+
+  async getLease(namespace: string, name: string, opts?: CallOptions): Promise<LeaseRecord | undefined> {
+    await this.enter('getLease', [namespace, name], opts?.signal);
+    const l = this.leases.get(`${namespace}/${name}`);
+    return l && { ...l };
+  }
+
+  async createLease(lease: LeaseRecord, opts?: CallOptions): Promise<LeaseRecord> {
+    await this.enter('createLease', [lease], opts?.signal);
+    const key = `${lease.namespace}/${lease.name}`;
+    if (this.leases.has(key)) throw kubeError(409, 'AlreadyExists', { verb: 'create', resource: 'leases', name: lease.name });
+    const stored = { ...lease, resourceVersion: String(++this.rv) };
+    this.leases.set(key, stored);
+    return { ...stored };
+  }
+
+  async updateLease(lease: LeaseRecord, opts?: CallOptions): Promise<LeaseRecord> {
+    await this.enter('updateLease', [lease], opts?.signal);
+    const key = `${lease.namespace}/${lease.name}`;
+    const cur = this.leases.get(key);
+    if (!cur) throw kubeError(404, 'NotFound', { verb: 'update', resource: 'leases', name: lease.name });
+    if (cur.resourceVersion !== lease.resourceVersion) throw kubeError(409, 'Conflict', { verb: 'update', resource: 'leases', name: lease.name });
+    const stored = { ...lease, resourceVersion: String(++this.rv) };
+    this.leases.set(key, stored);
+    return { ...stored };
+  }
+
+  rateLimiterStats() {
+    return { acquired: this.calls.length, throttled: 0, waitedMs: 0 };
+  }
+
+  private async enter(method: Method, args: unknown[], signal?: AbortSignal): Promise<void> {
+    this.calls.push({ method, args });
+    await Promise.resolve();
+    if (this.held.has(method)) {
+      await new Promise<void>((resolve, reject) => {
+        const q = this.holds.get(method) ?? [];
+        q.push(resolve);
+        this.holds.set(method, q);
+        signal?.addEventListener('abort', () => reject(signal.reason ?? new Error('aborted')), { once: true });
+      });
+    }
+    if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+    const q = this.failures.get(method);
+    if (q && q.length > 0) throw q.shift();
+  }
+}
