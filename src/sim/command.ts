@@ -1,5 +1,107 @@
-/** `fleet-attach sim`: not built yet (issue 2). */
-export async function simCommand(_argv: string[]): Promise<number> {
-  console.error('fleet-attach sim: not implemented yet');
-  return 1;
+/**
+ * `fleet-attach sim`: the simulated fleet as a process. Generates the fleet, starts the actors
+ * and serves the Kubernetes API on --listen until SIGINT/SIGTERM. With --kubeconfig-out the
+ * kubeconfig appears (atomically) once the server is listening and the fleet generated, so a
+ * script can wait for the file.
+ */
+import { fleetError } from '../errors/index.js';
+import { flagHelp, parseFlags, type FlagSpecs } from '../cli/flags.js';
+import { logger } from '../log/logger.js';
+import { DEFAULT_FLEET_ACTOR_OPTIONS as D, type FleetActorOptions } from './actors/index.js';
+import { startSimulator } from './server/index.js';
+
+const onOff = ['on', 'off'] as const;
+
+export const SIM_FLAGS = {
+  listen: { kind: 'string', default: '127.0.0.1:6443', help: 'host:port to serve on (":0" or port 0 picks a free port; an empty host means 127.0.0.1)' },
+  token: { kind: 'string', default: '', help: 'bearer token clients must send (default: random)' },
+  'tls-cert-file': { kind: 'string', default: '', help: 'serving certificate (PEM); default: a CA and certificate generated at start' },
+  'tls-private-key-file': { kind: 'string', default: '', help: 'serving key (PEM), with --tls-cert-file' },
+  'insecure-http': { kind: 'bool', default: false, help: 'serve plain HTTP (debugging only)' },
+  'kubeconfig-out': { kind: 'string', default: '', help: 'write a kubeconfig for this server here once it is listening' },
+  'watch-window': { kind: 'int', default: 100_000, min: 1, max: 100_000_000, help: 'committed events kept for watches to resume from; older resourceVersions get 410 Gone' },
+  seed: { kind: 'int', default: D.seed, min: 0, max: 0xffffffff, help: 'seed of every random draw' },
+  nodes: { kind: 'int', default: D.nodes, min: 0, max: 10_000_000, help: 'Ready nodes to generate (0: an empty cluster)' },
+  'pods-per-node': { kind: 'int', default: D.podsPerNode, min: 0, max: 1000, help: 'pods per node, each with a bound PVC/PV' },
+  'rwx-fraction': { kind: 'float', default: D.rwxFraction, min: 0, max: 1, help: 'fraction of volumes that are ReadWriteMany' },
+  driver: { kind: 'string', default: D.driver, help: 'CSI driver name of the generated volumes and of the attacher' },
+  attacher: { kind: 'enum', values: onOff, default: D.attacher ? 'on' : 'off', help: 'run the CSI external-attacher' },
+  'attach-latency': { kind: 'duration', default: D.attachLatencyMs, min: 0, help: 'time from VolumeAttachment to status.attached' },
+  'detach-latency': { kind: 'duration', default: D.detachLatencyMs, min: 0, help: 'time from VolumeAttachment deletion to finalizer removal' },
+  'attach-failure-rate': { kind: 'float', default: D.attachFailureRate, min: 0, max: 1, help: 'probability that an attach attempt fails (status.attachError, retried)' },
+  kubelet: { kind: 'enum', values: onOff, default: D.kubelet ? 'on' : 'off', help: 'run the kubelets (volumesInUse, pod termination, node leases)' },
+  'mount-latency': { kind: 'duration', default: D.mountLatencyMs, min: 0, help: 'time from volumesAttached to volumesInUse' },
+  'unmount-latency': { kind: 'duration', default: D.unmountLatencyMs, min: 0, help: 'time from pod termination to removal from volumesInUse' },
+  churn: { kind: 'float', default: D.churn, min: 0, max: 1_000_000, help: 'pod changes per second (delete, create, reschedule)' },
+  'node-failure-rate': { kind: 'float', default: D.nodeFailureRate, min: 0, max: 1_000_000, help: 'node failures per second across the fleet' },
+  'node-recovery': { kind: 'duration', default: D.nodeRecoveryMs, min: 0, help: 'how long a failed node stays NotReady' },
+  'out-of-service-fraction': { kind: 'float', default: D.outOfServiceFraction, min: 0, max: 1, help: 'fraction of failed nodes tainted node.kubernetes.io/out-of-service' },
+  'lease-renew-interval': { kind: 'duration', default: D.leaseRenewMs, min: 100, help: 'period of each node Lease renewal' },
+} as const satisfies FlagSpecs;
+
+/** Splits `host:port`, `[v6]:port` or `:port`; an empty host is loopback. */
+export function parseListen(raw: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(raw);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw fleetError('FA_ERR_FLAG_INVALID', `invalid value "${raw}" for flag --listen: must be host:port, e.g. 127.0.0.1:6443 or :0`);
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+}
+
+export async function simCommand(argv: string[]): Promise<number> {
+  const { flags: f, positional, help } = parseFlags(SIM_FLAGS, argv);
+  if (help) {
+    console.log(`usage: fleet-attach sim [flags]\n\nflags:\n${flagHelp(SIM_FLAGS)}`);
+    return 0;
+  }
+  if (positional.length > 0) throw fleetError('FA_ERR_FLAG_INVALID', `unexpected argument: ${positional[0]}`);
+  if (Boolean(f['tls-cert-file']) !== Boolean(f['tls-private-key-file'])) {
+    throw fleetError('FA_ERR_FLAG_INVALID', 'flags --tls-cert-file and --tls-private-key-file must be given together');
+  }
+  const { host, port } = parseListen(f.listen);
+  const fleet: Partial<FleetActorOptions> = {
+    seed: f.seed,
+    nodes: f.nodes,
+    podsPerNode: f['pods-per-node'],
+    rwxFraction: f['rwx-fraction'],
+    driver: f.driver,
+    attacher: f.attacher === 'on',
+    attachLatencyMs: f['attach-latency'],
+    detachLatencyMs: f['detach-latency'],
+    attachFailureRate: f['attach-failure-rate'],
+    kubelet: f.kubelet === 'on',
+    mountLatencyMs: f['mount-latency'],
+    unmountLatencyMs: f['unmount-latency'],
+    churn: f.churn,
+    nodeFailureRate: f['node-failure-rate'],
+    nodeRecoveryMs: f['node-recovery'],
+    outOfServiceFraction: f['out-of-service-fraction'],
+    leaseRenewMs: f['lease-renew-interval'],
+  };
+  const log = logger('sim');
+  let lastProgress = 0;
+  const sim = await startSimulator({
+    host,
+    port,
+    token: f.token || undefined,
+    tlsCertFile: f['tls-cert-file'] || undefined,
+    tlsKeyFile: f['tls-private-key-file'] || undefined,
+    insecureHttp: f['insecure-http'],
+    kubeconfigOut: f['kubeconfig-out'] || undefined,
+    watchWindow: f['watch-window'],
+    fleet,
+    onProgress: (done, total) => {
+      if (done < total && Date.now() - lastProgress < 2000) return;
+      lastProgress = Date.now();
+      log.info({ nodes: done, total }, 'generating fleet');
+    },
+  });
+  if (sim.population) log.info({ ...sim.population }, 'fleet generated');
+  await new Promise<void>((resolve) => {
+    const done = () => resolve();
+    process.once('SIGINT', done);
+    process.once('SIGTERM', done);
+  });
+  log.info('stopping');
+  await sim.stop();
+  return 0;
 }

@@ -56,7 +56,7 @@ export function parseRoute(path: string): Route {
   if (rest.length === 0) return { kind: 'resource-list', group, version };
   let namespace: string | undefined;
   // namespaces/{ns}/{resource}… is a namespaced path; namespaces[/{name}[/status]] is the Namespace resource.
-  if (group === '' && rest[0] === 'namespaces' && rest.length >= 3 && rest[2] !== 'status' && rest[2] !== 'finalize') {
+  if (rest[0] === 'namespaces' && rest.length >= 3 && !(group === '' && (rest[2] === 'status' || rest[2] === 'finalize'))) {
     namespace = rest[1];
     rest = rest.slice(2);
   }
