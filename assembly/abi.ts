@@ -1,0 +1,124 @@
+// The ABI between the host (src/cache, src/kernel) and the plan kernel: where the tables live,
+// how records are laid out, what the flag bits and action codes mean. Defined here once and
+// mirrored in src/kernel/abi.ts; test/kernel/abi.test.ts checks that both agree.
+//
+// Every line of the form `export const NAME: u32 = <integer>;` is part of the ABI.
+
+export const ABI_VERSION: u32 = 3;
+export const ABI_MAGIC: u32 = 0x46415354;
+
+// ---- header: table addresses and capacities, at a fixed address -----------------------------
+// Address 0..63 is left unused so that a zero pointer is never a table.
+export const HEADER_ADDR: u32 = 64;
+export const HEADER_SIZE: u32 = 64;
+export const H_MAGIC: u32 = 0;
+export const H_PAIR_FLAGS: u32 = 4;
+export const H_PAIR_RECORDS: u32 = 8;
+export const H_NODE_FLAGS: u32 = 12;
+export const H_VOLUME_FLAGS: u32 = 16;
+export const H_PAIR_CAPACITY: u32 = 20;
+export const H_NODE_CAPACITY: u32 = 24;
+export const H_VOLUME_CAPACITY: u32 = 28;
+export const H_LAYOUT_GENERATION: u32 = 32;
+
+// Table capacities are multiples of this, so SIMD scans never straddle a table end.
+export const CAPACITY_ALIGN: u32 = 16;
+export const NIL: u32 = 0xffffffff;
+
+// ---- pairs: u16 flags (scanned), u16 desired pod count, then one record per pair ------------
+export const PF_LIVE: u32 = 1;
+export const PF_DESIRED: u32 = 2;
+export const PF_ATTACHED: u32 = 4;
+export const PF_UNCERTAIN: u32 = 8;
+export const PF_TIMER_SET: u32 = 16;
+export const PF_MOUNTED: u32 = 32;
+export const PF_REPORTED: u32 = 64;
+export const PF_MAE_REPORTED: u32 = 128;
+// an operation is pending on the key (volume, node)
+export const PF_PENDING: u32 = 256;
+// (volume, node, attach) / (volume, node, detach) is inside its backoff window
+export const PF_BACKOFF_ATTACH: u32 = 512;
+export const PF_BACKOFF_DETACH: u32 = 1024;
+// host only: the pair is counted in the conflict set
+export const PF_CONFLICT: u32 = 2048;
+// A pair needs the kernel's attention unless (flags & PF_SCAN_MASK) is 0 or PF_STEADY.
+export const PF_SCAN_MASK: u32 = 30;
+export const PF_STEADY: u32 = 6;
+
+export const PAIR_RECORD_SIZE: u32 = 20;
+export const PR_VOLUME: u32 = 0;
+export const PR_NODE: u32 = 4;
+// detach-request time, ms since the state's time base (valid while PF_TIMER_SET)
+export const PR_TIMER: u32 = 8;
+export const PR_NEXT_OF_VOLUME: u32 = 12;
+export const PR_NEXT_OF_NODE: u32 = 16;
+
+// ---- volumes: u8 flags -----------------------------------------------------------------------
+export const VF_LIVE: u32 = 1;
+export const VF_FORBIDDEN: u32 = 2;
+// some node holds a confirmed attachment (D7)
+export const VF_ATTACHED_ANY: u32 = 4;
+// an operation is pending on the volume-wide key
+export const VF_WIDE_PENDING: u32 = 8;
+// an operation is pending on some (volume, node) key of this volume
+export const VF_PAIR_PENDING_ANY: u32 = 16;
+export const VF_WIDE_BACKOFF_ATTACH: u32 = 32;
+export const VF_WIDE_BACKOFF_DETACH: u32 = 64;
+
+// ---- nodes: u8 flags -------------------------------------------------------------------------
+export const NF_LIVE: u32 = 1;
+export const NF_MANAGED: u32 = 2;
+export const NF_HEALTHY: u32 = 4;
+export const NF_OUT_OF_SERVICE: u32 = 8;
+export const NF_STATUS_NEEDED: u32 = 16;
+export const NF_IN_USE_OBSERVED: u32 = 32;
+export const NF_REMOVED: u32 = 64;
+// the node's report set was used at least once (B4 flags only tracked nodes)
+export const NF_TRACKED: u32 = 128;
+
+// ---- shard descriptor: one per shard, written by the host, cursors advanced by the kernel ----
+export const DESC_SIZE: u32 = 64;
+export const D_PAIR_BEGIN: u32 = 0;
+export const D_PAIR_END: u32 = 4;
+export const D_NODE_BEGIN: u32 = 8;
+export const D_NODE_END: u32 = 12;
+export const D_PAIR_CURSOR: u32 = 16;
+export const D_NODE_CURSOR: u32 = 20;
+export const D_OUT: u32 = 24;
+export const D_OUT_CAPACITY: u32 = 28;
+export const D_OUT_LENGTH: u32 = 32;
+// now, ms since the time base
+export const D_NOW: u32 = 36;
+export const D_OPTIONS: u32 = 40;
+// max wait for unmount, ms, f64
+export const D_MAX_WAIT: u32 = 48;
+export const D_STATUS: u32 = 56;
+
+export const OPT_DISABLE_FORCE_DETACH: u32 = 1;
+
+// ---- output: records of (volume, node, code) -------------------------------------------------
+export const OUT_RECORD_SIZE: u32 = 12;
+export const OUT_VOLUME: u32 = 0;
+export const OUT_NODE: u32 = 4;
+export const OUT_CODE: u32 = 8;
+
+// code = action | detail flags
+export const ACTION_MASK: u32 = 255;
+export const ACTION_DETACH: u32 = 1;
+export const ACTION_ATTACH: u32 = 2;
+export const ACTION_CONFLICT: u32 = 3;
+export const ACTION_STATUS: u32 = 4;
+// F5: timer expired and force detach on timeout not disabled (forceDetachTimeoutExpired)
+export const DF_FORCED_TIMEOUT: u32 = 256;
+// F5: the node has the out-of-service taint
+export const DF_OUT_OF_SERVICE: u32 = 512;
+// F9: verifySafeToDetach
+export const DF_VERIFY_SAFE: u32 = 1024;
+// F4: this pass started the detach timer
+export const DF_TIMER_STARTED: u32 = 2048;
+
+// ---- kernel status codes ---------------------------------------------------------------------
+export const STATUS_OK: u32 = 0;
+export const STATUS_OUTPUT_FULL: u32 = 1;
+export const STATUS_BAD_HEADER: u32 = 2;
+export const STATUS_BAD_DESCRIPTOR: u32 = 3;

@@ -1,0 +1,199 @@
+/**
+ * OperationTable: the pending operations and exponential backoff of the operation executor
+ * (upstream `nestedpendingoperations.go` + `exponential_backoff.go`, rules I1-I4), kept as
+ * host-side maps plus the bits the plan kernel reads (PF_PENDING, PF_BACKOFF_*, VF_WIDE_*,
+ * VF_PAIR_PENDING_ANY).
+ *
+ * Keys (I1): a volume-wide key for multi-attach-forbidden volumes, (volume, node) otherwise,
+ * decided when the operation starts. Backoff is per exact key and operation name (I3). The
+ * backoff bits say "inside the window as of the last expire(now)"; the planner expires them
+ * at the start of every plan, so the kernel compares no clocks.
+ */
+import {
+  PF_BACKOFF_ATTACH, PF_BACKOFF_DETACH, PF_PENDING, VF_FORBIDDEN, VF_PAIR_PENDING_ANY, VF_WIDE_BACKOFF_ATTACH,
+  VF_WIDE_BACKOFF_DETACH, VF_WIDE_PENDING,
+} from '../kernel/abi.js';
+import { BackoffHeap, INITIAL_BACKOFF_MS, MAX_BACKOFF_MS } from './backoff-heap.js';
+import type { WorldCore } from './world-core.js';
+import type { BackoffEntry, OperationKind, PendingOperation, StartResult } from './world-state.js';
+
+interface Backoff {
+  volume: number;
+  node: number;
+  op: OperationKind;
+  wide: boolean;
+  slot: number;
+  lastErrorAt: number;
+  durationMs: number;
+  active: boolean;
+}
+
+// Key numbering: a pair slot s is key 2s, a volume-wide key of volume v is 2v+1;
+// a backoff key appends the operation bit: key*2 + (detach ? 1 : 0).
+const pairKey = (slot: number) => slot * 2;
+const wideKey = (volume: number) => volume * 2 + 1;
+const opBit = (op: OperationKind) => (op === 'detach' ? 1 : 0);
+
+export class OperationTable {
+  private readonly pending = new Map<number, PendingOperation>();
+  private readonly backoff = new Map<number, Backoff>();
+  private readonly pairPendingPerVolume = new Map<number, number>();
+  private readonly heap = new BackoffHeap();
+
+  constructor(private readonly core: WorldCore) {}
+
+  holdsPair(slot: number): boolean {
+    const k = pairKey(slot) * 2;
+    return this.backoff.has(k) || this.backoff.has(k + 1);
+  }
+
+  holdsVolume(volume: number): boolean {
+    const k = wideKey(volume) * 2;
+    return (this.core.t.volumeFlags[volume] & VF_WIDE_PENDING) !== 0 || this.backoff.has(k) || this.backoff.has(k + 1);
+  }
+
+  tryStart(volume: number, node: number, op: OperationKind, now: number): StartResult {
+    const c = this.core;
+    const vf = c.t.volumeFlags[volume];
+    if (vf & VF_FORBIDDEN) {
+      // I2: a volume-wide key matches every key of the volume.
+      if (vf & (VF_WIDE_PENDING | VF_PAIR_PENDING_ANY)) return 'pending';
+      if (this.inWindow(wideKey(volume) * 2 + opBit(op), now)) return 'backoff';
+      c.t.volumeFlags[volume] = vf | VF_WIDE_PENDING;
+      this.pending.set(wideKey(volume), { volume, node, op, volumeWide: true, startedAt: now });
+    } else {
+      const found = c.findPair(volume, node);
+      if (vf & VF_WIDE_PENDING || (found >= 0 && c.t.pairFlags[found] & PF_PENDING)) return 'pending';
+      if (found >= 0 && this.inWindow(pairKey(found) * 2 + opBit(op), now)) return 'backoff';
+      const slot = found >= 0 ? found : c.getOrCreatePair(volume, node);
+      c.t.pairFlags[slot] |= PF_PENDING;
+      const n = (this.pairPendingPerVolume.get(volume) ?? 0) + 1;
+      this.pairPendingPerVolume.set(volume, n);
+      c.t.volumeFlags[volume] |= VF_PAIR_PENDING_ANY;
+      this.pending.set(pairKey(slot), { volume, node, op, volumeWide: false, startedAt: now });
+    }
+    c.counters.pendingOperations++;
+    return 'started';
+  }
+
+  complete(volume: number, node: number, op: OperationKind, ok: boolean, now: number): boolean {
+    const c = this.core;
+    const slot = c.findPair(volume, node);
+    let key = slot >= 0 ? pairKey(slot) : -1;
+    let started = key >= 0 && (c.t.pairFlags[slot] & PF_PENDING) !== 0 ? this.pending.get(key) : undefined;
+    if (started === undefined || started.op !== op) {
+      // The volume-wide key has one lane per volume, so (volume, op) identifies it.
+      key = wideKey(volume);
+      started = this.pending.get(key);
+      if (started === undefined || started.op !== op) return false;
+    }
+    this.pending.delete(key);
+    c.counters.pendingOperations--;
+    if (started.volumeWide) {
+      c.t.volumeFlags[volume] &= ~VF_WIDE_PENDING;
+    } else {
+      c.t.pairFlags[slot] &= ~PF_PENDING;
+      const n = (this.pairPendingPerVolume.get(volume) ?? 1) - 1;
+      if (n > 0) this.pairPendingPerVolume.set(volume, n);
+      else {
+        this.pairPendingPerVolume.delete(volume);
+        c.t.volumeFlags[volume] &= ~VF_PAIR_PENDING_ANY;
+      }
+    }
+    if (ok) {
+      // I3: success deletes the key, which resets its backoff for both operation names.
+      this.drop(key * 2);
+      this.drop(key * 2 + 1);
+    } else {
+      this.fail(key * 2 + opBit(op), { volume, node, op, wide: started.volumeWide, slot }, now);
+    }
+    if (started.volumeWide) c.maybeFreeVolume(volume);
+    else c.maybeFreePair(slot);
+    return true;
+  }
+
+  /** I4: false while the exact key is pending or (key, op) is inside its backoff window. */
+  isSafeToRetry(volume: number, node: number, op: OperationKind, now: number): boolean {
+    const c = this.core;
+    const vf = c.t.volumeFlags[volume];
+    if (vf & VF_FORBIDDEN) {
+      return (vf & VF_WIDE_PENDING) === 0 && !this.inWindow(wideKey(volume) * 2 + opBit(op), now);
+    }
+    const slot = c.findPair(volume, node);
+    if (slot < 0) return true;
+    return (c.t.pairFlags[slot] & PF_PENDING) === 0 && !this.inWindow(pairKey(slot) * 2 + opBit(op), now);
+  }
+
+  /** G1 matching. */
+  isPending(volume: number, node: number): boolean {
+    const c = this.core;
+    const vf = c.t.volumeFlags[volume];
+    if (vf & VF_FORBIDDEN) return (vf & (VF_WIDE_PENDING | VF_PAIR_PENDING_ANY)) !== 0;
+    if (vf & VF_WIDE_PENDING) return true;
+    const slot = c.findPair(volume, node);
+    return slot >= 0 && (c.t.pairFlags[slot] & PF_PENDING) !== 0;
+  }
+
+  pendingList(): PendingOperation[] {
+    return [...this.pending.values()];
+  }
+
+  backoffList(now: number): BackoffEntry[] {
+    const out: BackoffEntry[] = [];
+    for (const b of this.backoff.values()) {
+      if (now - b.lastErrorAt > b.durationMs) continue;
+      out.push({
+        volume: b.volume, node: b.node, op: b.op, volumeWide: b.wide, lastErrorAt: b.lastErrorAt,
+        durationMs: b.durationMs, retryAt: b.lastErrorAt + b.durationMs + 1,
+      });
+    }
+    return out;
+  }
+
+  /** Clears the backoff bits of every window that has ended by `now`. */
+  expire(now: number): void {
+    for (let key = this.heap.popDue(now); key >= 0; key = this.heap.popDue(now)) {
+      const b = this.backoff.get(key);
+      if (b && b.active && now - b.lastErrorAt > b.durationMs) this.setActive(b, false);
+    }
+  }
+
+  private inWindow(key: number, now: number): boolean {
+    const b = this.backoff.get(key);
+    return b !== undefined && now - b.lastErrorAt <= b.durationMs;
+  }
+
+  private fail(key: number, who: Pick<Backoff, 'volume' | 'node' | 'op' | 'wide' | 'slot'>, now: number): void {
+    let b = this.backoff.get(key);
+    if (b === undefined) {
+      b = { ...who, lastErrorAt: now, durationMs: 0, active: false };
+      this.backoff.set(key, b);
+    }
+    b.node = who.node;
+    b.durationMs = b.durationMs === 0 ? INITIAL_BACKOFF_MS : Math.min(2 * b.durationMs, MAX_BACKOFF_MS);
+    b.lastErrorAt = now;
+    this.setActive(b, true);
+    this.heap.push(key, now + b.durationMs);
+  }
+
+  private drop(key: number): void {
+    const b = this.backoff.get(key);
+    if (b === undefined) return;
+    this.setActive(b, false);
+    this.backoff.delete(key);
+  }
+
+  private setActive(b: Backoff, active: boolean): void {
+    if (b.active === active) return;
+    b.active = active;
+    this.core.counters.backoffOperations += active ? 1 : -1;
+    const t = this.core.t;
+    if (b.wide) {
+      const bit = b.op === 'detach' ? VF_WIDE_BACKOFF_DETACH : VF_WIDE_BACKOFF_ATTACH;
+      t.volumeFlags[b.volume] = active ? t.volumeFlags[b.volume] | bit : t.volumeFlags[b.volume] & ~bit;
+    } else {
+      const bit = b.op === 'detach' ? PF_BACKOFF_DETACH : PF_BACKOFF_ATTACH;
+      t.pairFlags[b.slot] = active ? t.pairFlags[b.slot] | bit : t.pairFlags[b.slot] & ~bit;
+    }
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * SharedTables: the packed tables in one shared `WebAssembly.Memory`, laid out back to back
+ * after the header (assembly/abi.ts), and the typed-array views the main thread uses on them.
+ *
+ * Growth: a table grows by 1.5x (rounded to CAPACITY_ALIGN). All tables keep their order, so a
+ * relayout only moves tables upwards: the memory grows first, then tables are moved from the
+ * last to the first (memmove) and their new tails zeroed, then the header is rewritten and
+ * the views rebuilt. Worker threads hold no views; the kernel reads the header on every call.
+ * Callers must not hold a view across any call that can grow a table.
+ */
+import {
+  ABI_MAGIC, CAPACITY_ALIGN, HEADER_ADDR, HEADER_SIZE, H_LAYOUT_GENERATION, H_MAGIC, H_NODE_CAPACITY,
+  H_NODE_FLAGS, H_PAIR_CAPACITY, H_PAIR_FLAGS, H_PAIR_RECORDS, H_VOLUME_CAPACITY, H_VOLUME_FLAGS,
+  MEMORY_INITIAL_PAGES, MEMORY_MAXIMUM_PAGES, PAIR_RECORD_SIZE,
+} from '../kernel/abi.js';
+import { fleetError } from '../errors/index.js';
+
+const PAGE = 65536;
+
+/** Pair record fields as Uint32Array word offsets (record = PAIR_RECORD_WORDS words). */
+export const PAIR_RECORD_WORDS = PAIR_RECORD_SIZE / 4;
+
+export interface Capacities {
+  nodes: number;
+  volumes: number;
+  pairs: number;
+  scratchBytes: number;
+}
+
+interface Table {
+  name: string;
+  /** Bytes per slot. */
+  width: number;
+  kind: 'nodes' | 'volumes' | 'pairs' | 'scratch';
+}
+
+// Order matters: the header points at the first four kernel tables by name.
+const TABLES: Table[] = [
+  { name: 'nodeFlags', width: 1, kind: 'nodes' },
+  { name: 'nodeHead', width: 4, kind: 'nodes' },
+  { name: 'nodeDesired', width: 4, kind: 'nodes' },
+  { name: 'volumeFlags', width: 1, kind: 'volumes' },
+  { name: 'volumeHead', width: 4, kind: 'volumes' },
+  { name: 'pairFlags', width: 2, kind: 'pairs' },
+  { name: 'pairPods', width: 2, kind: 'pairs' },
+  { name: 'pairRecords', width: PAIR_RECORD_SIZE, kind: 'pairs' },
+  { name: 'scratch', width: 1, kind: 'scratch' },
+];
+
+const align = (n: number, a: number) => Math.ceil(n / a) * a;
+const alignCapacity = (n: number) => Math.max(CAPACITY_ALIGN, align(n, CAPACITY_ALIGN));
+
+export class SharedTables {
+  readonly memory: WebAssembly.Memory;
+  caps: Capacities;
+  offsets: Record<string, number> = {};
+  nodeFlags!: Uint8Array;
+  nodeHead!: Uint32Array;
+  nodeDesired!: Uint32Array;
+  volumeFlags!: Uint8Array;
+  volumeHead!: Uint32Array;
+  pairFlags!: Uint16Array;
+  pairPods!: Uint16Array;
+  pairRecords!: Uint32Array;
+  bytes!: Uint8Array;
+  private generation = 0;
+
+  constructor(initial: Partial<Capacities>) {
+    this.caps = {
+      nodes: alignCapacity(initial.nodes ?? 1024),
+      volumes: alignCapacity(initial.volumes ?? 1024),
+      pairs: alignCapacity(initial.pairs ?? 4096),
+      scratchBytes: align(initial.scratchBytes ?? 65536, 16),
+    };
+    const end = this.computeOffsets(this.caps).end;
+    const pages = Math.max(MEMORY_INITIAL_PAGES, Math.ceil(end / PAGE));
+    if (pages > MEMORY_MAXIMUM_PAGES) throw fleetError('FA_ERR_STATE_CAPACITY', `initial capacities need ${pages} pages`);
+    this.memory = new WebAssembly.Memory({ initial: pages, maximum: MEMORY_MAXIMUM_PAGES, shared: true });
+    this.offsets = this.computeOffsets(this.caps).offsets;
+    this.rebuildViews();
+    this.writeHeader();
+  }
+
+  /** Makes room for slot index `slot` of `kind` (no-op if it fits). */
+  ensure(kind: 'nodes' | 'volumes' | 'pairs', slot: number): void {
+    if (slot < this.caps[kind]) return;
+    this.relayout({ ...this.caps, [kind]: alignCapacity(Math.max(slot + 1, Math.floor(this.caps[kind] * 1.5))) });
+  }
+
+  /** Makes the scratch region at least `bytes` long; its contents are not preserved. */
+  ensureScratch(bytes: number): void {
+    if (bytes <= this.caps.scratchBytes) return;
+    this.relayout({ ...this.caps, scratchBytes: align(Math.max(bytes, this.caps.scratchBytes * 1.5), 16) });
+  }
+
+  /** Total bytes of the memory, and of the tables in use (header and scratch excluded). */
+  sizes(): { memoryBytes: number; tableBytes: number } {
+    return { memoryBytes: this.memory.buffer.byteLength, tableBytes: this.offsets.scratch - this.offsets.nodeFlags };
+  }
+
+  tableBytes(name: string): number {
+    const t = TABLES.find((x) => x.name === name);
+    if (!t || t.kind === 'scratch') return this.caps.scratchBytes;
+    return t.width * this.caps[t.kind];
+  }
+
+  private computeOffsets(caps: Capacities): { offsets: Record<string, number>; end: number } {
+    const offsets: Record<string, number> = {};
+    let at = HEADER_ADDR + HEADER_SIZE;
+    for (const t of TABLES) {
+      at = align(at, 16);
+      offsets[t.name] = at;
+      at += t.kind === 'scratch' ? caps.scratchBytes : t.width * caps[t.kind];
+    }
+    return { offsets, end: at };
+  }
+
+  private relayout(caps: Capacities): void {
+    const { offsets, end } = this.computeOffsets(caps);
+    const needPages = Math.ceil(end / PAGE);
+    const havePages = this.memory.buffer.byteLength / PAGE;
+    if (needPages > MEMORY_MAXIMUM_PAGES) {
+      throw fleetError('FA_ERR_STATE_CAPACITY', `tables need ${needPages} pages, the memory maximum is ${MEMORY_MAXIMUM_PAGES}`);
+    }
+    if (needPages > havePages) this.memory.grow(needPages - havePages);
+    const bytes = new Uint8Array(this.memory.buffer);
+    // Move from the last table down: each table only moves up, never over one not yet moved.
+    for (let i = TABLES.length - 1; i >= 0; i--) {
+      const t = TABLES[i];
+      if (t.kind === 'scratch') continue;
+      const oldLen = t.width * this.caps[t.kind];
+      const newLen = t.width * caps[t.kind];
+      const from = this.offsets[t.name];
+      const to = offsets[t.name];
+      if (to !== from) bytes.copyWithin(to, from, from + oldLen);
+      bytes.fill(0, to + oldLen, to + newLen);
+    }
+    this.caps = caps;
+    this.offsets = offsets;
+    this.rebuildViews();
+    this.writeHeader();
+  }
+
+  private rebuildViews(): void {
+    const buf = this.memory.buffer;
+    const o = this.offsets;
+    const c = this.caps;
+    this.bytes = new Uint8Array(buf);
+    this.nodeFlags = new Uint8Array(buf, o.nodeFlags, c.nodes);
+    this.nodeHead = new Uint32Array(buf, o.nodeHead, c.nodes);
+    this.nodeDesired = new Uint32Array(buf, o.nodeDesired, c.nodes);
+    this.volumeFlags = new Uint8Array(buf, o.volumeFlags, c.volumes);
+    this.volumeHead = new Uint32Array(buf, o.volumeHead, c.volumes);
+    this.pairFlags = new Uint16Array(buf, o.pairFlags, c.pairs);
+    this.pairPods = new Uint16Array(buf, o.pairPods, c.pairs);
+    this.pairRecords = new Uint32Array(buf, o.pairRecords, c.pairs * PAIR_RECORD_WORDS);
+  }
+
+  private writeHeader(): void {
+    const h = new DataView(this.memory.buffer, HEADER_ADDR, HEADER_SIZE);
+    const o = this.offsets;
+    h.setUint32(H_PAIR_FLAGS, o.pairFlags, true);
+    h.setUint32(H_PAIR_RECORDS, o.pairRecords, true);
+    h.setUint32(H_NODE_FLAGS, o.nodeFlags, true);
+    h.setUint32(H_VOLUME_FLAGS, o.volumeFlags, true);
+    h.setUint32(H_PAIR_CAPACITY, this.caps.pairs, true);
+    h.setUint32(H_NODE_CAPACITY, this.caps.nodes, true);
+    h.setUint32(H_VOLUME_CAPACITY, this.caps.volumes, true);
+    h.setUint32(H_LAYOUT_GENERATION, ++this.generation, true);
+    h.setUint32(H_MAGIC, ABI_MAGIC, true);
+  }
+}

@@ -1,0 +1,279 @@
+/**
+ * WorldCore: the tables, the interners and the invariants that tie them together: pair
+ * records linked into their volume's and their node's list, ids freed only when nothing
+ * references them, the counters, the conflict set (G3), the VF_ATTACHED_ANY bit (D7) and the
+ * report sets (D6). WorldStateImpl (the public API) and OperationTable build on it.
+ */
+import {
+  NF_LIVE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED, NIL, PF_ATTACHED, PF_CONFLICT, PF_DESIRED, PF_LIVE,
+  PF_MOUNTED, PF_PENDING, PF_REPORTED, PF_UNCERTAIN, PR_NEXT_OF_NODE, PR_NEXT_OF_VOLUME, PR_NODE, PR_TIMER, PR_VOLUME,
+  VF_ATTACHED_ANY, VF_FORBIDDEN, VF_LIVE,
+} from '../kernel/abi.js';
+import { Interner } from './interner.js';
+import { PAIR_RECORD_WORDS, SharedTables, type Capacities } from './shared-tables.js';
+
+const W = PAIR_RECORD_WORDS;
+const VOL = PR_VOLUME / 4;
+const NODE = PR_NODE / 4;
+const NEXT_V = PR_NEXT_OF_VOLUME / 4;
+const NEXT_N = PR_NEXT_OF_NODE / 4;
+
+export interface Counters {
+  managedNodes: number;
+  pairs: number;
+  desiredPairs: number;
+  attached: number;
+  uncertain: number;
+  reportedAttached: number;
+  pendingOperations: number;
+  backoffOperations: number;
+  statusUpdatesNeeded: number;
+}
+
+/** Asks whether operation state still references a pair slot or a volume (OperationTable). */
+export interface OperationRefs {
+  holdsPair(slot: number): boolean;
+  holdsVolume(volume: number): boolean;
+}
+
+export class WorldCore {
+  readonly t: SharedTables;
+  readonly nodes = new Interner();
+  readonly volumes = new Interner();
+  readonly pods = new Interner();
+  readonly podRefs: number[] = [];
+  /** First pod id of each pair slot (-1 none); further pods in `morePods`. */
+  podFirst: Int32Array;
+  readonly morePods = new Map<number, number[]>();
+  /** Per node: last observed volumesInUse, null = never observed (D3). */
+  readonly inUse: Array<Set<string> | null> = [];
+  readonly volumeInfo = new Map<number, unknown>();
+  readonly conflictSlots = new Set<number>();
+  readonly counters: Counters = {
+    managedNodes: 0, pairs: 0, desiredPairs: 0, attached: 0, uncertain: 0, reportedAttached: 0,
+    pendingOperations: 0, backoffOperations: 0, statusUpdatesNeeded: 0,
+  };
+  /** One past the highest pair slot ever used. */
+  pairHighWater = 0;
+  private freePair = NIL;
+  ops!: OperationRefs;
+
+  constructor(caps: Partial<Capacities>) {
+    this.t = new SharedTables(caps);
+    this.podFirst = new Int32Array(this.t.caps.pairs).fill(-1);
+  }
+
+  // ---- nodes and volumes -------------------------------------------------------------------
+  internNode(name: string): number {
+    const { id, created } = this.nodes.intern(name);
+    if (created) {
+      this.t.ensure('nodes', id);
+      this.t.nodeFlags[id] = NF_LIVE;
+      this.t.nodeHead[id] = NIL;
+      this.t.nodeDesired[id] = 0;
+      this.inUse[id] = null;
+    } else {
+      this.t.nodeFlags[id] &= ~NF_REMOVED;
+    }
+    return id;
+  }
+
+  internVolume(name: string): number {
+    const { id, created } = this.volumes.intern(name);
+    if (created) {
+      this.t.ensure('volumes', id);
+      this.t.volumeFlags[id] = VF_LIVE;
+      this.t.volumeHead[id] = NIL;
+    }
+    return id;
+  }
+
+  /** Frees a removed node nothing references. */
+  maybeFreeNode(node: number): void {
+    if ((this.t.nodeFlags[node] & NF_REMOVED) === 0 || this.t.nodeHead[node] !== NIL) return;
+    this.setStatusNeeded(node, false);
+    this.t.nodeFlags[node] = 0;
+    this.inUse[node] = null;
+    this.nodes.release(node);
+  }
+
+  /** Frees a volume with no pairs and no volume-wide operation state. */
+  maybeFreeVolume(volume: number): boolean {
+    if (this.t.volumeHead[volume] !== NIL || this.ops.holdsVolume(volume)) return false;
+    this.t.volumeFlags[volume] = 0;
+    this.volumeInfo.delete(volume);
+    this.volumes.release(volume);
+    return true;
+  }
+
+  // ---- pairs -------------------------------------------------------------------------------
+  /** The pair slot of (volume, node), or -1. O(min(pairs of volume, pairs of node)). */
+  findPair(volume: number, node: number): number {
+    const r = this.t.pairRecords;
+    let a = this.t.volumeHead[volume];
+    let b = this.t.nodeHead[node];
+    // A pair is on both lists, so the walk can stop when either list ends.
+    while (a !== NIL && b !== NIL) {
+      if (r[a * W + NODE] === node) return a;
+      if (r[b * W + VOL] === volume) return b;
+      a = r[a * W + NEXT_V];
+      b = r[b * W + NEXT_N];
+    }
+    return -1;
+  }
+
+  getOrCreatePair(volume: number, node: number): number {
+    const found = this.findPair(volume, node);
+    if (found >= 0) return found;
+    let slot: number;
+    if (this.freePair !== NIL) {
+      slot = this.freePair;
+      this.freePair = this.t.pairRecords[slot * W + NEXT_V];
+    } else {
+      slot = this.pairHighWater++;
+      if (slot >= this.t.caps.pairs) {
+        this.t.ensure('pairs', slot);
+        const pods = new Int32Array(this.t.caps.pairs).fill(-1);
+        pods.set(this.podFirst);
+        this.podFirst = pods;
+      }
+    }
+    const t = this.t;
+    const r = t.pairRecords;
+    r[slot * W + VOL] = volume;
+    r[slot * W + NODE] = node;
+    r[slot * W + PR_TIMER / 4] = 0;
+    r[slot * W + NEXT_V] = t.volumeHead[volume];
+    r[slot * W + NEXT_N] = t.nodeHead[node];
+    t.volumeHead[volume] = slot;
+    t.nodeHead[node] = slot;
+    t.pairPods[slot] = 0;
+    t.pairFlags[slot] = PF_LIVE | (this.isMounted(volume, node) ? PF_MOUNTED : 0);
+    this.podFirst[slot] = -1;
+    this.counters.pairs++;
+    return slot;
+  }
+
+  /** Frees the slot when nothing (desired, actual, operation state) holds it. */
+  maybeFreePair(slot: number): void {
+    const f = this.t.pairFlags[slot];
+    if ((f & (PF_DESIRED | PF_ATTACHED | PF_UNCERTAIN | PF_PENDING)) !== 0 || this.ops.holdsPair(slot)) return;
+    const r = this.t.pairRecords;
+    const volume = r[slot * W + VOL];
+    const node = r[slot * W + NODE];
+    this.unlink(this.t.volumeHead, volume, slot, NEXT_V);
+    this.unlink(this.t.nodeHead, node, slot, NEXT_N);
+    this.t.pairFlags[slot] = 0;
+    r[slot * W + NEXT_V] = this.freePair;
+    this.freePair = slot;
+    this.counters.pairs--;
+    this.maybeFreeVolume(volume);
+    this.maybeFreeNode(node);
+  }
+
+  private unlink(heads: Uint32Array, owner: number, slot: number, next: number): void {
+    const r = this.t.pairRecords;
+    if (heads[owner] === slot) {
+      heads[owner] = r[slot * W + next];
+      return;
+    }
+    for (let p = heads[owner]; p !== NIL; p = r[p * W + next]) {
+      if (r[p * W + next] === slot) {
+        r[p * W + next] = r[slot * W + next];
+        return;
+      }
+    }
+  }
+
+  pairVolume(slot: number): number {
+    return this.t.pairRecords[slot * W + VOL];
+  }
+
+  pairNode(slot: number): number {
+    return this.t.pairRecords[slot * W + NODE];
+  }
+
+  forEachSlotOfNode(node: number, fn: (slot: number) => void): void {
+    const r = this.t.pairRecords;
+    for (let p = this.t.nodeHead[node]; p !== NIL; ) {
+      const next = r[p * W + NEXT_N];
+      fn(p);
+      p = next;
+    }
+  }
+
+  forEachSlotOfVolume(volume: number, fn: (slot: number) => void): void {
+    const r = this.t.pairRecords;
+    for (let p = this.t.volumeHead[volume]; p !== NIL; ) {
+      const next = r[p * W + NEXT_V];
+      fn(p);
+      p = next;
+    }
+  }
+
+  isMounted(volume: number, node: number): boolean {
+    const set = this.inUse[node];
+    return set === null || set === undefined || set.has(this.volumes.name(volume) as string);
+  }
+
+  // ---- report set and node status (D6, K3) -------------------------------------------------
+  setStatusNeeded(node: number, needed: boolean): void {
+    const f = this.t.nodeFlags[node];
+    if (needed === ((f & NF_STATUS_NEEDED) !== 0)) return;
+    this.t.nodeFlags[node] = needed ? f | NF_STATUS_NEEDED : f & ~NF_STATUS_NEEDED;
+    this.counters.statusUpdatesNeeded += needed ? 1 : -1;
+  }
+
+  addToReport(slot: number): boolean {
+    const f = this.t.pairFlags[slot];
+    if ((f & PF_REPORTED) !== 0 || (f & PF_ATTACHED) === 0) return false;
+    this.t.pairFlags[slot] = f | PF_REPORTED;
+    this.counters.reportedAttached++;
+    const node = this.pairNode(slot);
+    this.t.nodeFlags[node] |= NF_TRACKED;
+    this.setStatusNeeded(node, true);
+    return true;
+  }
+
+  removeFromReport(slot: number): boolean {
+    const f = this.t.pairFlags[slot];
+    if ((f & PF_REPORTED) === 0) return false;
+    this.t.pairFlags[slot] = f & ~PF_REPORTED;
+    this.counters.reportedAttached--;
+    this.setStatusNeeded(this.pairNode(slot), true);
+    return true;
+  }
+
+  // ---- attachment summary (D7) and conflicts (G3) ------------------------------------------
+  /** Recomputes VF_ATTACHED_ANY after a pair of the volume left Attached. */
+  refreshAttachedAny(volume: number): void {
+    let any = false;
+    const flags = this.t.pairFlags;
+    this.forEachSlotOfVolume(volume, (p) => {
+      if (flags[p] & PF_ATTACHED) any = true;
+    });
+    this.setAttachedAny(volume, any);
+  }
+
+  setAttachedAny(volume: number, any: boolean): void {
+    const f = this.t.volumeFlags[volume];
+    if (any === ((f & VF_ATTACHED_ANY) !== 0)) return;
+    this.t.volumeFlags[volume] = any ? f | VF_ATTACHED_ANY : f & ~VF_ATTACHED_ANY;
+    if (f & VF_FORBIDDEN) this.refreshVolumeConflicts(volume);
+  }
+
+  refreshVolumeConflicts(volume: number): void {
+    this.forEachSlotOfVolume(volume, (p) => this.refreshConflict(p));
+  }
+
+  refreshConflict(slot: number): void {
+    const f = this.t.pairFlags[slot];
+    const vf = this.t.volumeFlags[this.pairVolume(slot)];
+    const conflict = (f & PF_DESIRED) !== 0 && (f & PF_ATTACHED) === 0
+      && (vf & VF_FORBIDDEN) !== 0 && (vf & VF_ATTACHED_ANY) !== 0;
+    if (conflict === ((f & PF_CONFLICT) !== 0)) return;
+    this.t.pairFlags[slot] = conflict ? f | PF_CONFLICT : f & ~PF_CONFLICT;
+    if (conflict) this.conflictSlots.add(slot);
+    else this.conflictSlots.delete(slot);
+  }
+}

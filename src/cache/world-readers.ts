@@ -1,0 +1,83 @@
+/**
+ * Read-only views of the world state for the HTTP API, metrics and tests: plain objects built
+ * on demand from the packed tables (never cached, so they are never stale).
+ */
+import {
+  NF_HEALTHY, NF_LIVE, NF_MANAGED, NF_OUT_OF_SERVICE, NF_STATUS_NEEDED, PF_ATTACHED, PF_MAE_REPORTED,
+  PF_MOUNTED, PF_REPORTED, PF_TIMER_SET, PF_UNCERTAIN, PR_TIMER, VF_FORBIDDEN, VF_LIVE,
+} from '../kernel/abi.js';
+import { PAIR_RECORD_WORDS } from './shared-tables.js';
+import type { WorldCore } from './world-core.js';
+import type { AttachState, NodeState, PairState, VolumeState } from './world-state.js';
+
+const TIMER = PR_TIMER / 4;
+
+export function attachStateOf(flags: number): AttachState {
+  if (flags & PF_ATTACHED) return 'attached';
+  if (flags & PF_UNCERTAIN) return 'uncertain';
+  return 'detached';
+}
+
+export function pairState(core: WorldCore, slot: number, timeBase: number): PairState {
+  const f = core.t.pairFlags[slot];
+  return {
+    volume: core.pairVolume(slot),
+    node: core.pairNode(slot),
+    desiredPods: core.t.pairPods[slot],
+    multiAttachErrorReported: (f & PF_MAE_REPORTED) !== 0,
+    attachState: attachStateOf(f),
+    mounted: (f & PF_MOUNTED) !== 0,
+    reportedAttached: (f & PF_REPORTED) !== 0,
+    detachRequestedAt: f & PF_TIMER_SET ? timeBase + core.t.pairRecords[slot * PAIR_RECORD_WORDS + TIMER] : null,
+  };
+}
+
+export function nodeState(core: WorldCore, node: number): NodeState | undefined {
+  const name = core.nodes.name(node);
+  if (name === undefined) return undefined;
+  const f = core.t.nodeFlags[node];
+  let pairs = 0;
+  core.forEachSlotOfNode(node, () => pairs++);
+  const inUse = core.inUse[node];
+  return {
+    id: node,
+    name,
+    managed: (f & NF_MANAGED) !== 0,
+    healthy: (f & NF_HEALTHY) !== 0,
+    outOfService: (f & NF_OUT_OF_SERVICE) !== 0,
+    volumesInUse: inUse ? [...inUse] : null,
+    statusUpdateNeeded: (f & NF_STATUS_NEEDED) !== 0,
+    pairs,
+  };
+}
+
+export function volumeState(core: WorldCore, volume: number): VolumeState | undefined {
+  const name = core.volumes.name(volume);
+  if (name === undefined) return undefined;
+  let pairs = 0;
+  let attachedNodes = 0;
+  core.forEachSlotOfVolume(volume, (p) => {
+    pairs++;
+    if (core.t.pairFlags[p] & PF_ATTACHED) attachedNodes++;
+  });
+  return {
+    id: volume,
+    name,
+    multiAttachForbidden: (core.t.volumeFlags[volume] & VF_FORBIDDEN) !== 0,
+    attachedNodes,
+    pairs,
+    info: core.volumeInfo.get(volume),
+  };
+}
+
+/** Live ids above `after`, ascending, at most `limit`, from a flags table. */
+export function liveIds(flags: Uint8Array, highWater: number, after: number, limit: number, live: number): number[] {
+  const out: number[] = [];
+  for (let i = Math.max(0, Math.floor(after) + 1); i < highWater && out.length < limit; i++) {
+    if (flags[i] & live) out.push(i);
+  }
+  return out;
+}
+
+export const NODE_LIVE = NF_LIVE;
+export const VOLUME_LIVE = VF_LIVE;

@@ -1,0 +1,371 @@
+/**
+ * The WorldState implementation over WorldCore (tables, lists, counters) and OperationTable.
+ * Contracts are documented on the interface in world-state.ts.
+ */
+import {
+  NF_HEALTHY, NF_IN_USE_OBSERVED, NF_MANAGED, NF_OUT_OF_SERVICE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED,
+  PF_ATTACHED, PF_DESIRED, PF_MAE_REPORTED, PF_MOUNTED, PF_REPORTED, PF_TIMER_SET, PF_UNCERTAIN, VF_FORBIDDEN,
+} from '../kernel/abi.js';
+import { fleetError } from '../errors/index.js';
+import { logger } from '../log/logger.js';
+import type { KernelAccess } from './kernel-access.js';
+import { OperationTable } from './operation-table.js';
+import { PlanClock } from './plan-clock.js';
+import { WorldCore } from './world-core.js';
+import { PodSets } from './pod-sets.js';
+import {
+  attachStateOf, liveIds, nodeState, NODE_LIVE, pairState, volumeState, VOLUME_LIVE,
+} from './world-readers.js';
+import type {
+  AddPodResult, AttachState, BackoffEntry, NodeId, NodeState, OperationKind, PairState, PendingOperation,
+  StartResult, VolumeId, VolumeState, WorldCounts, WorldState,
+} from './world-state.js';
+
+export interface WorldStateOptions {
+  /** Expected sizes; tables start this large and grow by 1.5x beyond. */
+  capacity?: { nodes?: number; volumes?: number; pairs?: number };
+}
+
+const log = logger('world-state');
+
+export function createWorldState(options: WorldStateOptions = {}): WorldState {
+  return new WorldStateImpl(options);
+}
+
+class WorldStateImpl implements WorldState {
+  private readonly core: WorldCore;
+  private readonly ops: OperationTable;
+  private readonly pods: PodSets;
+  private readonly clock: PlanClock;
+  private readonly idleQueue: Array<() => void> = [];
+  planning = false;
+
+  constructor(options: WorldStateOptions) {
+    this.core = new WorldCore(options.capacity ?? {});
+    this.ops = new OperationTable(this.core);
+    this.core.ops = this.ops;
+    this.pods = new PodSets(this.core);
+    this.clock = new PlanClock(this.core);
+  }
+
+  // ---- interning -----------------------------------------------------------------------------
+  internNode(name: string): NodeId {
+    this.assertIdle();
+    return this.core.internNode(name);
+  }
+  findNode(name: string): NodeId | undefined {
+    return this.core.nodes.find(name);
+  }
+  nodeName(node: NodeId): string {
+    return this.core.nodes.name(node) ?? this.dead('node', node);
+  }
+  internVolume(uniqueName: string): VolumeId {
+    this.assertIdle();
+    return this.core.internVolume(uniqueName);
+  }
+  findVolume(uniqueName: string): VolumeId | undefined {
+    return this.core.volumes.find(uniqueName);
+  }
+  volumeName(volume: VolumeId): string {
+    return this.core.volumes.name(volume) ?? this.dead('volume', volume);
+  }
+  releaseVolume(volume: VolumeId): boolean {
+    this.assertIdle();
+    return this.core.volumes.isLive(volume) && this.core.maybeFreeVolume(volume);
+  }
+
+  // ---- nodes ---------------------------------------------------------------------------------
+  setNodeManaged(node: NodeId): void {
+    this.nodeFlag(node, NF_MANAGED, true);
+  }
+  setNodeHealthy(node: NodeId, healthy: boolean): void {
+    this.nodeFlag(node, NF_HEALTHY, healthy);
+  }
+  setNodeOutOfService(node: NodeId, outOfService: boolean): void {
+    this.nodeFlag(node, NF_OUT_OF_SERVICE, outOfService);
+  }
+  setVolumesInUse(node: NodeId, uniqueNames: readonly string[] | null): void {
+    this.liveNode(node);
+    const c = this.core;
+    c.inUse[node] = uniqueNames === null ? null : new Set(uniqueNames);
+    c.t.nodeFlags[node] = uniqueNames === null ? c.t.nodeFlags[node] & ~NF_IN_USE_OBSERVED : c.t.nodeFlags[node] | NF_IN_USE_OBSERVED;
+    const flags = c.t.pairFlags;
+    c.forEachSlotOfNode(node, (p) => {
+      flags[p] = c.isMounted(c.pairVolume(p), node) ? flags[p] | PF_MOUNTED : flags[p] & ~PF_MOUNTED;
+    });
+  }
+  removeNode(node: NodeId): boolean {
+    this.liveNode(node);
+    const c = this.core;
+    if (c.t.nodeDesired[node] > 0) return false;
+    this.nodeFlag(node, NF_MANAGED | NF_HEALTHY | NF_OUT_OF_SERVICE, false);
+    c.t.nodeFlags[node] |= NF_REMOVED;
+    c.maybeFreeNode(node);
+    return true;
+  }
+  setStatusUpdateNeeded(node: NodeId): boolean {
+    this.liveNode(node);
+    if ((this.core.t.nodeFlags[node] & NF_TRACKED) === 0) return false;
+    this.core.setStatusNeeded(node, true);
+    return true;
+  }
+  clearStatusUpdateNeeded(node: NodeId): void {
+    this.liveNode(node);
+    this.core.setStatusNeeded(node, false);
+  }
+  statusUpdateNeeded(node: NodeId): boolean {
+    return this.core.nodes.isLive(node) && (this.core.t.nodeFlags[node] & NF_STATUS_NEEDED) !== 0;
+  }
+  volumesToReport(node: NodeId): VolumeId[] {
+    const out: VolumeId[] = [];
+    if (!this.core.nodes.isLive(node)) return out;
+    const c = this.core;
+    c.forEachSlotOfNode(node, (p) => {
+      if (c.t.pairFlags[p] & PF_REPORTED) out.push(c.pairVolume(p));
+    });
+    return out;
+  }
+
+  // ---- volumes -------------------------------------------------------------------------------
+  setMultiAttachForbidden(volume: VolumeId, forbidden: boolean): void {
+    this.liveVolume(volume);
+    const t = this.core.t;
+    if (forbidden === ((t.volumeFlags[volume] & VF_FORBIDDEN) !== 0)) return;
+    t.volumeFlags[volume] = forbidden ? t.volumeFlags[volume] | VF_FORBIDDEN : t.volumeFlags[volume] & ~VF_FORBIDDEN;
+    this.core.refreshVolumeConflicts(volume);
+  }
+  multiAttachForbidden(volume: VolumeId): boolean {
+    return this.core.volumes.isLive(volume) && (this.core.t.volumeFlags[volume] & VF_FORBIDDEN) !== 0;
+  }
+  setVolumeInfo(volume: VolumeId, info: unknown): void {
+    this.liveVolume(volume);
+    this.core.volumeInfo.set(volume, info);
+  }
+  volumeInfo(volume: VolumeId): unknown {
+    return this.core.volumeInfo.get(volume);
+  }
+
+  // ---- desired state -------------------------------------------------------------------------
+  addDesiredPod(volume: VolumeId, node: NodeId, podUid: string): AddPodResult {
+    this.liveNode(node);
+    this.liveVolume(volume);
+    const c = this.core;
+    if ((c.t.nodeFlags[node] & NF_MANAGED) === 0) return 'node-not-managed';
+    const slot = c.getOrCreatePair(volume, node);
+    if (!this.pods.add(slot, podUid)) return 'exists';
+    if (c.t.pairPods[slot] === 1) {
+      c.t.pairFlags[slot] = (c.t.pairFlags[slot] | PF_DESIRED) & ~PF_MAE_REPORTED;
+      c.t.nodeDesired[node]++;
+      c.counters.desiredPairs++;
+      c.refreshConflict(slot);
+    }
+    return 'added';
+  }
+  removeDesiredPod(volume: VolumeId, node: NodeId, podUid: string): boolean {
+    this.assertIdle();
+    const c = this.core;
+    const slot = this.slotOf(volume, node);
+    if (slot < 0 || !this.pods.remove(slot, podUid)) return false;
+    if (c.t.pairPods[slot] === 0) {
+      // H4: the entry disappears, and its multiAttachErrorReported flag with it.
+      c.t.pairFlags[slot] &= ~(PF_DESIRED | PF_MAE_REPORTED);
+      c.t.nodeDesired[node]--;
+      c.counters.desiredPairs--;
+      c.refreshConflict(slot);
+      c.maybeFreePair(slot);
+    }
+    return true;
+  }
+  desiredPods(volume: VolumeId, node: NodeId): string[] {
+    const slot = this.slotOf(volume, node);
+    return slot < 0 ? [] : this.pods.list(slot);
+  }
+  setMultiAttachErrorReported(volume: VolumeId, node: NodeId): void {
+    this.assertIdle();
+    const slot = this.slotOf(volume, node);
+    if (slot >= 0 && this.core.t.pairFlags[slot] & PF_DESIRED) this.core.t.pairFlags[slot] |= PF_MAE_REPORTED;
+  }
+
+  // ---- actual state --------------------------------------------------------------------------
+  markAttached(volume: VolumeId, node: NodeId): void {
+    this.liveNode(node);
+    this.liveVolume(volume);
+    const c = this.core;
+    const slot = c.getOrCreatePair(volume, node);
+    const f = c.t.pairFlags[slot];
+    if (f & PF_UNCERTAIN) c.counters.uncertain--;
+    if ((f & PF_ATTACHED) === 0) c.counters.attached++;
+    c.t.pairFlags[slot] = (f & ~PF_UNCERTAIN) | PF_ATTACHED;
+    c.addToReport(slot);
+    c.refreshConflict(slot);
+    c.setAttachedAny(volume, true);
+  }
+  markUncertain(volume: VolumeId, node: NodeId): void {
+    this.liveNode(node);
+    this.liveVolume(volume);
+    const c = this.core;
+    const slot = c.getOrCreatePair(volume, node);
+    const f = c.t.pairFlags[slot];
+    c.removeFromReport(slot);
+    if ((f & PF_UNCERTAIN) === 0) c.counters.uncertain++;
+    c.t.pairFlags[slot] = (c.t.pairFlags[slot] & ~PF_ATTACHED) | PF_UNCERTAIN;
+    if (f & PF_ATTACHED) {
+      c.counters.attached--;
+      c.refreshConflict(slot);
+      c.refreshAttachedAny(volume);
+    }
+  }
+  markDetached(volume: VolumeId, node: NodeId): void {
+    this.assertIdle();
+    const c = this.core;
+    const slot = this.slotOf(volume, node);
+    if (slot < 0) return;
+    const f = c.t.pairFlags[slot];
+    if ((f & (PF_ATTACHED | PF_UNCERTAIN)) === 0) return;
+    c.removeFromReport(slot);
+    if (f & PF_UNCERTAIN) c.counters.uncertain--;
+    c.t.pairFlags[slot] &= ~(PF_ATTACHED | PF_UNCERTAIN | PF_TIMER_SET);
+    if (f & PF_ATTACHED) {
+      c.counters.attached--;
+      c.refreshConflict(slot);
+      c.refreshAttachedAny(volume);
+    }
+    c.maybeFreePair(slot);
+  }
+  removeFromReportSet(volume: VolumeId, node: NodeId): boolean {
+    this.assertIdle();
+    const slot = this.slotOf(volume, node);
+    return slot >= 0 && this.core.removeFromReport(slot);
+  }
+  addToReportSet(volume: VolumeId, node: NodeId): boolean {
+    this.assertIdle();
+    const slot = this.slotOf(volume, node);
+    return slot >= 0 && this.core.addToReport(slot);
+  }
+  attachState(volume: VolumeId, node: NodeId): AttachState {
+    const slot = this.slotOf(volume, node);
+    return slot < 0 ? 'detached' : attachStateOf(this.core.t.pairFlags[slot]);
+  }
+  detachRequestedAt(volume: VolumeId, node: NodeId): number | null {
+    const slot = this.slotOf(volume, node);
+    return slot < 0 ? null : this.clock.timerOf(slot);
+  }
+  resetDetachTimer(volume: VolumeId, node: NodeId): void {
+    this.assertIdle();
+    const slot = this.slotOf(volume, node);
+    if (slot >= 0) this.core.t.pairFlags[slot] &= ~PF_TIMER_SET;
+  }
+
+  // ---- operations ----------------------------------------------------------------------------
+  tryStartOperation(volume: VolumeId, node: NodeId, op: OperationKind, now: number): StartResult {
+    this.liveNode(node);
+    this.liveVolume(volume);
+    return this.ops.tryStart(volume, node, op, now);
+  }
+  completeOperation(volume: VolumeId, node: NodeId, op: OperationKind, ok: boolean, now: number): boolean {
+    this.assertIdle();
+    return this.core.volumes.isLive(volume) && this.ops.complete(volume, node, op, ok, now);
+  }
+  isSafeToRetry(volume: VolumeId, node: NodeId, op: OperationKind, now: number): boolean {
+    return !this.core.volumes.isLive(volume) || !this.core.nodes.isLive(node) || this.ops.isSafeToRetry(volume, node, op, now);
+  }
+  isOperationPending(volume: VolumeId, node: NodeId): boolean {
+    return this.core.volumes.isLive(volume) && this.core.nodes.isLive(node) && this.ops.isPending(volume, node);
+  }
+  pendingOperations(): PendingOperation[] {
+    return this.ops.pendingList();
+  }
+  backoffOperations(now: number): BackoffEntry[] {
+    return this.ops.backoffList(now);
+  }
+
+  // ---- readers -------------------------------------------------------------------------------
+  pair(volume: VolumeId, node: NodeId): PairState | undefined {
+    const slot = this.slotOf(volume, node);
+    return slot < 0 ? undefined : pairState(this.core, slot, this.clock.base);
+  }
+  forEachPairOfNode(node: NodeId, fn: (pair: PairState) => void): void {
+    if (this.core.nodes.isLive(node)) this.core.forEachSlotOfNode(node, (p) => fn(pairState(this.core, p, this.clock.base)));
+  }
+  forEachPairOfVolume(volume: VolumeId, fn: (pair: PairState) => void): void {
+    if (this.core.volumes.isLive(volume)) this.core.forEachSlotOfVolume(volume, (p) => fn(pairState(this.core, p, this.clock.base)));
+  }
+  node(node: NodeId): NodeState | undefined {
+    return nodeState(this.core, node);
+  }
+  volume(volume: VolumeId): VolumeState | undefined {
+    return volumeState(this.core, volume);
+  }
+  nodeIds(after: number, limit: number): NodeId[] {
+    return liveIds(this.core.t.nodeFlags, this.core.nodes.highWater, after, limit, NODE_LIVE);
+  }
+  volumeIds(after: number, limit: number): VolumeId[] {
+    return liveIds(this.core.t.volumeFlags, this.core.volumes.highWater, after, limit, VOLUME_LIVE);
+  }
+  conflicts(): Array<{ volume: VolumeId; node: NodeId }> {
+    return [...this.core.conflictSlots].map((p) => ({ volume: this.core.pairVolume(p), node: this.core.pairNode(p) }));
+  }
+  counts(): WorldCounts {
+    const c = this.core;
+    return { ...c.counters, nodes: c.nodes.size, volumes: c.volumes.size, conflicts: c.conflictSlots.size };
+  }
+  memoryUsage(): { sharedBytes: number; hostBytes: number } {
+    return { sharedBytes: this.core.t.sizes().tableBytes, hostBytes: this.core.podFirst.byteLength };
+  }
+
+  // ---- plan coordination ---------------------------------------------------------------------
+  whenIdle(fn: () => void): void {
+    if (!this.planning) fn();
+    else this.idleQueue.push(fn);
+  }
+  kernelAccess(): KernelAccess {
+    return {
+      memory: this.core.t.memory,
+      beginPlan: (now, scratchBytes) => {
+        if (this.planning) throw fleetError('FA_ERR_KERNEL', 'a plan is already running');
+        const frame = this.clock.begin(now, scratchBytes, this.ops);
+        this.planning = true;
+        return frame;
+      },
+      endPlan: () => {
+        this.planning = false;
+        while (this.idleQueue.length > 0 && !this.planning) {
+          const fn = this.idleQueue.shift() as () => void;
+          try {
+            fn();
+          } catch (err) {
+            log.error({ err }, 'deferred world-state mutation failed');
+          }
+        }
+      },
+      tableRanges: () => this.clock.tableRanges(),
+    };
+  }
+
+  // ---- guards --------------------------------------------------------------------------------
+  private slotOf(volume: VolumeId, node: NodeId): number {
+    if (!this.core.volumes.isLive(volume) || !this.core.nodes.isLive(node)) return -1;
+    return this.core.findPair(volume, node);
+  }
+  private nodeFlag(node: NodeId, bits: number, on: boolean): void {
+    this.liveNode(node);
+    const t = this.core.t;
+    const before = t.nodeFlags[node];
+    t.nodeFlags[node] = on ? before | bits : before & ~bits;
+    if ((bits & NF_MANAGED) !== 0 && ((before & NF_MANAGED) !== 0) !== on) this.core.counters.managedNodes += on ? 1 : -1;
+  }
+  private assertIdle(): void {
+    if (this.planning) throw fleetError('FA_ERR_KERNEL', 'world state mutated while a plan runs (use whenIdle)');
+  }
+  private liveNode(node: NodeId): void {
+    this.assertIdle();
+    if (!this.core.nodes.isLive(node)) this.dead('node', node);
+  }
+  private liveVolume(volume: VolumeId): void {
+    this.assertIdle();
+    if (!this.core.volumes.isLive(volume)) this.dead('volume', volume);
+  }
+  private dead(kind: string, id: number): never {
+    throw fleetError('FA_ERR_INTERNAL', `${kind} id ${id} is not live`);
+  }
+}
