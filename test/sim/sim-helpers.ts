@@ -66,7 +66,7 @@ export interface WatchedEvent {
 }
 
 /** A raw client-node watch collecting events; `stop()` aborts it. */
-export async function collectWatch(kc: k8s.KubeConfig, path: string, query: Record<string, unknown>) {
+export async function collectWatch(kc: k8s.KubeConfig, path: string, query: Record<string, string | number | boolean | undefined>) {
   const events: WatchedEvent[] = [];
   let ended: unknown = undefined;
   let done = false;
