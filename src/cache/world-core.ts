@@ -88,10 +88,10 @@ export class WorldCore {
     return id;
   }
 
-  /** Frees a removed node nothing references. */
+  /** Frees a removed node nothing references (not even a pending status write, K3/K4). */
   maybeFreeNode(node: number): void {
-    if ((this.t.nodeFlags[node] & NF_REMOVED) === 0 || this.t.nodeHead[node] !== NIL) return;
-    this.setStatusNeeded(node, false);
+    const f = this.t.nodeFlags[node];
+    if ((f & NF_REMOVED) === 0 || (f & NF_STATUS_NEEDED) !== 0 || this.t.nodeHead[node] !== NIL) return;
     this.t.nodeFlags[node] = 0;
     this.inUse[node] = null;
     this.nodes.release(node);

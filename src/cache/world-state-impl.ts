@@ -112,6 +112,7 @@ class WorldStateImpl implements WorldState {
   clearStatusUpdateNeeded(node: NodeId): void {
     this.liveNode(node);
     this.core.setStatusNeeded(node, false);
+    this.core.maybeFreeNode(node);
   }
   statusUpdateNeeded(node: NodeId): boolean {
     return this.core.nodes.isLive(node) && (this.core.t.nodeFlags[node] & NF_STATUS_NEEDED) !== 0;

@@ -1,0 +1,156 @@
+/**
+ * Planner: runs the plan kernel over the world state, one call per shard, on the main thread
+ * (`workers: 0`, the test configuration) or in a Piscina pool, and decodes the result.
+ *
+ * A plan is computed from the state as it is when `plan()` starts: the state refuses mutations
+ * until the returned promise settles (wrap event handlers in `state.whenIdle`). The kernel
+ * itself writes only the detach timers (F4 start, G2 reset) of the pairs in its shard.
+ *
+ * Same-pass operations. Upstream runs its detach and attach loops one pair at a time, and an
+ * operation started for one pair is visible to the next. A plan instead decides every pair
+ * from the state at plan start, so the reconciler, acting on the plan in order (detaches, then
+ * attaches), must re-check at action time:
+ *   - `tryStartOperation` refuses an attach or detach whose key an earlier action of the same
+ *     pass made pending (I2): skip it quietly, as upstream would (G1/F2);
+ *   - a conflict is reported only if `isOperationPending(volume, node)` is still false (H5:
+ *     an earlier detach of the same volume in this pass makes G1 skip it);
+ *   - a detach refused as `pending` whose `timerStarted` is set had its timer started by this
+ *     pass although upstream's F2 would have skipped it first: call `resetDetachTimer`.
+ * Desired-and-attached pairs of a volume whose operation started in this pass get their timer
+ * reset (G2) one pass earlier than upstream would; the timer only matters once the pair is
+ * undesired again, and is then restarted from scratch (documented difference).
+ */
+import { fleetError } from '../errors/index.js';
+import type { KernelAccess } from '../cache/kernel-access.js';
+import type { WorldState } from '../cache/world-state.js';
+import {
+  DESC_SIZE, D_MAX_WAIT, D_NODE_BEGIN, D_NODE_CURSOR, D_NODE_END, D_NOW, D_OPTIONS, D_OUT, D_OUT_CAPACITY,
+  D_OUT_LENGTH, D_PAIR_BEGIN, D_PAIR_CURSOR, D_PAIR_END, OPT_DISABLE_FORCE_DETACH, OUT_RECORD_SIZE, STATUS_OK,
+  STATUS_OUTPUT_FULL, ABI_VERSION,
+} from './abi.js';
+import { createKernelPool, defaultWorkerCount, type KernelPool } from './kernel-pool.js';
+import { instantiateKernel, loadKernelModule, type KernelBuild, type KernelExports } from './kernel-module.js';
+import { PlanBuilder, type Plan } from './plan-result.js';
+
+export interface PlanOptions {
+  /** F4: the force-detach timer (upstream: 6 min). At most 2^30 ms. */
+  maxWaitForUnmountMs: number;
+  /** P2: `--disable-force-detach-on-timeout`. */
+  disableForceDetachOnTimeout: boolean;
+}
+
+export interface PlannerOptions {
+  state: WorldState;
+  /** Worker threads; 0 runs the kernel on the main thread. Default: cores - 1, at least 1. */
+  workers?: number;
+  /** Shards per plan (one kernel call each). Default: max(1, workers). */
+  shards?: number;
+  /** Kernel build: 'release' (default) or 'debug' (tests). */
+  build?: KernelBuild;
+}
+
+export interface Planner {
+  /** Plans one reconcile pass at host time `now` (ms). Rejects (FA_ERR_KERNEL) if a plan is
+   * already running, the planner is closed, or the kernel reports a bad layout. */
+  plan(now: number, options: PlanOptions): Promise<Plan>;
+  readonly planning: boolean;
+  readonly workers: number;
+  readonly shards: number;
+  /** Stops the workers. Further plans reject. */
+  close(): Promise<void>;
+}
+
+export function createPlanner(options: PlannerOptions): Planner {
+  const workers = options.workers ?? defaultWorkerCount();
+  if (!Number.isInteger(workers) || workers < 0) throw new RangeError('options.workers must be a non-negative integer');
+  const shards = options.shards ?? Math.max(1, workers);
+  if (!Number.isInteger(shards) || shards < 1) throw new RangeError('options.shards must be a positive integer');
+  return new KernelPlanner(options.state.kernelAccess(), workers, shards, options.build ?? 'release');
+}
+
+const INITIAL_OUTPUT_RECORDS = 4096;
+
+class KernelPlanner implements Planner {
+  private readonly kernel: KernelExports;
+  private readonly pool: KernelPool | undefined;
+  private outputRecords = INITIAL_OUTPUT_RECORDS;
+  private closed = false;
+  planning = false;
+
+  constructor(private readonly access: KernelAccess, readonly workers: number, readonly shards: number, build: KernelBuild) {
+    const module = loadKernelModule(build);
+    this.kernel = instantiateKernel(module, access.memory);
+    this.pool = workers > 0
+      ? createKernelPool({ threads: workers, data: { module, memory: access.memory, abiVersion: ABI_VERSION } })
+      : undefined;
+  }
+
+  async plan(now: number, options: PlanOptions): Promise<Plan> {
+    if (this.closed) throw fleetError('FA_ERR_KERNEL', 'planner is closed');
+    if (this.planning) throw fleetError('FA_ERR_KERNEL', 'a plan is already running');
+    const maxWait = options.maxWaitForUnmountMs;
+    if (!Number.isFinite(maxWait) || maxWait < 0 || maxWait > 2 ** 30) {
+      throw fleetError('FA_ERR_KERNEL', 'maxWaitForUnmountMs must be within [0, 2^30] ms');
+    }
+    const shardBytes = DESC_SIZE + this.outputRecords * OUT_RECORD_SIZE;
+    const frame = this.access.beginPlan(now, this.shards * shardBytes);
+    this.planning = true;
+    try {
+      const mem = this.access.memory.buffer;
+      const u32 = new Uint32Array(mem);
+      const f64 = new Float64Array(mem);
+      const pairChunk = Math.ceil(frame.pairEnd / this.shards / 8) * 8;
+      const nodeChunk = Math.ceil(frame.nodeEnd / this.shards / 16) * 16;
+      const descs: number[] = [];
+      for (let s = 0; s < this.shards; s++) {
+        const desc = frame.scratch + s * shardBytes;
+        const w = desc >>> 2;
+        const pairBegin = Math.min(frame.pairEnd, s * pairChunk);
+        const nodeBegin = Math.min(frame.nodeEnd, s * nodeChunk);
+        u32[w + D_PAIR_BEGIN / 4] = u32[w + D_PAIR_CURSOR / 4] = pairBegin;
+        u32[w + D_PAIR_END / 4] = Math.min(frame.pairEnd, pairBegin + pairChunk);
+        u32[w + D_NODE_BEGIN / 4] = u32[w + D_NODE_CURSOR / 4] = nodeBegin;
+        u32[w + D_NODE_END / 4] = Math.min(frame.nodeEnd, nodeBegin + nodeChunk);
+        u32[w + D_OUT / 4] = desc + DESC_SIZE;
+        u32[w + D_OUT_CAPACITY / 4] = this.outputRecords;
+        u32[w + D_OUT_LENGTH / 4] = 0;
+        u32[w + D_NOW / 4] = frame.nowRel;
+        u32[w + D_OPTIONS / 4] = options.disableForceDetachOnTimeout ? OPT_DISABLE_FORCE_DETACH : 0;
+        f64[(desc + D_MAX_WAIT) >>> 3] = maxWait;
+        descs.push(desc);
+      }
+      const chunks = await Promise.all(descs.map((desc) => this.runShard(desc, u32)));
+      const builder = new PlanBuilder();
+      for (const shardChunks of chunks) for (const c of shardChunks) builder.append(c, 0, c.length / 3);
+      return builder.build(Math.floor(now));
+    } finally {
+      this.planning = false;
+      this.access.endPlan();
+    }
+  }
+
+  /** Runs one shard to completion, draining its output whenever it fills up. */
+  private async runShard(desc: number, u32: Uint32Array): Promise<Uint32Array[]> {
+    const chunks: Uint32Array[] = [];
+    const w = desc >>> 2;
+    for (;;) {
+      const status = this.pool ? (await this.pool.run('planShard', { desc })).status : this.kernel.planShard(desc) >>> 0;
+      if (status !== STATUS_OK && status !== STATUS_OUTPUT_FULL) {
+        throw fleetError('FA_ERR_KERNEL', `plan kernel returned status ${status}`);
+      }
+      const out = u32[w + D_OUT / 4] >>> 2;
+      const length = u32[w + D_OUT_LENGTH / 4];
+      chunks.push(u32.slice(out, out + length * 3));
+      if (status === STATUS_OK) return chunks;
+      // Full: the next plans get twice the room; this one continues from the cursors.
+      this.outputRecords = Math.min(this.outputRecords * 2, 1 << 22);
+      u32[w + D_OUT_LENGTH / 4] = 0;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool?.close();
+  }
+}
