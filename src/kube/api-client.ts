@@ -21,13 +21,13 @@ import {
   V1MicroTime,
   setHeaderOptions,
   type ConfigurationOptions,
+  type CoreV1Event,
   type HttpInfo,
   type ObservableMiddleware,
   type V1Lease,
   type V1VolumeAttachment,
 } from '@kubernetes/client-node';
 import { fleetError } from '../errors/index.js';
-import { buildEventBody, type EventInput } from './event-body.js';
 import type { FleetKubeConfig } from './kube-config.js';
 import { isNotFound, kubeErrorDetails, statusCodeOf, toKubeError } from './kube-errors.js';
 import { projectLease, type LeaseRecord } from './projections/lease.js';
@@ -37,16 +37,40 @@ import { projectVolumeAttachment, type VolumeAttachmentRecord } from './projecti
 import { createRateLimiter, DEFAULT_BURST, DEFAULT_QPS, type RateLimiter } from './rate-limiter.js';
 import { report, type RequestHook } from './request-hook.js';
 
-export type { EventInput, LeaseRecord };
+export type { LeaseRecord };
 
-/** The VolumeAttachment to create (L2): name, attacher, node, and a PV name or an inline spec. */
+/** The VolumeAttachment to create (L2): name, attacher, node, and a PV name or an inline (translated) PV spec. */
 export interface VolumeAttachmentBody {
-  name: string;
-  attacher: string;
-  nodeName: string;
-  pvName?: string;
-  /** A translated PV spec for a migrated inline volume (`spec.source.inlineVolumeSpec`). */
-  inlineVolumeSpec?: NonNullable<V1VolumeAttachment['spec']['source']['inlineVolumeSpec']>;
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata: { readonly name: string };
+  readonly spec: {
+    readonly attacher: string;
+    readonly nodeName: string;
+    readonly source: { readonly persistentVolumeName?: string; readonly inlineVolumeSpec?: Readonly<Record<string, unknown>> };
+  };
+}
+
+/** A core/v1 Event as the event recorder builds it (timestamps as RFC 3339 strings). */
+export interface EventBody {
+  metadata: { name: string; namespace?: string };
+  involvedObject: { kind: string; name: string; namespace?: string; uid?: string; apiVersion?: string };
+  reason: string;
+  message: string;
+  type: string;
+  source?: { component?: string; host?: string };
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  count?: number;
+  reportingComponent?: string;
+  reportingInstance?: string;
+}
+
+/** The fields a repeated Event updates (merge patch). */
+export interface EventPatchBody {
+  count: number;
+  lastTimestamp: string;
+  message: string;
 }
 
 export interface CallOptions {
@@ -55,21 +79,26 @@ export interface CallOptions {
 
 export interface KubeApiClient {
   /**
-   * Creates the VolumeAttachment. AlreadyExists is success when the existing object has the same
-   * attacher, node and source (that object is returned, as is, even if it is being deleted);
-   * otherwise it rejects (409, reason AlreadyExists).
+   * Creates the VolumeAttachment. AlreadyExists is success (`already-exists`, with the existing
+   * object as is, even if it is being deleted) when the existing object has the same attacher,
+   * node and source kind/PV name; otherwise it rejects (409, reason AlreadyExists).
    */
-  createVolumeAttachment(body: VolumeAttachmentBody): Promise<VolumeAttachmentRecord>;
-  /** Deletes it; NotFound is success. Deletion completes later, when the attacher drops its finalizer. */
-  deleteVolumeAttachment(name: string): Promise<void>;
+  createVolumeAttachment(body: VolumeAttachmentBody): Promise<{ outcome: 'created' | 'already-exists'; volumeAttachment: VolumeAttachmentRecord }>;
+  /** Deletes it; NotFound is success (`not-found`). Deletion completes later, when the attacher drops its finalizer. */
+  deleteVolumeAttachment(name: string): Promise<'deleted' | 'not-found'>;
   /** Live GET; undefined when it does not exist. */
   getVolumeAttachment(name: string): Promise<VolumeAttachmentRecord | undefined>;
   /** Live GET (F9 safety check); undefined when the Node does not exist. */
   getNode(name: string): Promise<NodeRecord | undefined>;
-  /** Merge-patches `status.volumesAttached` (an atomic list: the whole list is replaced). Rejects with 404 when the Node is gone. */
-  patchNodeStatus(name: string, volumesAttached: readonly AttachedVolume[]): Promise<void>;
+  /**
+   * Merge-patches `status.volumesAttached` of the status subresource (an atomic list: the whole
+   * list is replaced; null removes the field). `not-found` when the Node is gone.
+   */
+  patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null): Promise<'patched' | 'not-found'>;
   /** Creates a core/v1 Event in `namespace`. */
-  createEvent(namespace: string, event: EventInput): Promise<void>;
+  createEvent(namespace: string, event: EventBody): Promise<void>;
+  /** Merge-patches a repeated Event; `not-found` when it is gone. */
+  patchEvent(namespace: string, name: string, patch: EventPatchBody): Promise<'patched' | 'not-found'>;
   /** undefined when the Lease does not exist. Not rate limited. */
   getLease(namespace: string, name: string, opts?: CallOptions): Promise<LeaseRecord | undefined>;
   /** Rejects with 409 when it already exists. Not rate limited. */
@@ -117,33 +146,27 @@ class GeneratedApiClient implements KubeApiClient {
     this.limiter = createRateLimiter({ qps: opts.qps ?? DEFAULT_QPS, burst: opts.burst ?? DEFAULT_BURST, ...(opts.onThrottle ? { onWait: opts.onThrottle } : {}) });
   }
 
-  async createVolumeAttachment(body: VolumeAttachmentBody): Promise<VolumeAttachmentRecord> {
-    const what = { verb: 'create', resource: 'volumeattachments', name: body.name };
-    const va: V1VolumeAttachment = {
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'VolumeAttachment',
-      metadata: { name: body.name },
-      spec: {
-        attacher: body.attacher,
-        nodeName: body.nodeName,
-        source: { ...(body.pvName ? { persistentVolumeName: body.pvName } : {}), ...(body.inlineVolumeSpec ? { inlineVolumeSpec: body.inlineVolumeSpec } : {}) },
-      },
-    };
+  async createVolumeAttachment(body: VolumeAttachmentBody): Promise<{ outcome: 'created' | 'already-exists'; volumeAttachment: VolumeAttachmentRecord }> {
+    const what = { verb: 'create', resource: 'volumeattachments', name: body.metadata.name };
+    const va = { ...body, apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment' } as V1VolumeAttachment;
     try {
-      return must(projectVolumeAttachment(await this.call(what, (o) => this.storage.createVolumeAttachmentWithHttpInfo({ body: va }, o))), what);
+      const created = await this.call(what, (o) => this.storage.createVolumeAttachmentWithHttpInfo({ body: va }, o));
+      return { outcome: 'created', volumeAttachment: must(projectVolumeAttachment(created), what) };
     } catch (err) {
       if (kubeErrorDetails(err)?.code !== 409) throw err;
-      const existing = await this.getVolumeAttachment(body.name);
-      if (existing && sameSpec(existing, body)) return existing;
+      const existing = await this.getVolumeAttachment(body.metadata.name);
+      if (existing && sameSpec(existing, body)) return { outcome: 'already-exists', volumeAttachment: existing };
       throw err;
     }
   }
 
-  async deleteVolumeAttachment(name: string): Promise<void> {
+  async deleteVolumeAttachment(name: string): Promise<'deleted' | 'not-found'> {
     try {
       await this.call({ verb: 'delete', resource: 'volumeattachments', name }, (o) => this.storage.deleteVolumeAttachmentWithHttpInfo({ name }, o));
+      return 'deleted';
     } catch (err) {
-      if (!isNotFound(err)) throw err;
+      if (isNotFound(err)) return 'not-found';
+      throw err;
     }
   }
 
@@ -159,16 +182,28 @@ class GeneratedApiClient implements KubeApiClient {
     return raw === undefined ? undefined : must(projectNode(raw), what);
   }
 
-  async patchNodeStatus(name: string, volumesAttached: readonly AttachedVolume[]): Promise<void> {
-    const body = { status: { volumesAttached: volumesAttached.map((v) => ({ name: v.name, devicePath: v.devicePath })) } };
-    await this.call({ verb: 'patch', resource: 'nodes/status', name }, (o) =>
-      this.core.patchNodeStatusWithHttpInfo({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o)),
+  async patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null): Promise<'patched' | 'not-found'> {
+    const list = volumesAttached === null ? null : volumesAttached.map((v) => ({ name: v.name, devicePath: v.devicePath }));
+    const body = { status: { volumesAttached: list } };
+    const what = { verb: 'patch', resource: 'nodes/status', name };
+    const patched = await this.orUndefined(
+      this.call(what, (o) => this.core.patchNodeStatusWithHttpInfo({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o))),
     );
+    return patched === undefined ? 'not-found' : 'patched';
   }
 
-  async createEvent(namespace: string, event: EventInput): Promise<void> {
-    const body = buildEventBody(namespace, event);
-    await this.call({ verb: 'create', resource: 'events', name: body.metadata.name }, (o) => this.core.createNamespacedEventWithHttpInfo({ namespace, body }, o));
+  async createEvent(namespace: string, event: EventBody): Promise<void> {
+    // Timestamps are strings already; the generated serializer passes non-Date values through.
+    const body = event as unknown as CoreV1Event;
+    await this.call({ verb: 'create', resource: 'events', name: event.metadata.name }, (o) => this.core.createNamespacedEventWithHttpInfo({ namespace, body }, o));
+  }
+
+  async patchEvent(namespace: string, name: string, patch: EventPatchBody): Promise<'patched' | 'not-found'> {
+    const what = { verb: 'patch', resource: 'events', name };
+    const r = await this.orUndefined(
+      this.call(what, (o) => this.core.patchNamespacedEventWithHttpInfo({ namespace, name, body: patch }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o))),
+    );
+    return r === undefined ? 'not-found' : 'patched';
   }
 
   async getLease(namespace: string, name: string, opts: CallOptions = {}): Promise<LeaseRecord | undefined> {
@@ -256,12 +291,14 @@ function must<T>(p: Projected<T>, what: What): T {
   throw fleetError('FA_ERR_KUBE_OBJECT_INVALID', `${what.verb} ${what.resource}/${what.name ?? ''}: ${p.reason}`);
 }
 
+/** Same attacher, node and source: the PV name, or both inline (the inline spec itself is not compared: the server defaults fields in it). */
 function sameSpec(existing: VolumeAttachmentRecord, body: VolumeAttachmentBody): boolean {
+  const { attacher, nodeName, source } = body.spec;
   return (
-    existing.attacher === body.attacher &&
-    existing.nodeName === body.nodeName &&
-    (existing.pvName ?? '') === (body.pvName ?? '') &&
-    existing.inline === (body.inlineVolumeSpec !== undefined)
+    existing.attacher === attacher &&
+    existing.nodeName === nodeName &&
+    (existing.pvName ?? '') === (source.persistentVolumeName ?? '') &&
+    existing.inline === (source.inlineVolumeSpec !== undefined)
   );
 }
 

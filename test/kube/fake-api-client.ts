@@ -2,13 +2,14 @@
  * FakeKubeApiClient: an in-memory KubeApiClient for unit tests of the controller layers.
  *
  * Behaves like the real client's contract: AlreadyExists on create is success when the spec
- * matches, delete of a missing VA is success, 404 on patchNodeStatus of an unknown node, lease
+ * matches, delete of a missing VA is `not-found`, patchNodeStatus of an unknown node (not in
+ * `nodes`) is `not-found`, patchEvent of an unknown event is `not-found`, lease
  * updates are guarded by resourceVersion (409 on a stale one). Every call is recorded in `calls`;
  * `failNext(method, err)` makes the next call(s) of a method reject with `err` (build one with
  * {@link kubeError}); `hold(method)` makes calls wait until `release(method)`.
  */
 import { fleetError, type FleetError } from '../../src/errors/index.js';
-import type { CallOptions, EventInput, KubeApiClient, LeaseRecord, VolumeAttachmentBody } from '../../src/kube/api-client.js';
+import type { CallOptions, EventBody, EventPatchBody, KubeApiClient, LeaseRecord, VolumeAttachmentBody } from '../../src/kube/api-client.js';
 import type { KubeErrorDetails } from '../../src/kube/kube-errors.js';
 import type { AttachedVolume, NodeRecord } from '../../src/kube/projections/node.js';
 import type { VolumeAttachmentRecord } from '../../src/kube/projections/volume-attachment.js';
@@ -26,7 +27,8 @@ export class FakeKubeApiClient implements KubeApiClient {
   readonly volumeAttachments = new Map<string, VolumeAttachmentRecord>();
   readonly nodes = new Map<string, NodeRecord>();
   readonly nodeStatusPatches: Array<{ name: string; volumesAttached: AttachedVolume[] }> = [];
-  readonly events: Array<{ namespace: string; event: EventInput }> = [];
+  readonly events: Array<{ namespace: string; event: EventBody }> = [];
+  readonly eventPatches: Array<{ namespace: string; name: string; patch: EventPatchBody }> = [];
   readonly leases = new Map<string, LeaseRecord>();
   readonly calls: Array<{ method: Method; args: unknown[] }> = [];
   private readonly failures = new Map<Method, unknown[]>();
@@ -56,32 +58,35 @@ export class FakeKubeApiClient implements KubeApiClient {
     return this.calls.filter((c) => c.method === method).map((c) => c.args);
   }
 
-  async createVolumeAttachment(body: VolumeAttachmentBody): Promise<VolumeAttachmentRecord> {
+  async createVolumeAttachment(body: VolumeAttachmentBody): Promise<{ outcome: 'created' | 'already-exists'; volumeAttachment: VolumeAttachmentRecord }> {
     await this.enter('createVolumeAttachment', [body]);
-    const existing = this.volumeAttachments.get(body.name);
+    const { metadata, spec } = body;
+    const pvName = spec.source.persistentVolumeName;
+    const existing = this.volumeAttachments.get(metadata.name);
     if (existing) {
-      const same = existing.attacher === body.attacher && existing.nodeName === body.nodeName && (existing.pvName ?? '') === (body.pvName ?? '');
-      if (same) return { ...existing };
-      throw kubeError(409, 'AlreadyExists', { verb: 'create', resource: 'volumeattachments', name: body.name });
+      const same = existing.attacher === spec.attacher && existing.nodeName === spec.nodeName && (existing.pvName ?? '') === (pvName ?? '');
+      if (same) return { outcome: 'already-exists', volumeAttachment: { ...existing } };
+      throw kubeError(409, 'AlreadyExists', { verb: 'create', resource: 'volumeattachments', name: metadata.name });
     }
     const va: VolumeAttachmentRecord = {
-      name: body.name,
-      uid: `uid-${body.name}`,
+      name: metadata.name,
+      uid: `uid-${metadata.name}`,
       resourceVersion: String(++this.rv),
-      attacher: body.attacher,
-      nodeName: body.nodeName,
-      ...(body.pvName ? { pvName: body.pvName } : {}),
-      inline: body.inlineVolumeSpec !== undefined,
+      attacher: spec.attacher,
+      nodeName: spec.nodeName,
+      ...(pvName ? { pvName } : {}),
+      inline: spec.source.inlineVolumeSpec !== undefined,
       attached: false,
+      deleting: false,
       finalizers: 0,
     };
     this.volumeAttachments.set(va.name, va);
-    return { ...va };
+    return { outcome: 'created', volumeAttachment: { ...va } };
   }
 
-  async deleteVolumeAttachment(name: string): Promise<void> {
+  async deleteVolumeAttachment(name: string): Promise<'deleted' | 'not-found'> {
     await this.enter('deleteVolumeAttachment', [name]);
-    this.volumeAttachments.delete(name);
+    return this.volumeAttachments.delete(name) ? 'deleted' : 'not-found';
   }
 
   async getVolumeAttachment(name: string): Promise<VolumeAttachmentRecord | undefined> {
@@ -96,17 +101,25 @@ export class FakeKubeApiClient implements KubeApiClient {
     return n && structuredClone(n);
   }
 
-  async patchNodeStatus(name: string, volumesAttached: readonly AttachedVolume[]): Promise<void> {
+  async patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null): Promise<'patched' | 'not-found'> {
     await this.enter('patchNodeStatus', [name, volumesAttached]);
     const node = this.nodes.get(name);
-    if (!node) throw kubeError(404, 'NotFound', { verb: 'patch', resource: 'nodes/status', name });
-    node.volumesAttached = volumesAttached.map((v) => ({ ...v }));
+    if (!node) return 'not-found';
+    node.volumesAttached = (volumesAttached ?? []).map((v) => ({ ...v }));
     this.nodeStatusPatches.push({ name, volumesAttached: node.volumesAttached.map((v) => ({ ...v })) });
+    return 'patched';
   }
 
-  async createEvent(namespace: string, event: EventInput): Promise<void> {
+  async createEvent(namespace: string, event: EventBody): Promise<void> {
     await this.enter('createEvent', [namespace, event]);
     this.events.push({ namespace, event: structuredClone(event) });
+  }
+
+  async patchEvent(namespace: string, name: string, patch: EventPatchBody): Promise<'patched' | 'not-found'> {
+    await this.enter('patchEvent', [namespace, name, patch]);
+    if (!this.events.some((e) => e.namespace === namespace && e.event.metadata.name === name)) return 'not-found';
+    this.eventPatches.push({ namespace, name, patch: { ...patch } });
+    return 'patched';
   }
 
   async getLease(namespace: string, name: string, opts?: CallOptions): Promise<LeaseRecord | undefined> {

@@ -19,6 +19,8 @@ export interface VolumeAttachmentRecord {
   attachError?: string;
   detachError?: string;
   deletionTimestamp?: string;
+  /** `deletionTimestamp` is set. */
+  deleting: boolean;
   finalizers: number;
 }
 
@@ -50,6 +52,7 @@ export function projectVolumeAttachment(raw: unknown) {
       ...(attachError !== undefined ? { attachError } : {}),
       ...(detachError !== undefined ? { detachError } : {}),
       ...(deletionTimestamp ? { deletionTimestamp } : {}),
+      deleting: deletionTimestamp !== undefined,
       finalizers: optArray(meta.finalizers, 'metadata.finalizers').length,
     };
   });

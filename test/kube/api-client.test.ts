@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { isFleetError } from '../../src/errors/index.js';
+import { createKubeApiClient, type VolumeAttachmentBody } from '../../src/kube/api-client.js';
+import { loadKubeConfig, type FleetKubeConfig } from '../../src/kube/kube-config.js';
+import { isConflict, kubeErrorDetails } from '../../src/kube/kube-errors.js';
+import type { RequestReport } from '../../src/kube/request-hook.js';
+import { startFakeKubeServer, type FakeKubeServer } from './fake-kube-server.js';
+
+const VA_PATH = '/apis/storage.k8s.io/v1/volumeattachments';
+
+function vaBody(name: string, nodeName = 'n1', pv = 'pv1'): VolumeAttachmentBody {
+  return { metadata: { name }, spec: { attacher: 'ebs.csi.aws.com', nodeName, source: { persistentVolumeName: pv } } };
+}
+
+function vaObject(name: string, nodeName: string, pv: string) {
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'VolumeAttachment',
+    metadata: { name, uid: `u-${name}`, resourceVersion: '7' },
+    spec: { attacher: 'ebs.csi.aws.com', nodeName, source: { persistentVolumeName: pv } },
+    status: { attached: true },
+  };
+}
+
+describe('KubeApiClient (generated client against a fake API server)', () => {
+  let srv: FakeKubeServer;
+  let kc: FleetKubeConfig;
+  before(async () => {
+    srv = await startFakeKubeServer();
+  });
+  after(async () => {
+    await srv.close();
+  });
+  beforeEach(() => {
+    kc = loadKubeConfig({ yaml: srv.kubeconfigYaml });
+    srv.route = undefined;
+  });
+  afterEach(() => kc.close());
+
+  it('patches node status as a merge patch of status.volumesAttached on the status subresource', async () => {
+    srv.route = (req, _b, url) => (url.pathname === '/api/v1/nodes/n1/status' ? { status: 200, body: { metadata: { name: 'n1' } } } : { status: 404, body: { kind: 'Status', code: 404, reason: 'NotFound' } });
+    const api = createKubeApiClient({ kc });
+    const n = srv.requests.length;
+    assert.equal(await api.patchNodeStatus('n1', [{ name: 'kubernetes.io/csi/d^h1', devicePath: '' }]), 'patched');
+    const req = srv.requests[n];
+    assert.equal(req?.method, 'PATCH');
+    assert.equal(req?.url, '/api/v1/nodes/n1/status');
+    assert.equal(req?.headers['content-type'], 'application/merge-patch+json');
+    assert.equal(req?.headers.authorization, 'Bearer fake-token');
+    assert.deepEqual(JSON.parse(req?.body ?? ''), { status: { volumesAttached: [{ name: 'kubernetes.io/csi/d^h1', devicePath: '' }] } });
+    assert.equal(await api.patchNodeStatus('gone', []), 'not-found');
+  });
+
+  it('treats 409 AlreadyExists on create as success when the existing spec matches, and rejects otherwise', async () => {
+    srv.route = (req, _b, url) => {
+      if (req.method === 'POST') return { status: 409, body: { kind: 'Status', code: 409, reason: 'AlreadyExists', message: 'exists' } };
+      if (url.pathname === `${VA_PATH}/va-same`) return { status: 200, body: vaObject('va-same', 'n1', 'pv1') };
+      if (url.pathname === `${VA_PATH}/va-other`) return { status: 200, body: vaObject('va-other', 'n2', 'pv1') };
+      return undefined;
+    };
+    const api = createKubeApiClient({ kc });
+    const ok = await api.createVolumeAttachment(vaBody('va-same'));
+    assert.equal(ok.outcome, 'already-exists');
+    assert.equal(ok.volumeAttachment.attached, true);
+    assert.equal(ok.volumeAttachment.nodeName, 'n1');
+    await assert.rejects(api.createVolumeAttachment(vaBody('va-other')), (err: unknown) => isConflict(err) && kubeErrorDetails(err)?.reason === 'AlreadyExists');
+  });
+
+  it('creates a VolumeAttachment with the L2 body and returns its projection', async () => {
+    srv.route = (req, body) => (req.method === 'POST' ? { status: 201, body: { ...JSON.parse(body), metadata: { ...JSON.parse(body).metadata, uid: 'x', resourceVersion: '9' } } } : undefined);
+    const api = createKubeApiClient({ kc });
+    const n = srv.requests.length;
+    const r = await api.createVolumeAttachment(vaBody('csi-abc'));
+    assert.equal(r.outcome, 'created');
+    assert.equal(r.volumeAttachment.pvName, 'pv1');
+    assert.equal(srv.requests[n]?.url, VA_PATH);
+    assert.deepEqual(JSON.parse(srv.requests[n]?.body ?? ''), {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'VolumeAttachment',
+      metadata: { name: 'csi-abc' },
+      spec: { attacher: 'ebs.csi.aws.com', nodeName: 'n1', source: { persistentVolumeName: 'pv1' } },
+    });
+  });
+
+  it('maps 404 to not-found on delete and undefined on get', async () => {
+    srv.route = () => ({ status: 404, body: { kind: 'Status', code: 404, reason: 'NotFound' } });
+    const api = createKubeApiClient({ kc });
+    assert.equal(await api.deleteVolumeAttachment('nope'), 'not-found');
+    assert.equal(await api.getVolumeAttachment('nope'), undefined);
+    assert.equal(await api.getNode('nope'), undefined);
+  });
+
+  it('honours 429 Retry-After and reports every attempt', async () => {
+    srv.route = () => ({ status: 200, body: { metadata: { name: 'n1', uid: 'u' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } } });
+    srv.failNext((m, u) => u.pathname === '/api/v1/nodes/n1', 429, 2, { 'retry-after': '0.15' });
+    const reports: RequestReport[] = [];
+    const api = createKubeApiClient({ kc, onRequest: (r) => reports.push(r) });
+    const t0 = performance.now();
+    const node = await api.getNode('n1');
+    const elapsed = performance.now() - t0;
+    assert.equal(node?.ready, true);
+    assert.deepEqual(reports.map((r) => [r.verb, r.resource, r.code]), [['get', 'nodes', 429], ['get', 'nodes', 429], ['get', 'nodes', 200]]);
+    assert.ok(elapsed >= 300, `two Retry-After waits of 150 ms, took ${elapsed} ms`);
+  });
+
+  it('gives up after maxRetries 429s with a kube error carrying the code', async () => {
+    srv.failNext((m, u) => u.pathname === '/api/v1/nodes/n2', 429, 3, { 'retry-after': '0' });
+    const api = createKubeApiClient({ kc, maxRetries: 2 });
+    await assert.rejects(api.getNode('n2'), (err: unknown) => isFleetError(err, 'FA_ERR_KUBE_API') && kubeErrorDetails(err)?.code === 429);
+  });
+
+  it('spaces writes with the shared token bucket, in call order, and reports the waiting', async () => {
+    const order: string[] = [];
+    srv.route = (req, _b, url) => {
+      order.push(url.pathname.split('/').pop() ?? '');
+      return { status: 200, body: vaObject(url.pathname.split('/').pop() ?? '', 'n1', 'pv1') };
+    };
+    const waits: number[] = [];
+    const api = createKubeApiClient({ kc, qps: 40, burst: 2, onThrottle: (ms) => waits.push(ms) });
+    const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+    await Promise.all(names.map((n) => api.deleteVolumeAttachment(n)));
+    assert.deepEqual(order, names);
+    const s = api.rateLimiterStats();
+    assert.equal(s.acquired, 6);
+    assert.equal(s.throttled, 4);
+    assert.equal(waits.length, 4);
+    for (let i = 1; i < waits.length; i++) assert.ok((waits[i] as number) > (waits[i - 1] as number), `waits grow: ${waits}`);
+  });
+
+  it('round-trips a Lease with microsecond times and a resourceVersion-guarded update', async () => {
+    let stored: Record<string, unknown> | undefined;
+    srv.route = (req, body, url) => {
+      if (!url.pathname.startsWith('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases')) return undefined;
+      if (req.method === 'GET') return stored ? { status: 200, body: stored } : { status: 404, body: { kind: 'Status', code: 404, reason: 'NotFound' } };
+      const obj = JSON.parse(body);
+      if (req.method === 'PUT' && obj.metadata.resourceVersion !== (stored?.metadata as { resourceVersion: string }).resourceVersion) {
+        return { status: 409, body: { kind: 'Status', code: 409, reason: 'Conflict' } };
+      }
+      stored = { ...obj, metadata: { ...obj.metadata, namespace: 'kube-system', resourceVersion: String(Math.random()).slice(2, 8) } };
+      return { status: req.method === 'POST' ? 201 : 200, body: stored };
+    };
+    const api = createKubeApiClient({ kc });
+    assert.equal(await api.getLease('kube-system', 'fa'), undefined);
+    const now = new Date().toISOString();
+    const created = await api.createLease({ namespace: 'kube-system', name: 'fa', holderIdentity: 'me', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0 });
+    const sent = JSON.parse(srv.requests.at(-1)?.body ?? '{}');
+    assert.match(sent.spec.renewTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    const got = await api.getLease('kube-system', 'fa');
+    assert.equal(got?.holderIdentity, 'me');
+    assert.equal(got?.resourceVersion, created.resourceVersion);
+    await api.updateLease({ ...created, holderIdentity: 'me' });
+    await assert.rejects(api.updateLease({ ...created, holderIdentity: 'other' }), isConflict);
+  });
+
+  it('reuses one keep-alive connection for sequential calls', async () => {
+    srv.route = () => ({ status: 200, body: { metadata: { name: 'n1', uid: 'u' } } });
+    const api = createKubeApiClient({ kc, qps: 0 });
+    const before = srv.connections();
+    for (let i = 0; i < 10; i++) await api.getNode('n1');
+    assert.equal(srv.connections() - before, 1);
+  });
+});

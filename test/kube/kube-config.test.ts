@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { isFleetError } from '../../src/errors/index.js';
+import { loadKubeConfig } from '../../src/kube/kube-config.js';
+
+const good = (server: string, extra = '') =>
+  [
+    'apiVersion: v1',
+    'kind: Config',
+    `clusters: [{name: c1, cluster: {server: "${server}"${extra}}}]`,
+    'users: [{name: u1, user: {token: t}}]',
+    'contexts: [{name: x, context: {cluster: c1, user: u1}}]',
+    'current-context: x',
+  ].join('\n');
+
+const invalid = (pattern: RegExp) => (err: unknown) => isFleetError(err, 'FA_ERR_KUBECONFIG_INVALID') && pattern.test(err.message);
+
+describe('loadKubeConfig', () => {
+  let dir: string;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fa-kc-'));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('loads --kubeconfig before KUBECONFIG', () => {
+    const a = path.join(dir, 'a.yaml');
+    const b = path.join(dir, 'b.yaml');
+    fs.writeFileSync(a, good('https://a.example:6443'));
+    fs.writeFileSync(b, good('https://b.example:6443'));
+    assert.equal(loadKubeConfig({ path: a, env: { KUBECONFIG: b } }).server(), 'https://a.example:6443');
+    assert.equal(loadKubeConfig({ env: { KUBECONFIG: `${dir}/missing.yaml:${b}` } }).server(), 'https://b.example:6443');
+  });
+
+  it('names what is wrong', () => {
+    assert.throws(() => loadKubeConfig({ path: path.join(dir, 'nope.yaml'), env: {} }), invalid(/nope\.yaml: file not found/));
+    assert.throws(() => loadKubeConfig({ yaml: ': : not yaml [', env: {} }), invalid(/kubeconfig document/));
+    assert.throws(() => loadKubeConfig({ yaml: good('ftp://x'), env: {} }), invalid(/server must be http\(s\)/));
+    assert.throws(() => loadKubeConfig({ yaml: good('http://127.0.0.1:1'), env: {} }), invalid(/insecure-skip-tls-verify/));
+    assert.throws(() => loadKubeConfig({ yaml: good('https://x').replace('current-context: x', 'current-context: y'), env: {} }), invalid(/"y" is not defined/));
+    assert.throws(() => loadKubeConfig({ env: {} }), invalid(/no kubeconfig/));
+    assert.throws(() => loadKubeConfig({ env: { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' } }), invalid(/in-cluster/));
+  });
+
+  it('accepts plain http only with insecure-skip-tls-verify', () => {
+    const kc = loadKubeConfig({ yaml: good('http://127.0.0.1:1/', ', insecure-skip-tls-verify: true'), env: {} });
+    assert.equal(kc.server(), 'http://127.0.0.1:1');
+  });
+
+  it('hands out one agent per TLS material for fetch options, and closes it', async () => {
+    const kc = loadKubeConfig({ yaml: good('https://a.example:6443', ', insecure-skip-tls-verify: true'), env: {} });
+    const a = await kc.applyToFetchOptions({});
+    const b = await kc.applyToFetchOptions({});
+    assert.ok(a.agent);
+    assert.equal(a.agent, b.agent);
+    assert.equal((a.headers as unknown as { get(k: string): string }).get('authorization'), 'Bearer t');
+    kc.close();
+    const c = await kc.applyToFetchOptions({});
+    assert.notEqual(c.agent, a.agent);
+    kc.close();
+  });
+});

@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createLeaderElector, type LeaderElector, type LeaseApi } from '../../src/leaderelection/index.js';
+import { FakeKubeApiClient, kubeError } from '../kube/fake-api-client.js';
+import { waitFor } from '../kube/fake-kube-server.js';
+
+const TIMING = { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 50 };
+
+interface Timeline {
+  log: string[];
+  leaders: () => number;
+}
+
+function pair(api: FakeKubeApiClient, apiOfA: LeaseApi = api): { a: LeaderElector; b: LeaderElector; t: Timeline } {
+  const log: string[] = [];
+  let leading = 0;
+  let maxLeading = 0;
+  const make = (id: string) =>
+    createLeaderElector({
+      api: id === 'a' ? apiOfA : api,
+      namespace: 'kube-system',
+      name: 'fleet-attach',
+      identity: id,
+      ...TIMING,
+      onStartedLeading: () => {
+        leading++;
+        maxLeading = Math.max(maxLeading, leading);
+        log.push(`${id} started`);
+      },
+      onStoppedLeading: () => {
+        leading--;
+        log.push(`${id} stopped`);
+      },
+    });
+  return { a: make('a'), b: make('b'), t: { log, leaders: () => maxLeading } };
+}
+
+describe('leader election on a Lease', () => {
+  it('elects exactly one of two candidates; the other takes over after the first stops and releases', async () => {
+    const api = new FakeKubeApiClient();
+    const { a, b, t } = pair(api);
+    void a.start();
+    await waitFor(() => a.isLeader(), 'a leads');
+    void b.start();
+    await new Promise((r) => setTimeout(r, 300)); // several retry periods: b keeps trying
+    assert.equal(b.isLeader(), false);
+    assert.equal(b.leader(), 'a');
+    const lease = api.leases.get('kube-system/fleet-attach');
+    assert.equal(lease?.holderIdentity, 'a');
+    assert.equal(lease?.leaseDurationSeconds, 1);
+    await a.stop();
+    assert.equal(a.isLeader(), false);
+    assert.equal(api.leases.get('kube-system/fleet-attach')?.holderIdentity === 'a', false, 'released on stop');
+    await waitFor(() => b.isLeader(), 'b takes over');
+    await b.stop();
+    assert.deepEqual(t.log, ['a started', 'a stopped', 'b started', 'b stopped']);
+    assert.equal(t.leaders(), 1);
+    const final = api.leases.get('kube-system/fleet-attach');
+    assert.equal(final?.leaseTransitions, 1);
+  });
+
+  it('a leader that cannot renew stops leading before another can acquire', async () => {
+    const api = new FakeKubeApiClient();
+    let partitioned = false;
+    // a's view of the API: once partitioned, every call hangs until its deadline aborts it
+    const hang = (signal?: AbortSignal) =>
+      new Promise<never>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const apiOfA: LeaseApi = {
+      getLease: (ns, n, o) => (partitioned ? hang(o?.signal) : api.getLease(ns, n, o)),
+      createLease: (l, o) => (partitioned ? hang(o?.signal) : api.createLease(l, o)),
+      updateLease: (l, o) => (partitioned ? hang(o?.signal) : api.updateLease(l, o)),
+    };
+    const { a, b, t } = pair(api, apiOfA);
+    void a.start();
+    await waitFor(() => a.isLeader(), 'a leads');
+    void b.start();
+    await new Promise((r) => setTimeout(r, 100));
+    partitioned = true;
+    await waitFor(() => b.isLeader(), 'b takes over once the lease expired', 5000);
+    assert.deepEqual(t.log, ['a started', 'a stopped', 'b started'], 'a stepped down before b acquired');
+    assert.equal(a.isLeader(), false);
+    partitioned = false;
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(a.isLeader(), false, 'a does not come back while b renews');
+    await Promise.all([a.stop(), b.stop()]);
+    assert.equal(t.leaders(), 1, `never two leaders: ${t.log.join(', ')}`);
+  });
+
+  it('expires a lease whose holder vanished without releasing it', async () => {
+    const api = new FakeKubeApiClient();
+    const now = new Date().toISOString();
+    api.leases.set('kube-system/fleet-attach', { namespace: 'kube-system', name: 'fleet-attach', resourceVersion: '1', holderIdentity: 'ghost', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: 3 });
+    const { b, t } = pair(api);
+    const t0 = performance.now();
+    void b.start();
+    await waitFor(() => b.isLeader(), 'b acquires after expiry', 5000);
+    assert.ok(performance.now() - t0 >= 1000, 'waited the record lease duration on its own clock');
+    assert.equal(api.leases.get('kube-system/fleet-attach')?.leaseTransitions, 4);
+    await b.stop();
+    assert.deepEqual(t.log, ['b started', 'b stopped']);
+  });
+
+  it('keeps leading through a transient renew failure within the deadline', async () => {
+    const api = new FakeKubeApiClient();
+    const { a, t } = pair(api);
+    void a.start();
+    await waitFor(() => a.isLeader(), 'a leads');
+    api.failNext('updateLease', kubeError(500, 'InternalError'), 2);
+    await waitFor(() => api.callsOf('updateLease').length >= 4, 'renews continue', 5000);
+    assert.equal(a.isLeader(), true);
+    await a.stop();
+    assert.deepEqual(t.log, ['a started', 'a stopped']);
+  });
+
+  it('validates its timing', () => {
+    const api = new FakeKubeApiClient();
+    const base = { api, namespace: 'ns', name: 'l', identity: 'x', onStartedLeading() {}, onStoppedLeading() {} };
+    assert.throws(() => createLeaderElector({ ...base, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }), RangeError);
+    assert.throws(() => createLeaderElector({ ...base, identity: '' }), RangeError);
+  });
+});
