@@ -78,7 +78,7 @@ export class OperationTable {
 
   complete(volume: number, node: number, op: OperationKind, ok: boolean, now: number): boolean {
     const c = this.core;
-    const slot = c.findPair(volume, node);
+    const slot = node < 0 ? -1 : c.findPair(volume, node);
     let key = slot >= 0 ? pairKey(slot) : -1;
     let started = key >= 0 && (c.t.pairFlags[slot] & PF_PENDING) !== 0 ? this.pending.get(key) : undefined;
     if (started === undefined || started.op !== op) {
@@ -119,7 +119,7 @@ export class OperationTable {
     if (vf & VF_FORBIDDEN) {
       return (vf & VF_WIDE_PENDING) === 0 && !this.inWindow(wideKey(volume) * 2 + opBit(op), now);
     }
-    const slot = c.findPair(volume, node);
+    const slot = node < 0 ? -1 : c.findPair(volume, node);
     if (slot < 0) return true;
     return (c.t.pairFlags[slot] & PF_PENDING) === 0 && !this.inWindow(pairKey(slot) * 2 + opBit(op), now);
   }
@@ -130,7 +130,7 @@ export class OperationTable {
     const vf = c.t.volumeFlags[volume];
     if (vf & VF_FORBIDDEN) return (vf & (VF_WIDE_PENDING | VF_PAIR_PENDING_ANY)) !== 0;
     if (vf & VF_WIDE_PENDING) return true;
-    const slot = c.findPair(volume, node);
+    const slot = node < 0 ? -1 : c.findPair(volume, node);
     return slot >= 0 && (c.t.pairFlags[slot] & PF_PENDING) !== 0;
   }
 

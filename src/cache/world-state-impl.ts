@@ -265,13 +265,13 @@ class WorldStateImpl implements WorldState {
   }
   completeOperation(volume: VolumeId, node: NodeId, op: OperationKind, ok: boolean, now: number): boolean {
     this.assertIdle();
-    return this.core.volumes.isLive(volume) && this.ops.complete(volume, node, op, ok, now);
+    return this.core.volumes.isLive(volume) && this.ops.complete(volume, this.liveOrNone(node), op, ok, now);
   }
   isSafeToRetry(volume: VolumeId, node: NodeId, op: OperationKind, now: number): boolean {
-    return !this.core.volumes.isLive(volume) || !this.core.nodes.isLive(node) || this.ops.isSafeToRetry(volume, node, op, now);
+    return !this.core.volumes.isLive(volume) || this.ops.isSafeToRetry(volume, this.liveOrNone(node), op, now);
   }
   isOperationPending(volume: VolumeId, node: NodeId): boolean {
-    return this.core.volumes.isLive(volume) && this.core.nodes.isLive(node) && this.ops.isPending(volume, node);
+    return this.core.volumes.isLive(volume) && this.ops.isPending(volume, this.liveOrNone(node));
   }
   pendingOperations(): PendingOperation[] {
     return this.ops.pendingList();
@@ -344,6 +344,10 @@ class WorldStateImpl implements WorldState {
   }
 
   // ---- guards --------------------------------------------------------------------------------
+  /** The node id, or -1 for a dead one (volume-wide questions do not need the node). */
+  private liveOrNone(node: NodeId): number {
+    return this.core.nodes.isLive(node) ? node : -1;
+  }
   private slotOf(volume: VolumeId, node: NodeId): number {
     if (!this.core.volumes.isLive(volume) || !this.core.nodes.isLive(node)) return -1;
     return this.core.findPair(volume, node);

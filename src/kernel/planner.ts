@@ -47,6 +47,9 @@ export interface PlannerOptions {
   shards?: number;
   /** Kernel build: 'release' (default) or 'debug' (tests). */
   build?: KernelBuild;
+  /** Initial output room per shard, in records (grows on demand). Tests set it tiny to
+   * exercise the kernel's resumption; the default suits production. */
+  outputRecords?: number;
 }
 
 export interface Planner {
@@ -65,7 +68,9 @@ export function createPlanner(options: PlannerOptions): Planner {
   if (!Number.isInteger(workers) || workers < 0) throw new RangeError('options.workers must be a non-negative integer');
   const shards = options.shards ?? Math.max(1, workers);
   if (!Number.isInteger(shards) || shards < 1) throw new RangeError('options.shards must be a positive integer');
-  return new KernelPlanner(options.state.kernelAccess(), workers, shards, options.build ?? 'release');
+  const outputRecords = options.outputRecords ?? INITIAL_OUTPUT_RECORDS;
+  if (!Number.isInteger(outputRecords) || outputRecords < 1) throw new RangeError('options.outputRecords must be a positive integer');
+  return new KernelPlanner(options.state.kernelAccess(), workers, shards, options.build ?? 'release', outputRecords);
 }
 
 const INITIAL_OUTPUT_RECORDS = 4096;
@@ -73,11 +78,16 @@ const INITIAL_OUTPUT_RECORDS = 4096;
 class KernelPlanner implements Planner {
   private readonly kernel: KernelExports;
   private readonly pool: KernelPool | undefined;
-  private outputRecords = INITIAL_OUTPUT_RECORDS;
   private closed = false;
   planning = false;
 
-  constructor(private readonly access: KernelAccess, readonly workers: number, readonly shards: number, build: KernelBuild) {
+  constructor(
+    private readonly access: KernelAccess,
+    readonly workers: number,
+    readonly shards: number,
+    build: KernelBuild,
+    private outputRecords: number,
+  ) {
     const module = loadKernelModule(build);
     this.kernel = instantiateKernel(module, access.memory);
     this.pool = workers > 0

@@ -1,0 +1,38 @@
+// The WASM plan equals the reference plan (and every state observable equals the reference's)
+// over random sequences of mutations, operation results, clock advances and plans: on the main
+// thread and in a 2-worker pool, with several shard counts and tiny output regions (so the
+// kernel's suspend/resume path runs too).
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { createWorldState } from '../../src/cache/world-state.js';
+import { createPlanner } from '../../src/kernel/planner.js';
+import { commandArb, Harness, type Universe } from './harness.js';
+
+const universe: Universe = { nodes: 4, volumes: 5, pods: 6 };
+
+async function run(workers: number, shards: number, numRuns: number, seed: number): Promise<void> {
+  let plans = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(commandArb(universe), { minLength: 20, maxLength: 160 }), async (commands) => {
+      const world = createWorldState({ capacity: { nodes: 1, volumes: 1, pairs: 1 } });
+      const planner = createPlanner({ state: world, workers, shards, build: 'debug', outputRecords: 1 });
+      const h = new Harness(world, planner, universe);
+      try {
+        for (const c of commands) await h.apply(c);
+        await h.comparePlans({ maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false });
+        plans += h.plans;
+      } finally {
+        await planner.close();
+      }
+    }),
+    { seed, numRuns },
+  );
+  if (plans < numRuns) throw new Error(`only ${plans} plans compared`);
+}
+
+describe('WASM plan equals the reference plan', () => {
+  it('on the main thread, one shard', () => run(0, 1, 300, 42));
+  it('on the main thread, three shards', () => run(0, 3, 150, 43));
+  it('in a pool of 2 workers, two shards', () => run(2, 2, 15, 44));
+  it('in a pool of 2 workers, five shards', () => run(2, 5, 15, 45));
+});
