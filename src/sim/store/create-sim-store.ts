@@ -10,7 +10,7 @@ import { CommittedEvent, EventWindow } from './event-window.js';
 import { generateName, hasFinalizers, keepServerOwnedMeta, podGracePeriod, podNodeName, rfc3339, validateObject, invalid } from './object-rules.js';
 import { RESOURCES, RESOURCE_NAMES, type ResourceInfo } from './resources.js';
 import { SortedKeys } from './sorted-keys.js';
-import { StoreError, type DeleteOptions, type KubeObject, type ResourceName, type SimStore, type StoreEventType } from './sim-store.js';
+import { StoreError, type DeleteOptions, type KubeObject, type ObjectMeta, type ResourceName, type SimStore, type StoreEventType } from './sim-store.js';
 
 export interface SimStoreOptions {
   /** Committed events kept for watches to resume from (default 100,000). */
@@ -169,7 +169,14 @@ class MemoryStore implements ServableStore {
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
-    return this.commit('ADDED', info, key, withTypeMeta(info, o), undefined);
+    const created = withTypeMeta(info, o);
+    const rv = this.rv + 1;
+    created.metadata.resourceVersion = String(rv);
+    if (resource === 'pods') this.indexPod(key, undefined, podNodeName(created));
+    const json = JSON.stringify(created);
+    t.objects.set(key, json);
+    t.keys.insert(key);
+    return this.publish('ADDED', info, created, json, undefined);
   }
 
   update(resource: ResourceName, obj: KubeObject, opts: { subresource?: 'status' } = {}): KubeObject {
@@ -198,7 +205,7 @@ class MemoryStore implements ServableStore {
         else next.status = stored.status;
       }
     }
-    return this.writeExisting(info, key, stored, next);
+    return this.writeExisting(info, key, stored.metadata, podNodeName(stored), next);
   }
 
   mutate(resource: ResourceName, namespace: string | undefined, name: string, fn: (obj: KubeObject) => KubeObject | void): KubeObject | undefined {
@@ -206,12 +213,14 @@ class MemoryStore implements ServableStore {
     const key = keyOf(info, namespace, name);
     const json = this.table(resource).objects.get(key);
     if (json === undefined) return undefined;
-    const stored = JSON.parse(json) as KubeObject;
     const copy = JSON.parse(json) as KubeObject;
+    // The server-owned metadata are scalars: a shallow snapshot survives whatever fn does to the copy.
+    const storedMeta = { ...copy.metadata };
+    const prevNode = resource === 'pods' ? podNodeName(copy) : undefined;
     const next = fn(copy) ?? copy;
     validateObject(info, next);
-    keepServerOwnedMeta(next.metadata, stored.metadata);
-    return this.writeExisting(info, key, stored, next);
+    keepServerOwnedMeta(next.metadata, storedMeta);
+    return this.writeExisting(info, key, storedMeta, prevNode, next);
   }
 
   delete(resource: ResourceName, namespace: string | undefined, name: string, opts: DeleteOptions = {}): KubeObject | undefined {
@@ -226,13 +235,13 @@ class MemoryStore implements ServableStore {
     }
     const grace = resource === 'pods' ? podGracePeriod(stored, opts.gracePeriodSeconds) : 0;
     const current = typeof meta.deletionGracePeriodSeconds === 'number' ? meta.deletionGracePeriodSeconds : undefined;
-    if (grace === 0 && !hasFinalizers(meta)) return this.remove(info, key, stored);
+    if (grace === 0 && !hasFinalizers(meta)) return this.remove(info, key, podNodeName(stored), stored);
     // Graceful or finalizer-held: mark for deletion; a later delete may only shorten the period.
     if (meta.deletionTimestamp !== undefined && current !== undefined && current <= grace) return stored;
     const next: KubeObject = { ...stored, metadata: { ...meta } };
     next.metadata.deletionTimestamp = rfc3339(this.now() + grace * 1000);
     next.metadata.deletionGracePeriodSeconds = grace;
-    return this.commit('MODIFIED', info, key, next, stored);
+    return this.writeExisting(info, key, meta, podNodeName(stored), next);
   }
 
   subscribe(fn: (ev: CommittedEvent) => void): () => void {
@@ -272,41 +281,41 @@ class MemoryStore implements ServableStore {
     return JSON.parse(json) as KubeObject;
   }
 
-  /** Commits `next` over `stored`: a no-op change commits nothing; a deleting object whose finalizers are gone is removed. */
-  private writeExisting(info: ResourceInfo, key: string, stored: KubeObject, next: KubeObject): KubeObject {
+  /**
+   * Commits `next` over the stored object (its metadata `sm`, pod node `prevNode`): a no-op
+   * change commits nothing; a deleting object whose finalizers are gone is removed.
+   */
+  private writeExisting(info: ResourceInfo, key: string, sm: ObjectMeta, prevNode: string | undefined, next: KubeObject): KubeObject {
     const o = withTypeMeta(info, next);
-    const sm = stored.metadata;
-    if (sm.deletionTimestamp !== undefined && sm.deletionGracePeriodSeconds === 0 && !hasFinalizers(o.metadata)) return this.remove(info, key, o);
-    o.metadata.resourceVersion = sm.resourceVersion;
-    const before = this.table(info.name).objects.get(key);
-    if (JSON.stringify(o) === before) return o;
-    return this.commit('MODIFIED', info, key, o, stored, before);
+    if (sm.deletionTimestamp !== undefined && sm.deletionGracePeriodSeconds === 0 && !hasFinalizers(o.metadata)) return this.remove(info, key, prevNode, o);
+    const t = this.table(info.name);
+    const before = t.objects.get(key) as string;
+    const oldRv = String(sm.resourceVersion);
+    o.metadata.resourceVersion = oldRv;
+    const same = JSON.stringify(o);
+    if (same === before) return o;
+    // Serialise once: metadata is the third key (withTypeMeta), so the first resourceVersion
+    // field in the text is metadata's (label and annotation text has its quotes escaped).
+    const rv = String(this.rv + 1);
+    o.metadata.resourceVersion = rv;
+    const json = same.replace(`"resourceVersion":"${oldRv}"`, `"resourceVersion":"${rv}"`);
+    if (info.name === 'pods') this.indexPod(key, prevNode, podNodeName(o));
+    t.objects.set(key, json);
+    return this.publish('MODIFIED', info, o, json, before);
   }
 
-  private remove(info: ResourceInfo, key: string, last: KubeObject): KubeObject {
+  private remove(info: ResourceInfo, key: string, prevNode: string | undefined, last: KubeObject): KubeObject {
     const t = this.table(info.name);
     t.objects.delete(key);
     t.keys.remove(key);
-    if (info.name === 'pods') this.indexPod(key, podNodeName(last), undefined);
-    return this.publish('DELETED', info, last, undefined);
+    if (info.name === 'pods') this.indexPod(key, prevNode, undefined);
+    last.metadata.resourceVersion = String(this.rv + 1);
+    return this.publish('DELETED', info, last, JSON.stringify(last), undefined);
   }
 
-  private commit(type: StoreEventType, info: ResourceInfo, key: string, obj: KubeObject, prev: KubeObject | undefined, prevJson?: string): KubeObject {
-    const t = this.table(info.name);
-    if (info.name === 'pods') this.indexPod(key, prev && podNodeName(prev), podNodeName(obj));
-    if (type === 'MODIFIED') prevJson ??= t.objects.get(key);
-    return this.publish(type, info, obj, prevJson, (json) => {
-      t.objects.set(key, json);
-      if (type === 'ADDED') t.keys.insert(key);
-    });
-  }
-
-  /** Assigns the next resourceVersion, serialises once, stores (via `store`), records and delivers the event. */
-  private publish(type: StoreEventType, info: ResourceInfo, obj: KubeObject, prevJson: string | undefined, store?: (json: string) => void): KubeObject {
+  /** Takes the next resourceVersion (already written into `obj` and `json`), records and delivers the event. */
+  private publish(type: StoreEventType, info: ResourceInfo, obj: KubeObject, json: string, prevJson: string | undefined): KubeObject {
     const rv = ++this.rv;
-    obj.metadata.resourceVersion = String(rv);
-    const json = JSON.stringify(obj);
-    store?.(json);
     const ev = new CommittedEvent(type, info.name, rv, info.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name, json, prevJson);
     this.window.push(ev);
     this.deliver(ev);
@@ -363,10 +372,8 @@ function conflict(info: ResourceInfo, name: string): StoreError {
   return new StoreError('Conflict', 409, `Operation cannot be fulfilled on ${qualified(info)} "${name}": the object has been modified; please apply your changes to the latest version and try again`);
 }
 
-/** The object with apiVersion and kind first and set to the resource's. */
+/** The object in Kubernetes' key order: apiVersion and kind (the resource's), metadata, then the rest. */
 function withTypeMeta(info: ResourceInfo, o: KubeObject): KubeObject {
-  const out = { apiVersion: info.apiVersion, kind: info.kind, ...o };
-  out.apiVersion = info.apiVersion;
-  out.kind = info.kind;
-  return out;
+  const { apiVersion: _a, kind: _k, metadata, ...rest } = o;
+  return { apiVersion: info.apiVersion, kind: info.kind, metadata, ...rest };
 }

@@ -59,8 +59,15 @@ export function generateName(prefix: string, random: () => number): string {
 
 /** RFC 3339 with seconds precision, as Kubernetes writes timestamps. */
 export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const sec = Math.floor(ms / 1000);
+  if (sec !== lastSecond) {
+    lastSecond = sec;
+    lastStamp = new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
+  }
+  return lastStamp;
 }
+let lastSecond = NaN;
+let lastStamp = '';
 
 /** Metadata fields the server owns: an update keeps the stored values. */
 const SERVER_OWNED_META = ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const;
