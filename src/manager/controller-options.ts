@@ -1,0 +1,60 @@
+/**
+ * Options of the controller, with upstream defaults (upstream-adc.md §2). The `run` command
+ * maps its flags onto these; tests shorten the timers.
+ */
+import type { LoadKubeConfigOptions } from '../kube/kube-config.js';
+import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+
+export interface ControllerOptions {
+  kubeconfig: LoadKubeConfigOptions;
+  loopPeriodMs: number;
+  maxWaitForUnmountMs: number;
+  disableForceDetachOnTimeout: boolean;
+  reconcileSyncPeriodMs: number;
+  disableReconcileSync: boolean;
+  dswPopulatorPeriodMs: number;
+  dswListPodsPeriodMs: number;
+  csiTimeoutMs: number;
+  kubeApiQps: number;
+  kubeApiBurst: number;
+  /** Plan worker threads; 0 = main thread. */
+  workers: number;
+  kernelBuild?: 'debug' | 'release';
+  leaderElect: boolean;
+  leaderElectNamespace: string;
+  leaderElectName: string;
+  leaderElectLeaseDurationMs: number;
+  leaderElectRenewDeadlineMs: number;
+  leaderElectRetryPeriodMs: number;
+  identity?: string;
+  /** H6 (newer upstream text) or H3. */
+  waitingForDetachText: boolean;
+  perNodeVolumeMetric: boolean;
+  /** Reflector watchdog and bookmark period (tests shorten them). */
+  watchdogMs?: number;
+  bookmarkIntervalMs?: number;
+  /** Share a registry (tests) instead of creating one. */
+  metrics?: ControllerMetrics;
+}
+
+export const DEFAULT_CONTROLLER_OPTIONS: Omit<ControllerOptions, 'kubeconfig'> = {
+  loopPeriodMs: 100,
+  maxWaitForUnmountMs: 6 * 60_000,
+  disableForceDetachOnTimeout: false,
+  reconcileSyncPeriodMs: 60_000,
+  disableReconcileSync: false,
+  dswPopulatorPeriodMs: 60_000,
+  dswListPodsPeriodMs: 3 * 60_000,
+  csiTimeoutMs: 2 * 60_000,
+  kubeApiQps: 20,
+  kubeApiBurst: 30,
+  workers: 1,
+  leaderElect: true,
+  leaderElectNamespace: 'kube-system',
+  leaderElectName: 'fleet-attach',
+  leaderElectLeaseDurationMs: 15_000,
+  leaderElectRenewDeadlineMs: 10_000,
+  leaderElectRetryPeriodMs: 2_000,
+  waitingForDetachText: true,
+  perNodeVolumeMetric: false,
+};

@@ -1,0 +1,164 @@
+/**
+ * The controller manager: builds every component and runs them in order (A1): watches →
+ * (leader election) → actual state (A2–A3) → desired state (A4) → populator periodic passes →
+ * reconciler. `stop()` reverses it: no new operations, running ones abandoned (the state is
+ * rebuilt at the next start, A2–A3), watches closed, pool stopped.
+ *
+ * Standby replicas (leader election on, lease held by another) keep their watches and caches
+ * warm; they fill the state and start acting only once they lead.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { createWorldState, type WorldState } from '../cache/world-state.js';
+import { createPlanner, type Planner } from '../kernel/planner.js';
+import { loadKubeConfig, type FleetKubeConfig } from '../kube/kube-config.js';
+import { createKubeApiClient, type KubeApiClient } from '../kube/api-client.js';
+import { createReflector, type Reflector } from '../kube/reflector.js';
+import {
+  CSI_DRIVER_KIND, CSI_NODE_KIND, NODE_KIND, POD_KIND, PV_KIND, PVC_KIND, VOLUME_ATTACHMENT_KIND,
+} from '../kube/projections/index.js';
+import { createCsiPlugin, createCsiTranslator, createMigrationPredicate, createVolumePluginManager } from '../plugins/index.js';
+import { createNodeStatusUpdater } from '../statusupdater/index.js';
+import { createEventRecorder } from '../events/index.js';
+import { createLeaderElector, type LeaderElector } from '../leaderelection/index.js';
+import { createControllerMetrics, type ControllerMetrics } from '../metrics/controller-metrics.js';
+import { createDesiredStatePopulator, type DesiredStatePopulator } from '../populator/desired-state-populator.js';
+import { loadActualState } from '../populator/actual-state-loader.js';
+import { createOperationExecutor, type OperationExecutor } from '../operations/operation-executor.js';
+import { createReconciler, type Reconciler } from '../reconciler/reconciler.js';
+import { logger } from '../log/logger.js';
+import * as adapt from './adapters.js';
+import { DEFAULT_CONTROLLER_OPTIONS, type ControllerOptions } from './controller-options.js';
+import { wireMetrics } from './wire-metrics.js';
+
+export interface Controller {
+  readonly state: WorldState;
+  readonly metrics: ControllerMetrics;
+  readonly reconciler: Reconciler;
+  readonly executor: OperationExecutor;
+  readonly populator: DesiredStatePopulator;
+  readonly reflectors: ReadonlyArray<Reflector<unknown>>;
+  readonly kc: FleetKubeConfig;
+  readonly api: KubeApiClient;
+  /** 'single' without leader election. */
+  role(): 'leader' | 'standby' | 'single';
+  /** True once every watch has synced and (if leader) the state was filled. */
+  ready(): { ready: boolean; reason?: string };
+  /** Resolves once this replica acts (synced and leading). */
+  acting(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startController(partial: Partial<ControllerOptions> & Pick<ControllerOptions, 'kubeconfig'>): Promise<Controller> {
+  const o: ControllerOptions = { ...DEFAULT_CONTROLLER_OPTIONS, ...partial };
+  const log = logger('controller');
+  const kc = loadKubeConfig(o.kubeconfig);
+  const metrics = o.metrics ?? createControllerMetrics({ perNodeVolumeMetric: o.perNodeVolumeMetric });
+  const api = createKubeApiClient({
+    kc,
+    qps: o.kubeApiQps,
+    burst: o.kubeApiBurst,
+    onThrottle: (ms) => metrics.rateLimiterWait.observe(ms / 1000),
+    onRequest: (r) => {
+      metrics.apiRequests.inc({ verb: r.verb, resource: r.resource, code: String(r.code) });
+      metrics.apiRequestDuration.observe({ verb: r.verb, resource: r.resource }, r.durationMs / 1000);
+    },
+  });
+  const rOpts = { kc, ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}), ...(o.bookmarkIntervalMs ? { bookmarkIntervalMs: o.bookmarkIntervalMs } : {}) };
+  const pods = createReflector({ ...rOpts, kind: POD_KIND });
+  const pvcs = createReflector({ ...rOpts, kind: PVC_KIND });
+  const pvs = createReflector({ ...rOpts, kind: PV_KIND });
+  const nodes = createReflector({ ...rOpts, kind: NODE_KIND });
+  const vas = createReflector({ ...rOpts, kind: VOLUME_ATTACHMENT_KIND });
+  const drivers = createReflector({ ...rOpts, kind: CSI_DRIVER_KIND });
+  const csiNodes = createReflector({ ...rOpts, kind: CSI_NODE_KIND });
+  const reflectors = [pods, pvcs, pvs, nodes, vas, drivers, csiNodes] as Array<Reflector<unknown>>;
+
+  const state = createWorldState({});
+  const planner: Planner = createPlanner({ state, workers: o.workers, ...(o.kernelBuild ? { build: o.kernelBuild } : {}) });
+  const csi = createCsiPlugin({ api: adapt.volumeAttachmentApi(api), attachments: adapt.volumeAttachmentCache(vas), drivers: adapt.csiDriverCache(drivers), csiTimeoutMs: o.csiTimeoutMs });
+  const plugins = createVolumePluginManager({ plugins: [csi] });
+  const translator = createCsiTranslator({ isMigrated: createMigrationPredicate({ csiNodeAnnotation: (n) => csiNodes.get(n)?.migratedPlugins.join(',') }) });
+  const events = createEventRecorder({ sink: adapt.eventSink(api), waitingForDetachText: o.waitingForDetachText });
+  const populator = createDesiredStatePopulator({ state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: o.dswPopulatorPeriodMs, listPodsPeriodMs: o.dswListPodsPeriodMs });
+  const podName = (uid: string) => populator.podName(uid);
+  const executor = createOperationExecutor({
+    state, plugins, metrics, events, podName,
+    liveVolumesInUse: async (name) => (await api.getNode(name))?.volumesInUse ?? 'not-found',
+  });
+  const statusUpdater = createNodeStatusUpdater({ api: adapt.nodeStatusApi(api), attachments: adapt.reportedAttachments(state), nodes: adapt.nodeLookup(nodes) });
+  const reconciler = createReconciler({
+    state, planner, executor, statusUpdater, events, metrics, podName, verify: { plugins },
+    loopPeriodMs: o.loopPeriodMs, maxWaitForUnmountMs: o.maxWaitForUnmountMs, disableForceDetachOnTimeout: o.disableForceDetachOnTimeout,
+    syncPeriodMs: o.reconcileSyncPeriodMs, disableSync: o.disableReconcileSync,
+  });
+  wireMetrics({ metrics, state, reflectors });
+
+  let synced = false;
+  let filled = false;
+  let stopped = false;
+  let actingResolve!: () => void;
+  const actingPromise = new Promise<void>((r) => (actingResolve = r));
+  const abort = new AbortController();
+  for (const r of reflectors) void r.start(abort.signal);
+
+  const act = async () => {
+    if (stopped || filled) return;
+    const loaded = loadActualState({ state, nodes: nodes.values(), volumeAttachments: vas.values(), pv: (n) => pvs.get(n), plugins, translator, log });
+    log.info(loaded, 'actual state loaded (A2–A3)');
+    populator.start();
+    populator.addAllPods(); // A4
+    filled = true;
+    reconciler.start();
+    actingResolve();
+  };
+
+  let elector: LeaderElector | undefined;
+  void Promise.all(reflectors.map((r) => new Promise<void>((res) => r.onSynced(res)))).then(() => {
+    synced = true;
+    log.info('all watches synced');
+    if (stopped) return;
+    if (!o.leaderElect) return act();
+    elector = createLeaderElector({
+      api, namespace: o.leaderElectNamespace, name: o.leaderElectName,
+      identity: o.identity ?? `${hostname()}_${randomBytes(4).toString('hex')}`,
+      leaseDurationMs: o.leaderElectLeaseDurationMs, renewDeadlineMs: o.leaderElectRenewDeadlineMs, retryPeriodMs: o.leaderElectRetryPeriodMs,
+      onStartedLeading: () => { metrics.leader.set(1); void act(); },
+      onStoppedLeading: async () => {
+        metrics.leader.set(0);
+        // Never two actors: a replica that lost the lease stops acting at once and exits its loop.
+        await reconciler.stop();
+        executor.close();
+        if (!stopped) { log.error('lost the leader lease; stopping'); process.emitWarning('fleet-attach lost its leader lease'); }
+      },
+    });
+    void elector.start(abort.signal);
+  });
+
+  return {
+    state, metrics, reconciler, executor, populator, reflectors, kc, api,
+    role: () => (!o.leaderElect ? 'single' : elector?.isLeader() ? 'leader' : 'standby'),
+    ready() {
+      if (!synced) {
+        const pending = reflectors.filter((r) => !r.synced()).map((r) => r.resource);
+        return { ready: false, reason: `watches not synced: ${pending.join(', ')}` };
+      }
+      if (o.leaderElect && !elector?.isLeader()) return { ready: true };
+      return filled ? { ready: true } : { ready: false, reason: 'filling state' };
+    },
+    acting: () => actingPromise,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await reconciler.stop();
+      executor.close();
+      csi.close();
+      populator.stop();
+      await elector?.stop();
+      abort.abort();
+      await Promise.all(reflectors.map((r) => r.stop()));
+      events.stop();
+      await planner.close();
+    },
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * The operation executor: starts attach and detach operations (J1–J3) under the one-per-key
+ * and backoff rules of the state's operation table (I1–I4), runs them asynchronously (a wait
+ * for the external attacher never blocks the loop), and records their outcome in the state,
+ * the metrics and the events.
+ *
+ * Contract: `startAttach`/`startDetach` return at once with the table's answer; `started`
+ * means the operation owns its key until it completes. Completions mutate the state through
+ * `state.whenIdle`, so they never land in the middle of a plan. After `close()`, running
+ * operations are abandoned: their results are dropped (the state is rebuilt at next start).
+ */
+import type { NodeId, StartResult, VolumeId, WorldState } from '../cache/world-state.js';
+import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+import type { EventRecorder, InvolvedPod } from '../events/index.js';
+import { csiPersistentSource, type AttachableVolumePlugin, type VolumePluginManager, type VolumeSpec } from '../plugins/index.js';
+import { volumeInfoOf } from '../populator/volume-info.js';
+import { logger, type Logger } from '../log/logger.js';
+
+export interface OperationExecutorDeps {
+  state: WorldState;
+  plugins: VolumePluginManager;
+  metrics: ControllerMetrics;
+  events: EventRecorder;
+  /** Namespace and name of a pod UID of the desired state. */
+  podName(uid: string): { namespace: string; name: string } | undefined;
+  /** F9: the live Node's `status.volumesInUse`, or 'not-found'. Rejects on other errors. */
+  liveVolumesInUse(nodeName: string): Promise<readonly string[] | 'not-found'>;
+  now?: () => number;
+  log?: Logger;
+}
+
+export interface OperationExecutor {
+  startAttach(volume: VolumeId, node: NodeId): StartResult;
+  startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean): StartResult;
+  /** Operations started and not yet completed. */
+  inFlight(): number;
+  /** Resolves when every running operation has settled (tests). */
+  idle(): Promise<void>;
+  close(): void;
+}
+
+export function createOperationExecutor(deps: OperationExecutorDeps): OperationExecutor {
+  return new Executor(deps);
+}
+
+type Op = 'attach' | 'detach';
+
+class Executor implements OperationExecutor {
+  private readonly running = new Set<Promise<void>>();
+  private closed = false;
+  private readonly now: () => number;
+  private readonly log: Logger;
+
+  constructor(private readonly d: OperationExecutorDeps) {
+    this.now = d.now ?? Date.now;
+    this.log = d.log ?? logger('operation-executor');
+  }
+
+  startAttach(volume: VolumeId, node: NodeId): StartResult {
+    return this.start(volume, node, 'attach', () => this.attach(volume, node));
+  }
+
+  startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean): StartResult {
+    return this.start(volume, node, 'detach', () => this.detach(volume, node, verifySafeToDetach));
+  }
+
+  inFlight(): number {
+    return this.running.size;
+  }
+
+  async idle(): Promise<void> {
+    while (this.running.size) await Promise.allSettled([...this.running]);
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  private start(volume: VolumeId, node: NodeId, op: Op, run: () => Promise<void>): StartResult {
+    if (this.closed) return 'pending';
+    const r = this.d.state.tryStartOperation(volume, node, op, this.now());
+    if (r !== 'started') return r;
+    const p = run().catch((err) => this.log.error({ err }, 'operation bookkeeping failed'));
+    this.running.add(p);
+    void p.finally(() => this.running.delete(p));
+    return r;
+  }
+
+  private async attach(volume: VolumeId, node: NodeId): Promise<void> {
+    const { state } = this.d;
+    const unique = state.volumeName(volume);
+    const nodeName = state.nodeName(node);
+    const spec = volumeInfoOf(state, volume)?.spec;
+    const plugin = spec ? this.d.plugins.findAttachablePluginBySpec(spec) : undefined;
+    const t0 = this.now();
+    let error: unknown;
+    try {
+      if (!spec || !plugin) throw new Error(`no attachable plugin for volume ${unique}`);
+      await plugin.attach(spec, nodeName);
+    } catch (err) {
+      error = err;
+    }
+    if (this.closed) return;
+    this.observe(plugin, spec, 'volume_attach', t0, error === undefined);
+    state.whenIdle(() => {
+      const pods = this.scheduledPods(volume, node);
+      const specName = spec?.name ?? unique;
+      if (error === undefined) {
+        state.markAttached(volume, node); // J1 (also joins the report set, D6)
+        state.completeOperation(volume, node, 'attach', true, this.now());
+        this.d.events.attachSucceeded(pods, specName);
+      } else {
+        state.markUncertain(volume, node); // J2: uncertain, never reported
+        state.completeOperation(volume, node, 'attach', false, this.now());
+        this.recordError(volume, 'attach', nodeName, error);
+        this.d.events.attachFailed(pods, specName, error);
+      }
+    });
+  }
+
+  private async detach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean): Promise<void> {
+    const { state, plugins } = this.d;
+    const unique = state.volumeName(volume);
+    const nodeName = state.nodeName(node);
+    const spec = volumeInfoOf(state, volume)?.spec;
+    const t0 = this.now();
+    let plugin: AttachableVolumePlugin | undefined;
+    let error: unknown;
+    try {
+      // A5: a volume known only from node status or a VA is detached by its unique name.
+      let volumeName: string | undefined;
+      if (spec) {
+        plugin = plugins.findAttachablePluginBySpec(spec);
+        volumeName = plugin?.getVolumeName(spec);
+      } else {
+        const found = plugins.findAttachablePluginByUniqueName(unique);
+        plugin = found?.plugin;
+        volumeName = found?.volumeName;
+      }
+      if (!plugin || !volumeName) throw new Error(`no attachable plugin for volume ${unique}`);
+      if (verifySafeToDetach) {
+        const inUse = await this.d.liveVolumesInUse(nodeName); // F9; NotFound skips the check
+        if (inUse !== 'not-found' && inUse.includes(unique)) throw new Error('volume is still in use by node, according to Node status');
+      }
+      await plugin.detach(volumeName, nodeName);
+    } catch (err) {
+      error = err;
+    }
+    if (this.closed) return;
+    this.observe(plugin, spec, 'volume_detach', t0, error === undefined);
+    state.whenIdle(() => {
+      if (error === undefined) {
+        state.markDetached(volume, node); // J3
+        state.completeOperation(volume, node, 'detach', true, this.now());
+      } else {
+        state.markUncertain(volume, node); // J3: uncertain, stays out of node status
+        state.completeOperation(volume, node, 'detach', false, this.now());
+        this.recordError(volume, 'detach', nodeName, error);
+        this.log.info({ volume: unique, node: nodeName, err: String(error) }, 'detach failed');
+      }
+    });
+  }
+
+  /** J4: `storage_operation_duration_seconds`, CSI plugin label `kubernetes.io/csi:<driver>`. */
+  private observe(plugin: AttachableVolumePlugin | undefined, spec: VolumeSpec | undefined, name: string, t0: number, ok: boolean): void {
+    const csi = spec ? csiPersistentSource(spec) : undefined;
+    const label = plugin ? (csi ? `${plugin.name}:${csi.driver}` : plugin.name) : 'unknown';
+    this.d.metrics.operationDuration.observe(
+      { volume_plugin: label, operation_name: name, status: ok ? 'success' : 'fail-unknown', migrated: String(spec?.migrated ?? false) },
+      (this.now() - t0) / 1000,
+    );
+  }
+
+  private recordError(volume: VolumeId, op: Op, node: string, error: unknown): void {
+    const info = volumeInfoOf(this.d.state, volume);
+    if (info) info.lastError = { op, node, message: error instanceof Error ? error.message : String(error), at: this.now() };
+  }
+
+  /** J1/J2 recipients: every scheduled pod of the entry. */
+  private scheduledPods(volume: VolumeId, node: NodeId): InvolvedPod[] {
+    const out: InvolvedPod[] = [];
+    for (const uid of this.d.state.desiredPods(volume, node)) {
+      const p = this.d.podName(uid);
+      if (p) out.push({ namespace: p.namespace, name: p.name, uid });
+    }
+    return out;
+  }
+}

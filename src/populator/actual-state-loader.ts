@@ -1,0 +1,68 @@
+/**
+ * Start-up fill of the actual state (A2–A3), run once after every informer synced and before
+ * the desired state is filled (A4) and the reconciler starts:
+ *  - every Node (managed or not): each `status.volumesAttached` entry ⇒ Attached (and in the
+ *    report set, so the first pass re-writes the status, A6); `volumesInUse` ⇒ mounted set;
+ *  - every VolumeAttachment naming a PV that exists and resolves to an attachable plugin ⇒
+ *    Uncertain on its node unless already known. `status.attached` is not consulted (A3).
+ * Together this loses no attachment across a restart and creates no duplicate VolumeAttachment.
+ */
+import type { WorldState } from '../cache/world-state.js';
+import type { NodeRecord, PvRecord, VolumeAttachmentRecord } from '../kube/projections/index.js';
+import type { CsiTranslator, VolumePluginManager } from '../plugins/index.js';
+import { splitUniqueVolumeName } from '../plugins/index.js';
+import type { Logger } from '../log/logger.js';
+import { resolvePersistentVolume } from './volume-resolver.js';
+import { volumeInfoOf } from './volume-info.js';
+
+export interface ActualStateLoaderDeps {
+  state: WorldState;
+  nodes: Iterable<NodeRecord>;
+  volumeAttachments: Iterable<VolumeAttachmentRecord>;
+  pv(name: string): PvRecord | undefined;
+  plugins: VolumePluginManager;
+  translator: CsiTranslator;
+  log: Logger;
+}
+
+export function loadActualState(d: ActualStateLoaderDeps): { attached: number; uncertain: number; skipped: number } {
+  const { state } = d;
+  let attached = 0;
+  let uncertain = 0;
+  let skipped = 0;
+  for (const n of d.nodes) {
+    const node = state.internNode(n.name);
+    if (n.managed) state.setNodeManaged(node);
+    state.setNodeHealthy(node, n.ready);
+    state.setNodeOutOfService(node, n.outOfService);
+    state.setVolumesInUse(node, n.volumesInUse);
+    for (const av of n.volumesAttached) {
+      const vol = state.internVolume(av.name);
+      if (!volumeInfoOf(state, vol)) {
+        const plugin = splitUniqueVolumeName(av.name)?.pluginName ?? 'unknown';
+        state.setVolumeInfo(vol, { uniqueName: av.name, pluginName: plugin });
+      }
+      state.markAttached(vol, node);
+      attached++;
+    }
+  }
+  for (const va of d.volumeAttachments) {
+    if (!va.pvName) { skipped++; continue; } // inline source: skipped (A3)
+    const pv = d.pv(va.pvName);
+    if (!pv) { skipped++; continue; }
+    const r = resolvePersistentVolume(pv, va.nodeName, d);
+    if (!r.ok) {
+      skipped++;
+      if (!r.quiet) d.log.warn({ va: va.name, reason: r.reason }, 'VolumeAttachment not loaded');
+      continue;
+    }
+    const node = state.internNode(va.nodeName);
+    const vol = state.internVolume(r.uniqueName);
+    if (!volumeInfoOf(state, vol)?.spec) state.setVolumeInfo(vol, { uniqueName: r.uniqueName, spec: r.spec, pluginName: r.plugin.name });
+    if (state.attachState(vol, node) === 'detached') {
+      state.markUncertain(vol, node);
+      uncertain++;
+    }
+  }
+  return { attached, uncertain, skipped };
+}

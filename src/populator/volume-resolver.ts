@@ -1,0 +1,115 @@
+/**
+ * Resolves one pod volume to the attachable volume it names (rules C4–C7): the spec, its
+ * unique name and the plugin that attaches it, or the reason it is not (to be) attached.
+ *
+ * Unresolvable volumes are not errors: upstream skips them silently and retries only on another
+ * trigger (a PVC event, C8; the full pod pass, C10). `quiet` says whether the reason is one of
+ * those ordinary waits (unbound PVC, missing PV, not attachable) or worth a log line (a
+ * malformed or untranslatable source).
+ */
+import type { PodRecord, PodVolume, PvRecord, PvcRecord, InTreeSource as ProjectedInTree } from '../kube/projections/index.js';
+import type { AccessMode, AttachableVolumePlugin, CsiTranslator, VolumePluginManager, VolumeSource, VolumeSpec } from '../plugins/index.js';
+
+export interface ResolverLookups {
+  pvc(namespace: string, name: string): PvcRecord | undefined;
+  pv(name: string): PvRecord | undefined;
+}
+
+export interface ResolverDeps {
+  lookups: ResolverLookups;
+  plugins: VolumePluginManager;
+  translator: CsiTranslator;
+}
+
+export type Resolution =
+  | { ok: true; uniqueName: string; spec: VolumeSpec; plugin: AttachableVolumePlugin }
+  | { ok: false; reason: string; quiet: boolean };
+
+const ACCESS_MODES = new Set<AccessMode>(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod']);
+const skip = (reason: string, quiet = true): Resolution => ({ ok: false, reason, quiet });
+
+export function resolvePodVolume(pod: PodRecord, volume: PodVolume, deps: ResolverDeps): Resolution {
+  const spec = specOf(pod, volume, deps.lookups);
+  return 'name' in spec ? finish(spec, pod.nodeName, deps) : spec;
+}
+
+/** C4–C5: the spec before translation, or why there is none. */
+function specOf(pod: PodRecord, volume: PodVolume, lookups: ResolverLookups): VolumeSpec | Extract<Resolution, { ok: false }> {
+  switch (volume.kind) {
+    case 'pvc':
+    case 'ephemeral': {
+      const claimName = volume.claimName ?? '';
+      const pvc = lookups.pvc(pod.namespace, claimName);
+      if (!pvc) return { ok: false, reason: `PVC ${pod.namespace}/${claimName} not found`, quiet: true };
+      if (volume.kind === 'ephemeral' && pvc.controllerUid !== pod.uid) {
+        return { ok: false, reason: `PVC ${pod.namespace}/${claimName} is not owned by the pod (C5)`, quiet: true };
+      }
+      if (pvc.phase !== 'Bound' || !pvc.volumeName) return { ok: false, reason: `PVC ${pod.namespace}/${claimName} is not bound`, quiet: true };
+      const pv = lookups.pv(pvc.volumeName);
+      if (!pv) return { ok: false, reason: `PV ${pvc.volumeName} not found`, quiet: true };
+      if (!pv.claimRef || pv.claimRef.uid !== pvc.uid) return { ok: false, reason: `PV ${pv.name} claimRef does not match PVC ${pod.namespace}/${claimName}`, quiet: true };
+      return pvSpec(pv, volume.readOnly ?? false);
+    }
+    case 'intree': {
+      const source = volume.intree ? inTreeSource(volume.intree) : undefined;
+      if (!source) return { ok: false, reason: `inline ${volume.sourceType} volume ${volume.name} is malformed or not translatable`, quiet: false };
+      return { name: volume.name, origin: 'inline', source, accessModes: [], readOnly: volume.readOnly ?? false, migrated: false };
+    }
+    case 'csi-inline':
+      return { ok: false, reason: 'CSI ephemeral inline volumes are never attachable (C7)', quiet: true };
+    default:
+      return { ok: false, reason: `${volume.sourceType} volumes are not attachable (C7)`, quiet: true };
+  }
+}
+
+/** The spec of a PersistentVolume before translation (C4), or why there is none. */
+export function pvSpec(pv: PvRecord, readOnly: boolean): VolumeSpec | Extract<Resolution, { ok: false }> {
+  const source = pvSource(pv);
+  if (!source) return { ok: false, reason: `PV ${pv.name} has a malformed ${pv.intree?.type ?? 'volume'} source`, quiet: false };
+  return {
+    name: pv.name,
+    origin: 'pv',
+    source,
+    accessModes: pv.accessModes.filter((m): m is AccessMode => ACCESS_MODES.has(m as AccessMode)),
+    readOnly,
+    migrated: false,
+  };
+}
+
+/** A3: a VolumeAttachment's PV on `nodeName`, translated and named like a pod volume would be. */
+export function resolvePersistentVolume(pv: PvRecord, nodeName: string, deps: Omit<ResolverDeps, 'lookups'>): Resolution {
+  const spec = pvSpec(pv, false);
+  return 'name' in spec ? finish(spec, nodeName, deps) : spec;
+}
+
+function finish(spec: VolumeSpec, nodeName: string, deps: Omit<ResolverDeps, 'lookups'>): Resolution {
+  const translated = deps.translator.translateForNode(spec, nodeName);
+  if (translated.status === 'skipped') return skip(translated.reason, false);
+  const plugin = deps.plugins.findAttachablePluginBySpec(translated.spec);
+  if (!plugin) return skip('not attachable (C7)');
+  const uniqueName = deps.plugins.uniqueVolumeName(translated.spec);
+  if (!uniqueName) return skip('volume cannot be named by its plugin', false);
+  return { ok: true, uniqueName, spec: translated.spec, plugin };
+}
+
+function pvSource(pv: PvRecord): VolumeSource | undefined {
+  if (pv.csi) return { type: 'csi', driver: pv.csi.driver, volumeHandle: pv.csi.volumeHandle, readOnly: pv.csi.readOnly };
+  if (pv.intree) return inTreeSource(pv.intree);
+  return { type: 'other', name: pv.otherSourceType ?? 'unknown' };
+}
+
+const REQUIRED: Record<string, readonly string[]> = {
+  awsElasticBlockStore: ['volumeID'],
+  gcePersistentDisk: ['pdName'],
+  azureDisk: ['diskName', 'dataDiskURI'],
+  cinder: ['volumeID'],
+  vsphereVolume: ['volumePath'],
+};
+
+/** The projected scalar fields carry the API field names, so a typed source is a checked spread. */
+function inTreeSource(src: ProjectedInTree): VolumeSource | undefined {
+  const required = REQUIRED[src.type];
+  if (!required) return { type: 'other', name: src.type };
+  for (const field of required) if (typeof src.fields[field] !== 'string' || src.fields[field] === '') return undefined;
+  return { ...src.fields, type: src.type } as unknown as VolumeSource;
+}

@@ -1,0 +1,215 @@
+/**
+ * The reconciler: every `loopPeriodMs` (sliding: measured from the end of one pass to the start
+ * of the next, as upstream) it plans the pass in the WASM kernel and acts on the plan:
+ *   1. detaches (F8–F11) — before attaches, so a volume moving between nodes is released first;
+ *   2. attaches (G1–G4) and multi-attach reports (G3, H3–H5);
+ *   3. node status writes for flagged nodes (K3);
+ *   4. the periodic verification when due (M1–M2).
+ * It never throws: a failed pass is logged and the next one runs on schedule.
+ *
+ * F8 at scale: upstream writes one node's status synchronously before each detach. Here all
+ * nodes touched by this pass's detaches are written first (concurrently, bounded by the status
+ * updater), and only detaches whose node write succeeded are issued — the same ordering
+ * guarantee per (volume, node), without one round trip per detach in series.
+ */
+import type { NodeId, VolumeId, WorldState } from '../cache/world-state.js';
+import type { Planner } from '../kernel/planner.js';
+import type { Plan } from '../kernel/plan-result.js';
+import type { NodeStatusUpdater } from '../statusupdater/index.js';
+import type { EventRecorder, PodName } from '../events/index.js';
+import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+import { createDurationWindow, type DurationWindow } from '../metrics/duration-window.js';
+import type { OperationExecutor } from '../operations/operation-executor.js';
+import { volumeInfoOf } from '../populator/volume-info.js';
+import { logger, type Logger } from '../log/logger.js';
+import { verifyAttachedVolumes, type VerifyDeps } from './verify-attached.js';
+
+export interface ReconcilerOptions {
+  loopPeriodMs: number;
+  maxWaitForUnmountMs: number;
+  disableForceDetachOnTimeout: boolean;
+  /** M1: `--attach-detach-reconcile-sync-period`; ≥ 1 s. */
+  syncPeriodMs: number;
+  disableSync: boolean;
+}
+
+export interface ReconcilerDeps extends ReconcilerOptions {
+  state: WorldState;
+  planner: Planner;
+  executor: OperationExecutor;
+  statusUpdater: NodeStatusUpdater;
+  events: EventRecorder;
+  metrics: ControllerMetrics;
+  podName(uid: string): { namespace: string; name: string } | undefined;
+  verify: Omit<VerifyDeps, 'state'>;
+  now?: () => number;
+  log?: Logger;
+}
+
+export interface Reconciler {
+  /** Starts the loop; idempotent. */
+  start(): void;
+  /** Stops after the running pass; resolves when it has ended. */
+  stop(): Promise<void>;
+  /** Runs one pass now (tests); rejects if the loop is running. */
+  runOnce(): Promise<void>;
+  readonly passTime: DurationWindow;
+  readonly planTime: DurationWindow;
+  passes(): number;
+}
+
+export function createReconciler(deps: ReconcilerDeps): Reconciler {
+  return new Loop(deps);
+}
+
+class Loop implements Reconciler {
+  readonly passTime = createDurationWindow();
+  readonly planTime = createDurationWindow();
+  private readonly now: () => number;
+  private readonly log: Logger;
+  private running = false;
+  private timer: NodeJS.Timeout | undefined;
+  private current: Promise<void> | undefined;
+  private passCount = 0;
+  private lastSync: number;
+
+  constructor(private readonly d: ReconcilerDeps) {
+    this.now = d.now ?? Date.now;
+    this.log = d.log ?? logger('reconciler');
+    this.lastSync = this.now(); // M1: the first verification is one period after creation
+  }
+
+  passes(): number {
+    return this.passCount;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    await this.current;
+  }
+
+  async runOnce(): Promise<void> {
+    if (this.running) throw new Error('reconciler loop is running');
+    await this.pass();
+  }
+
+  private schedule(delay: number): void {
+    this.timer = setTimeout(() => {
+      this.current = this.pass().finally(() => {
+        this.current = undefined;
+        if (this.running) this.schedule(this.d.loopPeriodMs);
+      });
+    }, delay);
+  }
+
+  private async pass(): Promise<void> {
+    const t0 = performance.now();
+    try {
+      const plan = await this.d.planner.plan(this.now(), {
+        maxWaitForUnmountMs: this.d.maxWaitForUnmountMs,
+        disableForceDetachOnTimeout: this.d.disableForceDetachOnTimeout,
+      });
+      const planMs = performance.now() - t0;
+      this.planTime.record(planMs);
+      this.d.metrics.planDuration.observe(planMs / 1000);
+      await this.detachPass(plan);
+      this.attachPass(plan);
+      await this.d.statusUpdater.updateNodeStatuses();
+      this.maybeVerify();
+    } catch (err) {
+      this.log.error({ err }, 'reconcile pass failed');
+    } finally {
+      const ms = performance.now() - t0;
+      this.passTime.record(ms);
+      this.d.metrics.reconcileDuration.observe(ms / 1000);
+      this.passCount++;
+    }
+  }
+
+  private async detachPass(plan: Plan): Promise<void> {
+    const { state } = this.d;
+    const n = plan.detaches.length;
+    if (n === 0) return;
+    // F8, step 1: take every detaching volume out of its node's report set.
+    const removed = new Uint8Array(n);
+    const nodes = new Set<NodeId>();
+    for (let i = 0; i < n; i++) {
+      const node = plan.detaches.node(i);
+      if (state.removeFromReportSet(plan.detaches.volume(i), node)) {
+        removed[i] = 1;
+        nodes.add(node);
+      }
+    }
+    // F8, step 2: write those nodes' status; a node whose write failed issues no detach now.
+    const failed = new Set<NodeId>();
+    await Promise.all(
+      [...nodes].map(async (node) => {
+        if (!state.statusUpdateNeeded(node)) return;
+        const outcome = await this.d.statusUpdater.updateNodeStatusForNode(state.nodeName(node));
+        if (outcome === 'failed') failed.add(node);
+      }),
+    );
+    for (let i = 0; i < n; i++) {
+      const a = plan.detaches.at(i);
+      if (failed.has(a.node)) {
+        if (removed[i]) state.addToReportSet(a.volume, a.node); // F8: put it back, no detach
+        continue;
+      }
+      const r = this.d.executor.startDetach(a.volume, a.node, a.verifySafeToDetach);
+      if (r !== 'started') {
+        if (removed[i]) state.addToReportSet(a.volume, a.node); // F10
+        if (r === 'pending' && a.timerStarted) state.resetDetachTimer(a.volume, a.node); // F2 came first upstream
+        continue;
+      }
+      if (!a.verifySafeToDetach) this.d.metrics.forcedDetaches.inc({ reason: a.forcedTimeout ? 'timeout' : 'out-of-service' }); // F11
+    }
+  }
+
+  private attachPass(plan: Plan): void {
+    const { state } = this.d;
+    for (let i = 0; i < plan.attaches.length; i++) this.d.executor.startAttach(plan.attaches.volume(i), plan.attaches.node(i)); // G4; refusals are quiet
+    for (let i = 0; i < plan.conflicts.length; i++) {
+      const volume = plan.conflicts.volume(i);
+      const node = plan.conflicts.node(i);
+      if (state.isOperationPending(volume, node)) continue; // G1 before G3 (H5)
+      if (state.pair(volume, node)?.desiredPods === 0) continue;
+      this.reportMultiAttach(volume, node);
+      state.setMultiAttachErrorReported(volume, node); // H4
+    }
+  }
+
+  /** H3: to each pod of the blocked entry, naming pods on the nodes holding the volume. */
+  private reportMultiAttach(volume: VolumeId, node: NodeId): void {
+    const { state } = this.d;
+    const others: PodName[] = [];
+    state.forEachPairOfVolume(volume, (p) => {
+      if (p.node === node || p.attachState !== 'attached') return;
+      for (const uid of state.desiredPods(volume, p.node)) {
+        const name = this.d.podName(uid);
+        if (name) others.push(name);
+      }
+    });
+    const recipients = state.desiredPods(volume, node).flatMap((uid) => {
+      const p = this.d.podName(uid);
+      return p ? [{ ...p, uid }] : [];
+    });
+    const specName = volumeInfoOf(state, volume)?.spec?.name ?? state.volumeName(volume);
+    this.d.events.multiAttach(recipients, specName, others);
+  }
+
+  private maybeVerify(): void {
+    if (this.d.disableSync || this.d.syncPeriodMs < 1000) return;
+    const now = this.now();
+    if (now - this.lastSync <= this.d.syncPeriodMs) return;
+    this.lastSync = now;
+    const removed = verifyAttachedVolumes({ ...this.d.verify, state: this.d.state });
+    if (removed > 0) this.log.info({ removed }, 'verification: volumes no longer attached removed from actual state');
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Periodic verification (M1–M2): for each node, the Attached entries that have a spec are
+ * grouped per plugin and the plugin is asked — from its caches, never one GET per volume
+ * (upstream issue 84169) — which are still attached. Entries reported "not attached" are
+ * removed from the actual state (and so from node status); if still desired, the next attach
+ * pass re-attaches. Returns how many entries were removed.
+ */
+import type { NodeId, VolumeId, WorldState } from '../cache/world-state.js';
+import type { AttachableVolumePlugin, VolumePluginManager, VolumeSpec } from '../plugins/index.js';
+import { volumeInfoOf } from '../populator/volume-info.js';
+
+export interface VerifyDeps {
+  state: WorldState;
+  plugins: VolumePluginManager;
+}
+
+const PAGE = 1024;
+
+export function verifyAttachedVolumes(d: VerifyDeps): number {
+  const { state } = d;
+  let removed = 0;
+  for (let after = -1; ; ) {
+    const ids = state.nodeIds(after, PAGE);
+    if (ids.length === 0) break;
+    after = ids[ids.length - 1];
+    for (const node of ids) removed += verifyNode(d, node);
+  }
+  return removed;
+}
+
+function verifyNode(d: VerifyDeps, node: NodeId): number {
+  const { state } = d;
+  const groups = new Map<AttachableVolumePlugin, { volumes: VolumeId[]; specs: VolumeSpec[] }>();
+  state.forEachPairOfNode(node, (p) => {
+    if (p.attachState !== 'attached') return;
+    const spec = volumeInfoOf(state, p.volume)?.spec;
+    if (!spec) return;
+    const plugin = d.plugins.findAttachablePluginBySpec(spec);
+    if (!plugin) return;
+    let g = groups.get(plugin);
+    if (!g) groups.set(plugin, (g = { volumes: [], specs: [] }));
+    g.volumes.push(p.volume);
+    g.specs.push(spec);
+  });
+  let removed = 0;
+  const nodeName = state.nodeName(node);
+  for (const [plugin, g] of groups) {
+    const attached = plugin.volumesAreAttached(g.specs, nodeName);
+    g.volumes.forEach((v, i) => {
+      if (attached[i]) return;
+      if (state.isOperationPending(v, node)) return; // an operation owns the pair; its result decides
+      state.markDetached(v, node);
+      removed++;
+    });
+  }
+  return removed;
+}
