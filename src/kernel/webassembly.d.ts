@@ -16,9 +16,20 @@ declare namespace WebAssembly {
     new (descriptor: MemoryDescriptor): Memory;
   };
   interface Module {}
+  interface ModuleImportDescriptor {
+    module: string;
+    name: string;
+    kind: 'function' | 'table' | 'memory' | 'global' | 'tag';
+  }
+  interface ModuleExportDescriptor {
+    name: string;
+    kind: 'function' | 'table' | 'memory' | 'global' | 'tag';
+  }
   var Module: {
     prototype: Module;
     new (bytes: ArrayBufferView | ArrayBuffer): Module;
+    imports(module: Module): ModuleImportDescriptor[];
+    exports(module: Module): ModuleExportDescriptor[];
   };
   type ExportValue = ((...args: number[]) => number) | Memory;
   interface Instance {
