@@ -1,0 +1,64 @@
+/**
+ * Bearer-token authentication of the inspection API. Off loopback, everything but the probes
+ * (/healthz, /readyz) requires `Authorization: Bearer <--http-token>`, and the server refuses to
+ * be built without a token. On loopback no token is needed unless one is configured, in which
+ * case it is required too (a configured token is never ignored).
+ *
+ * The token is compared in constant time (SHA-256 digests, so lengths do not leak either) and
+ * never logged or echoed.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fleetError } from '../errors/index.js';
+
+/** Paths reachable without a token: liveness and readiness probes. */
+const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+
+/** 127.0.0.0/8, ::1, ::ffff:127.x, `localhost` (with or without IPv6 brackets). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (h === 'localhost') return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  if (isIP(h) !== 6) return false;
+  // The URL parser writes IPv6 in canonical form: ::1, and ::ffff:7fxx:xxxx for 127.0.0.0/8.
+  const canonical = new URL(`http://[${h}]/`).hostname;
+  return canonical === '[::1]' || canonical.startsWith('[::ffff:7f');
+}
+
+/**
+ * Installs the check; throws FA_ERR_FLAG_INVALID when `listenHost` is not loopback and no token
+ * is given.
+ */
+export function installAuth(app: FastifyInstance, opts: { listenHost: string; httpToken?: string }): void {
+  const token = opts.httpToken === '' ? undefined : opts.httpToken;
+  if (token === undefined) {
+    if (!isLoopbackHost(opts.listenHost)) {
+      throw fleetError('FA_ERR_FLAG_INVALID', `--http-token is required when --listen is not a loopback address (host ${opts.listenHost})`);
+    }
+    return;
+  }
+  const expected = digest(token);
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    if (OPEN_PATHS.has(pathOf(request.url))) return done();
+    const given = bearer(request.headers.authorization);
+    if (given !== undefined && timingSafeEqual(digest(given), expected)) return done();
+    reply.header('www-authenticate', 'Bearer realm="fleet-attach"');
+    done(fleetError('FA_ERR_HTTP_UNAUTHORIZED', 'missing or invalid bearer token'));
+  });
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+function bearer(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const m = /^Bearer +(\S+) *$/i.exec(header);
+  return m === null ? undefined : m[1];
+}
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s, 'utf8').digest();
+}

@@ -1,0 +1,165 @@
+/**
+ * PairView: one (volume, node) pair as the node, volume and conflict endpoints show it, built
+ * from the WorldState tables and the InspectionView at request time. Cost per pair: O(1) plus
+ * the pods listed (at most {@link MAX_PODS}) and, for multi-attach-forbidden volumes that wait
+ * for an attachment elsewhere, one walk of the volume's pairs.
+ */
+import type { BackoffEntry, NodeId, PairState, PendingOperation, VolumeId, WorldState } from '../cache/world-state.js';
+import { attachmentName } from '../plugins/csi/attachment-name.js';
+import { readVolumeInfo, type InspectionOptions, type InspectionView, type VolumeInfo } from './inspection-view.js';
+import type { PairView, PodView } from './schemas/common.js';
+import { isBlockedByAttachment, waitingFor, type PairFacts } from './waiting-for.js';
+
+/** Pods listed per pair; `podCount` has the total. */
+export const MAX_PODS = 20;
+
+/** What one request reads, with `now` fixed once so every age in a response agrees. */
+export interface ReadContext {
+  readonly state: WorldState;
+  readonly view: InspectionView;
+  readonly now: number;
+  readonly options: InspectionOptions;
+}
+
+export function readContext(state: WorldState, view: InspectionView): ReadContext {
+  return { state, view, now: view.now(), options: view.options };
+}
+
+/** The node facts the rules read (F5): name, health, out-of-service taint. */
+export interface NodeFacts {
+  readonly id: NodeId;
+  readonly name: string;
+  readonly healthy: boolean;
+  readonly outOfService: boolean;
+}
+
+/** The volume facts shared by all pairs of a volume. */
+export interface VolumeFacts {
+  readonly id: VolumeId;
+  readonly name: string;
+  readonly forbidden: boolean;
+  readonly info: VolumeInfo | undefined;
+}
+
+export function nodeFacts(state: WorldState, id: NodeId): NodeFacts | undefined {
+  const n = state.node(id);
+  return n && { id, name: n.name, healthy: n.healthy, outOfService: n.outOfService };
+}
+
+export function volumeFacts(state: WorldState, id: VolumeId): VolumeFacts {
+  return { id, name: state.volumeName(id), forbidden: state.multiAttachForbidden(id), info: readVolumeInfo(state.volumeInfo(id)) };
+}
+
+/**
+ * The pair as served. `attachedElsewhere` (confirmed attachments on other nodes) is computed
+ * here when the rules need it and not given.
+ */
+export function pairView(ctx: ReadContext, pair: PairState, node: NodeFacts, volume: VolumeFacts, attachedElsewhere?: readonly string[]): PairView {
+  const ops = pairOperations(ctx, volume.id, node.id);
+  const facts = pairFacts(ctx, pair, node, volume, attachedElsewhere, ops);
+  const out: PairView = {
+    volume: volume.name,
+    node: node.name,
+    desired: pair.desiredPods > 0,
+    pods: pairPods(ctx, volume.id, node.id, pair.desiredPods),
+    podCount: pair.desiredPods,
+    attachState: pair.attachState,
+    state: displayState(facts),
+    mounted: pair.mounted,
+    reportedAsAttached: pair.reportedAttached,
+    multiAttachErrorReported: pair.multiAttachErrorReported,
+  };
+  if (pair.detachRequestedAt !== null) out.detachRequestedAgeMs = ctx.now - pair.detachRequestedAt;
+  const { pending, backoff } = ops;
+  if (pending && facts.pending) {
+    out.operation = { op: pending.op, node: facts.pending.node, volumeWide: pending.volumeWide, ageMs: ctx.now - pending.startedAt };
+  }
+  if (backoff.length > 0) out.backoff = backoff.map((b) => ({ op: b.op, retryInMs: Math.max(0, b.retryAt - ctx.now), durationMs: b.durationMs }));
+  const csi = volume.info?.csi;
+  if (csi) out.attachmentName = attachmentName(csi.volumeHandle, csi.driver, node.name);
+  const why = explain(ctx, facts, volume);
+  if (why !== undefined) out.waitingFor = why;
+  return out;
+}
+
+/** The pods wanting the pair, first {@link MAX_PODS}. */
+export function pairPods(ctx: ReadContext, volume: VolumeId, node: NodeId, count: number): PodView[] {
+  if (count === 0) return [];
+  const uids = ctx.state.desiredPods(volume, node);
+  const out: PodView[] = [];
+  for (let i = 0; i < uids.length && i < MAX_PODS; i++) {
+    const ref = ctx.view.podName(uids[i]);
+    out.push(ref ? { uid: uids[i], namespace: ref.namespace, name: ref.name } : { uid: uids[i] });
+  }
+  return out;
+}
+
+/** The operation state of a pair (G1 pending, I3 backoff), read once per pair. */
+export interface PairOperations {
+  readonly pending: PendingOperation | undefined;
+  readonly backoff: readonly BackoffEntry[];
+}
+
+export function pairOperations(ctx: ReadContext, volume: VolumeId, node: NodeId): PairOperations {
+  return { pending: ctx.view.pendingOperation(volume, node), backoff: ctx.view.backoff(volume, node, ctx.now) };
+}
+
+export function pairFacts(
+  ctx: ReadContext, pair: PairState, node: NodeFacts, volume: VolumeFacts,
+  attachedElsewhere?: readonly string[], ops: PairOperations = pairOperations(ctx, volume.id, node.id),
+): PairFacts {
+  const desired = pair.desiredPods > 0;
+  const pending = ops.pending;
+  const needElsewhere = volume.forbidden && desired && pair.attachState !== 'attached';
+  const lastError = volume.info?.lastError;
+  return {
+    node: node.name,
+    healthy: node.healthy,
+    outOfService: node.outOfService,
+    desired,
+    attachState: pair.attachState,
+    mounted: pair.mounted,
+    reportedAttached: pair.reportedAttached,
+    detachRequestedAt: pair.detachRequestedAt,
+    multiAttachForbidden: volume.forbidden,
+    pending: pending && { op: pending.op, node: pending.node === node.id ? node.name : safeNodeName(ctx.state, pending.node), startedAt: pending.startedAt },
+    backoff: ops.backoff,
+    attachedElsewhere: attachedElsewhere ?? (needElsewhere ? confirmedNodes(ctx.state, volume.id, node.id) : []),
+    lastError: lastError && lastError.node === node.name ? lastError : undefined,
+  };
+}
+
+/**
+ * The pair's explanation; a G3 block is followed by the explanation of the node holding the
+ * attachment ("attach to b: attached to a …; detach from a: still mounted, node healthy, will
+ * not force"), since that is what the operator has to act on.
+ */
+export function explain(ctx: ReadContext, facts: PairFacts, volume: VolumeFacts): string | undefined {
+  const line = waitingFor(facts, ctx.now, ctx.options);
+  if (line === undefined || !isBlockedByAttachment(facts)) return line;
+  const holderId = ctx.state.findNode(facts.attachedElsewhere[0]);
+  const holder = holderId === undefined ? undefined : nodeFacts(ctx.state, holderId);
+  const pair = holder && ctx.state.pair(volume.id, holder.id);
+  if (!holder || !pair) return line;
+  const holderLine = waitingFor(pairFacts(ctx, pair, holder, volume, []), ctx.now, ctx.options);
+  return holderLine === undefined ? line : `${line}; ${holderLine}`;
+}
+
+/** Nodes other than `except` holding a confirmed attachment of the volume (D7). O(pairs of the volume). */
+export function confirmedNodes(state: WorldState, volume: VolumeId, except: NodeId): string[] {
+  const out: string[] = [];
+  state.forEachPairOfVolume(volume, (p) => {
+    if (p.node !== except && p.attachState === 'attached') out.push(state.nodeName(p.node));
+  });
+  return out;
+}
+
+function displayState(f: PairFacts): PairView['state'] {
+  if (f.pending && f.pending.node === f.node) return f.pending.op === 'attach' ? 'attaching' : 'detaching';
+  return f.attachState;
+}
+
+/** The name of an operation's node, which may have been removed since (then `#<id>`). */
+function safeNodeName(state: WorldState, id: NodeId): string {
+  return state.node(id)?.name ?? `#${id}`;
+}

@@ -1,0 +1,44 @@
+/** Schema of /api/v1/summary: O(1) counts, loop timings and watch health. */
+import { Type, type Static } from 'typebox';
+import { protectedErrors } from './common.js';
+
+const Timing = Type.Object({
+  lastMs: Type.Number(), p50Ms: Type.Number(), p99Ms: Type.Number(), samples: Type.Integer(),
+});
+
+export const Summary = Type.Object({
+  ready: Type.Boolean(),
+  role: Type.Enum(['leader', 'standby', 'single']),
+  nodes: Type.Object({
+    total: Type.Integer({ description: 'Nodes known to the state (managed or not)' }),
+    managed: Type.Integer(),
+    healthy: Type.Integer({ description: 'Managed nodes with Ready=True' }),
+    outOfService: Type.Integer(),
+    statusUpdatesPending: Type.Integer({ description: 'Nodes whose status.volumesAttached must be rewritten (K3)' }),
+  }),
+  volumes: Type.Integer(),
+  pairs: Type.Object({
+    total: Type.Integer(),
+    desired: Type.Integer(),
+    attached: Type.Integer({ description: 'Confirmed attachments (D1)' }),
+    uncertain: Type.Integer(),
+    reportedAsAttached: Type.Integer(),
+  }),
+  operations: Type.Object({ pending: Type.Integer(), backoff: Type.Integer() }),
+  conflicts: Type.Integer({ description: 'Desired pairs blocked by a multi-attach conflict (G3)' }),
+  loop: Type.Object({ pass: Timing, plan: Timing }),
+  watches: Type.Array(Type.Object({
+    resource: Type.String(),
+    synced: Type.Boolean(),
+    events: Type.Integer(),
+    relists: Type.Integer(),
+    restarts: Type.Integer(),
+    lastEventAgeMs: Type.Optional(Type.Number()),
+  })),
+});
+export type Summary = Static<typeof Summary>;
+
+export const summarySchema = {
+  summary: 'Fleet summary: counts, loop timings, watch health',
+  response: { 200: Summary, 401: protectedErrors[401] },
+};

@@ -1,0 +1,90 @@
+/**
+ * The inspection HTTP API: a fastify app over the controller's live state. {@link buildServer}
+ * never listens (tests use `inject()`); {@link listenServer} binds it to `--listen`.
+ *
+ * Reads never stall the reconciler: handlers read the shared WorldState directly, synchronously,
+ * between or during plans (reads are always allowed), never mutate it, and never copy the world:
+ * a request costs O(its answer) — a node's pairs, a page of nodes — except /conflicts (the
+ * maintained conflict set) and /api/v1/operations (the operation tables); /summary is O(1).
+ *
+ * Route groups are plugins (routes/*) typed through the TypeBox type provider; errors become `{code, message}` in error-handler.ts only.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { WorldState } from '../cache/world-state.js';
+import { fleetError } from '../errors/index.js';
+import { logger as componentLogger, type Logger } from '../log/logger.js';
+import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+import { installAuth } from './auth-hook.js';
+import { installErrorHandler } from './error-handler.js';
+import type { InspectionView } from './inspection-view.js';
+import { healthRoutes } from './routes/health.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { nodeRoutes } from './routes/nodes.js';
+import { installOpenApi } from './routes/openapi.js';
+import { operationRoutes } from './routes/operations.js';
+import { summaryRoutes } from './routes/summary.js';
+import { volumeRoutes } from './routes/volumes.js';
+
+export interface ServerDeps {
+  readonly state: WorldState;
+  readonly view: InspectionView;
+  readonly metrics: ControllerMetrics;
+  /** `--http-token`: required off loopback; when set, required on loopback too. */
+  readonly httpToken?: string;
+  /** Host part of `--listen`, used to decide whether a token is mandatory. */
+  readonly listenHost: string;
+  /** Defaults to the `http` component logger. Authorization headers are redacted. */
+  readonly logger?: Logger;
+}
+
+/** Route parameters can hold 253-character node names and long unique volume names. */
+const MAX_PARAM_LENGTH = 1024;
+
+/** Builds the app; throws FA_ERR_FLAG_INVALID off loopback without a token. */
+export function buildServer(deps: ServerDeps): FastifyInstance {
+  const log: FastifyBaseLogger = (deps.logger ?? componentLogger('http')).child({}, {
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'httpToken'], censor: '[redacted]' },
+  });
+  const app = Fastify({
+    loggerInstance: log,
+    // Per-request lines would cost more than the requests at bench rates; errors are logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    return503OnClosing: true,
+  });
+
+  installAuth(app, { listenHost: deps.listenHost, httpToken: deps.httpToken });
+  installErrorHandler(app);
+  installOpenApi(app, {
+    title: 'fleet-attach inspection API',
+    version: '1.0.0',
+    description: 'Live, read-only view of the attach/detach controller state. Off loopback every path except /healthz and /readyz needs a bearer token.',
+  });
+  const routeDeps = { state: deps.state, view: deps.view, metrics: deps.metrics };
+  for (const group of [healthRoutes, metricsRoutes, summaryRoutes, nodeRoutes, volumeRoutes, operationRoutes]) {
+    app.register(group, routeDeps);
+  }
+  return app;
+}
+
+/**
+ * Listens on `host:port` (`[::1]:8080` for IPv6; port 0 picks one) and logs
+ * `listening on http://HOST:PORT` with the bound port. Resolves with that URL.
+ */
+export async function listenServer(app: FastifyInstance, listen: string): Promise<string> {
+  const { host, port } = parseListen(listen);
+  await app.listen({ host, port, listenTextResolver: () => '' });
+  const address = app.server.address();
+  const bound = typeof address === 'object' && address !== null ? address.port : port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
+  app.log.info(`listening on ${url}`);
+  return url;
+}
+
+/** `host:port` → parts; throws FA_ERR_FLAG_INVALID naming --listen. */
+export function parseListen(listen: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(listen);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw fleetError('FA_ERR_FLAG_INVALID', `--listen must be host:port (got ${listen})`);
+  return { host: m[1] ?? m[2], port };
+}
