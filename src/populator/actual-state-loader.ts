@@ -13,7 +13,7 @@ import type { CsiTranslator, VolumePluginManager } from '../plugins/index.js';
 import { splitUniqueVolumeName } from '../plugins/index.js';
 import type { Logger } from '../log/logger.js';
 import { resolvePersistentVolume } from './volume-resolver.js';
-import { volumeInfoOf } from './volume-info.js';
+import { volumeInfoFor, volumeInfoOf } from './volume-info.js';
 
 export interface ActualStateLoaderDeps {
   state: WorldState;
@@ -58,7 +58,7 @@ export function loadActualState(d: ActualStateLoaderDeps): { attached: number; u
     }
     const node = state.internNode(va.nodeName);
     const vol = state.internVolume(r.uniqueName);
-    if (!volumeInfoOf(state, vol)?.spec) state.setVolumeInfo(vol, { uniqueName: r.uniqueName, spec: r.spec, pluginName: r.plugin.name });
+    if (!volumeInfoOf(state, vol)?.spec) state.setVolumeInfo(vol, volumeInfoFor(r.uniqueName, r.spec, r.plugin.name));
     if (state.attachState(vol, node) === 'detached') {
       state.markUncertain(vol, node);
       uncertain++;

@@ -18,7 +18,7 @@ import { logger, type Logger } from '../log/logger.js';
 import { PodTracker } from './pod-tracker.js';
 import { isPodTerminated } from './pod-terminated.js';
 import { resolvePodVolume } from './volume-resolver.js';
-import { volumeInfoOf, type VolumeInfo } from './volume-info.js';
+import { volumeInfoFor, volumeInfoOf } from './volume-info.js';
 
 /** The part of a reflector the populator reads. */
 export interface Source<T> {
@@ -50,6 +50,8 @@ export interface DesiredStatePopulator {
   addAllPods(): void;
   /** C9: removes pods that are gone, re-created or terminated, and volumes no longer attachable. */
   removeStalePods(): void;
+  /** Unique volume names resolved from PV `pvName` (normally one). */
+  volumesForPv(pvName: string): readonly string[];
   /** Namespace and name of a tracked pod UID (for events and the inspection API). */
   podName(uid: string): { namespace: string; name: string } | undefined;
   stop(): void;
@@ -99,6 +101,18 @@ class Populator implements DesiredStatePopulator {
   stop(): void {
     for (const u of this.unsubscribe.splice(0)) u();
     if (this.timer) clearInterval(this.timer);
+  }
+
+  private readonly pvIndex = new Map<string, string[]>();
+
+  private indexPv(pvName: string, unique: string): void {
+    const list = this.pvIndex.get(pvName);
+    if (!list) this.pvIndex.set(pvName, [unique]);
+    else if (!list.includes(unique)) list.push(unique);
+  }
+
+  volumesForPv(pvName: string): readonly string[] {
+    return this.pvIndex.get(pvName) ?? [];
   }
 
   podName(uid: string): { namespace: string; name: string } | undefined {
@@ -157,8 +171,8 @@ class Populator implements DesiredStatePopulator {
       }
       const vol = state.internVolume(r.uniqueName);
       const prior = volumeInfoOf(state, vol);
-      const info: VolumeInfo = { uniqueName: r.uniqueName, spec: r.spec, pluginName: r.plugin.name, ...(prior?.lastError ? { lastError: prior.lastError } : {}) };
-      state.setVolumeInfo(vol, info);
+      state.setVolumeInfo(vol, volumeInfoFor(r.uniqueName, r.spec, r.plugin.name, prior));
+      if (r.spec.origin !== 'inline') this.indexPv(r.spec.name, r.uniqueName);
       state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
       if (state.addDesiredPod(vol, node, pod.uid) === 'node-not-managed') continue;
       tracked ??= this.tracker.getOrCreate(pod.uid, pod.namespace, pod.name, pod.nodeName);
