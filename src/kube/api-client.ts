@@ -15,27 +15,24 @@
 import {
   CoordinationV1Api,
   CoreV1Api,
-  Observable,
   PatchStrategy,
   StorageV1Api,
   V1MicroTime,
   setHeaderOptions,
-  type ConfigurationOptions,
   type CoreV1Event,
-  type HttpInfo,
-  type ObservableMiddleware,
   type V1Lease,
   type V1VolumeAttachment,
 } from '@kubernetes/client-node';
 import { fleetError } from '../errors/index.js';
 import type { FleetKubeConfig } from './kube-config.js';
-import { isNotFound, kubeErrorDetails, statusCodeOf, toKubeError } from './kube-errors.js';
+import { isNotFound, kubeErrorDetails } from './kube-errors.js';
 import { projectLease, type LeaseRecord } from './projections/lease.js';
 import { projectNode, type AttachedVolume, type NodeRecord } from './projections/node.js';
 import type { Projected } from './projections/read.js';
 import { projectVolumeAttachment, type VolumeAttachmentRecord } from './projections/volume-attachment.js';
 import { createRateLimiter, DEFAULT_BURST, DEFAULT_QPS, type RateLimiter } from './rate-limiter.js';
-import { report, type RequestHook } from './request-hook.js';
+import type { RequestHook } from './request-hook.js';
+import { createRequestRunner, type RequestRunner, type What } from './request-runner.js';
 
 export type { LeaseRecord };
 
@@ -127,30 +124,26 @@ export function createKubeApiClient(opts: KubeApiClientOptions): KubeApiClient {
   return new GeneratedApiClient(opts);
 }
 
-interface What {
-  verb: string;
-  resource: string;
-  name?: string;
-}
-
 class GeneratedApiClient implements KubeApiClient {
   private readonly core: CoreV1Api;
   private readonly storage: StorageV1Api;
   private readonly coordination: CoordinationV1Api;
   private readonly limiter: RateLimiter;
+  private readonly runner: RequestRunner;
 
-  constructor(private readonly opts: KubeApiClientOptions) {
+  constructor(opts: KubeApiClientOptions) {
     this.core = opts.kc.makeApiClient(CoreV1Api);
     this.storage = opts.kc.makeApiClient(StorageV1Api);
     this.coordination = opts.kc.makeApiClient(CoordinationV1Api);
     this.limiter = createRateLimiter({ qps: opts.qps ?? DEFAULT_QPS, burst: opts.burst ?? DEFAULT_BURST, ...(opts.onThrottle ? { onWait: opts.onThrottle } : {}) });
+    this.runner = createRequestRunner({ ...opts, limiter: this.limiter });
   }
 
   async createVolumeAttachment(body: VolumeAttachmentBody): Promise<{ outcome: 'created' | 'already-exists'; volumeAttachment: VolumeAttachmentRecord }> {
     const what = { verb: 'create', resource: 'volumeattachments', name: body.metadata.name };
     const va = { ...body, apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment' } as V1VolumeAttachment;
     try {
-      const created = await this.call(what, (o) => this.storage.createVolumeAttachmentWithHttpInfo({ body: va }, o));
+      const created = await this.runner.run(what, (o) => this.storage.createVolumeAttachmentWithHttpInfo({ body: va }, o));
       return { outcome: 'created', volumeAttachment: must(projectVolumeAttachment(created), what) };
     } catch (err) {
       if (kubeErrorDetails(err)?.code !== 409) throw err;
@@ -162,7 +155,7 @@ class GeneratedApiClient implements KubeApiClient {
 
   async deleteVolumeAttachment(name: string): Promise<'deleted' | 'not-found'> {
     try {
-      await this.call({ verb: 'delete', resource: 'volumeattachments', name }, (o) => this.storage.deleteVolumeAttachmentWithHttpInfo({ name }, o));
+      await this.runner.run({ verb: 'delete', resource: 'volumeattachments', name }, (o) => this.storage.deleteVolumeAttachmentWithHttpInfo({ name }, o));
       return 'deleted';
     } catch (err) {
       if (isNotFound(err)) return 'not-found';
@@ -172,13 +165,13 @@ class GeneratedApiClient implements KubeApiClient {
 
   async getVolumeAttachment(name: string): Promise<VolumeAttachmentRecord | undefined> {
     const what = { verb: 'get', resource: 'volumeattachments', name };
-    const raw = await this.orUndefined(this.call(what, (o) => this.storage.readVolumeAttachmentWithHttpInfo({ name }, o)));
+    const raw = await this.orUndefined(this.runner.run(what, (o) => this.storage.readVolumeAttachmentWithHttpInfo({ name }, o)));
     return raw === undefined ? undefined : must(projectVolumeAttachment(raw), what);
   }
 
   async getNode(name: string): Promise<NodeRecord | undefined> {
     const what = { verb: 'get', resource: 'nodes', name };
-    const raw = await this.orUndefined(this.call(what, (o) => this.core.readNodeWithHttpInfo({ name }, o)));
+    const raw = await this.orUndefined(this.runner.run(what, (o) => this.core.readNodeWithHttpInfo({ name }, o)));
     return raw === undefined ? undefined : must(projectNode(raw), what);
   }
 
@@ -187,7 +180,7 @@ class GeneratedApiClient implements KubeApiClient {
     const body = { status: { volumesAttached: list } };
     const what = { verb: 'patch', resource: 'nodes/status', name };
     const patched = await this.orUndefined(
-      this.call(what, (o) => this.core.patchNodeStatusWithHttpInfo({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o))),
+      this.runner.run(what, (o) => this.core.patchNodeStatusWithHttpInfo({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o))),
     );
     return patched === undefined ? 'not-found' : 'patched';
   }
@@ -195,34 +188,34 @@ class GeneratedApiClient implements KubeApiClient {
   async createEvent(namespace: string, event: EventBody): Promise<void> {
     // Timestamps are strings already; the generated serializer passes non-Date values through.
     const body = event as unknown as CoreV1Event;
-    await this.call({ verb: 'create', resource: 'events', name: event.metadata.name }, (o) => this.core.createNamespacedEventWithHttpInfo({ namespace, body }, o));
+    await this.runner.run({ verb: 'create', resource: 'events', name: event.metadata.name }, (o) => this.core.createNamespacedEventWithHttpInfo({ namespace, body }, o));
   }
 
   async patchEvent(namespace: string, name: string, patch: EventPatchBody): Promise<'patched' | 'not-found'> {
     const what = { verb: 'patch', resource: 'events', name };
     const r = await this.orUndefined(
-      this.call(what, (o) => this.core.patchNamespacedEventWithHttpInfo({ namespace, name, body: patch }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o))),
+      this.runner.run(what, (o) => this.core.patchNamespacedEventWithHttpInfo({ namespace, name, body: patch }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o))),
     );
     return r === undefined ? 'not-found' : 'patched';
   }
 
   async getLease(namespace: string, name: string, opts: CallOptions = {}): Promise<LeaseRecord | undefined> {
     const what = { verb: 'get', resource: 'leases', name };
-    const raw = await this.orUndefined(this.call(what, (o) => this.coordination.readNamespacedLeaseWithHttpInfo({ namespace, name }, o), opts.signal, false));
+    const raw = await this.orUndefined(this.runner.run(what, (o) => this.coordination.readNamespacedLeaseWithHttpInfo({ namespace, name }, o), { signal: opts.signal, limited: false }));
     return raw === undefined ? undefined : must(projectLease(raw), what);
   }
 
   async createLease(lease: LeaseRecord, opts: CallOptions = {}): Promise<LeaseRecord> {
     const what = { verb: 'create', resource: 'leases', name: lease.name };
     const body = leaseBody(lease);
-    return must(projectLease(await this.call(what, (o) => this.coordination.createNamespacedLeaseWithHttpInfo({ namespace: lease.namespace, body }, o), opts.signal, false)), what);
+    return must(projectLease(await this.runner.run(what, (o) => this.coordination.createNamespacedLeaseWithHttpInfo({ namespace: lease.namespace, body }, o), { signal: opts.signal, limited: false })), what);
   }
 
   async updateLease(lease: LeaseRecord, opts: CallOptions = {}): Promise<LeaseRecord> {
     const what = { verb: 'update', resource: 'leases', name: lease.name };
     const body = leaseBody(lease);
     const { namespace, name } = lease;
-    return must(projectLease(await this.call(what, (o) => this.coordination.replaceNamespacedLeaseWithHttpInfo({ namespace, name, body }, o), opts.signal, false)), what);
+    return must(projectLease(await this.runner.run(what, (o) => this.coordination.replaceNamespacedLeaseWithHttpInfo({ namespace, name, body }, o), { signal: opts.signal, limited: false })), what);
   }
 
   rateLimiterStats() {
@@ -238,52 +231,6 @@ class GeneratedApiClient implements KubeApiClient {
       throw err;
     }
   }
-
-  /** One API call with rate limiting, 429 retries, a timeout, and per-attempt reports. Resolves the response data. */
-  private async call<R>(what: What, send: (o: ConfigurationOptions) => Promise<HttpInfo<R>>, signal?: AbortSignal, limited = true): Promise<R> {
-    const maxRetries = this.opts.maxRetries ?? 5;
-    for (let attempt = 0; ; attempt++) {
-      if (limited) await this.limiter.acquire(signal);
-      const timeout = AbortSignal.timeout(this.opts.requestTimeoutMs ?? 30_000);
-      const t0 = performance.now();
-      try {
-        const info = await send(withSignal(signal ? AbortSignal.any([signal, timeout]) : timeout));
-        report(this.opts.onRequest, { ...what, code: info.httpStatusCode, durationMs: performance.now() - t0 });
-        return info.data;
-      } catch (raw) {
-        const err = toKubeError(raw, what);
-        report(this.opts.onRequest, { verb: what.verb, resource: what.resource, code: statusCodeOf(err), durationMs: performance.now() - t0 });
-        if (statusCodeOf(err) !== 429 || attempt >= maxRetries || signal?.aborted) throw err;
-        const wait = Math.min(this.opts.maxRetryAfterMs ?? 10_000, kubeErrorDetails(err)?.retryAfterMs ?? 1000);
-        await sleep(wait, signal);
-      }
-    }
-  }
-}
-
-function withSignal(signal: AbortSignal): ConfigurationOptions {
-  const mw: ObservableMiddleware = {
-    pre: (ctx) => {
-      ctx.setSignal(signal);
-      return new Observable(Promise.resolve(ctx));
-    },
-    post: (rsp) => new Observable(Promise.resolve(rsp)),
-  };
-  return { middleware: [mw], middlewareMergeStrategy: 'append' };
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function must<T>(p: Projected<T>, what: What): T {

@@ -1,0 +1,83 @@
+/**
+ * Runs one generated-client call the way every KubeApiClient call runs: a rate-limiter token
+ * (unless exempt), a per-attempt timeout, 429 retries after `Retry-After`, a report per attempt,
+ * and failures normalised to FA_ERR_KUBE_API (kube-errors.ts).
+ */
+import { Observable, type ConfigurationOptions, type HttpInfo, type ObservableMiddleware } from '@kubernetes/client-node';
+import { kubeErrorDetails, statusCodeOf, toKubeError } from './kube-errors.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { report, type RequestHook } from './request-hook.js';
+
+export interface What {
+  verb: string;
+  resource: string;
+  name?: string;
+}
+
+export interface RequestRunnerOptions {
+  limiter: RateLimiter;
+  onRequest?: RequestHook;
+  /** Per-attempt timeout (default 30 s). */
+  requestTimeoutMs?: number;
+  /** 429 retries per call (default 5) and the cap on one Retry-After wait (default 10 s; 1 s when absent). */
+  maxRetries?: number;
+  maxRetryAfterMs?: number;
+}
+
+export interface RequestRunner {
+  /**
+   * Sends via `send` (which must pass the given options to the generated API) and resolves the
+   * response data. `limited: false` skips the rate limiter (lease calls).
+   */
+  run<R>(what: What, send: (o: ConfigurationOptions) => Promise<HttpInfo<R>>, opts?: { signal?: AbortSignal | undefined; limited?: boolean }): Promise<R>;
+}
+
+export function createRequestRunner(o: RequestRunnerOptions): RequestRunner {
+  return {
+    async run(what, send, { signal, limited = true } = {}) {
+      const maxRetries = o.maxRetries ?? 5;
+      for (let attempt = 0; ; attempt++) {
+        if (limited) await o.limiter.acquire(signal);
+        const timeout = AbortSignal.timeout(o.requestTimeoutMs ?? 30_000);
+        const t0 = performance.now();
+        try {
+          const info = await send(withSignal(signal ? AbortSignal.any([signal, timeout]) : timeout));
+          report(o.onRequest, { verb: what.verb, resource: what.resource, code: info.httpStatusCode, durationMs: performance.now() - t0 });
+          return info.data;
+        } catch (raw) {
+          const err = toKubeError(raw, what);
+          const code = statusCodeOf(err);
+          report(o.onRequest, { verb: what.verb, resource: what.resource, code, durationMs: performance.now() - t0 });
+          if (code !== 429 || attempt >= maxRetries || signal?.aborted) throw err;
+          await sleep(Math.min(o.maxRetryAfterMs ?? 10_000, kubeErrorDetails(err)?.retryAfterMs ?? 1000), signal);
+        }
+      }
+    },
+  };
+}
+
+/** Per-call options whose middleware puts `signal` on the request (the generated client has no timeout of its own). */
+function withSignal(signal: AbortSignal): ConfigurationOptions {
+  const mw: ObservableMiddleware = {
+    pre: (ctx) => {
+      ctx.setSignal(signal);
+      return new Observable(Promise.resolve(ctx));
+    },
+    post: (rsp) => new Observable(Promise.resolve(rsp)),
+  };
+  return { middleware: [mw], middlewareMergeStrategy: 'append' };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
