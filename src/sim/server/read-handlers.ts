@@ -25,8 +25,9 @@ export interface ResourceTarget {
   subresource?: string;
 }
 
+/** Bytes buffered before a list starts streaming (smaller lists get a Content-Length). */
 const STREAM_THRESHOLD = 4 << 20;
-const STREAM_BATCH = 1000;
+const CHUNK_ITEMS = 64;
 
 export function handleGet(ctx: ReadContext, t: ResourceTarget, res: ServerResponse): void {
   if (t.subresource !== undefined && !(t.subresource === 'status' && t.info.status)) throw notFound();
@@ -105,19 +106,42 @@ export async function handleList(ctx: ReadContext, t: ResourceTarget, q: URLSear
   await writeList(res, t.info, listRv, next, p.items);
 }
 
+/**
+ * Writes a list as Buffers of about 64 items each: no page-sized string is built (a string of
+ * hundreds of KiB lands in V8's large-object space and makes the GC walk the whole heap, which
+ * at a million stored objects costs more than the list itself). Writes wait for the socket to
+ * drain, so a list of every object never sits in memory twice.
+ */
 async function writeList(res: ServerResponse, info: ResourceInfo, rv: number, cont: string | undefined, items: string[]): Promise<void> {
   const head = `{"kind":"${info.listKind}","apiVersion":"${info.apiVersion}","metadata":{"resourceVersion":"${rv}"${cont ? `,"continue":"${cont}"` : ''}},"items":[`;
-  let size = head.length + 2;
-  for (const j of items) size += j.length + 1;
-  if (size < STREAM_THRESHOLD) return sendJson(res, 200, `${head}${items.join(',')}]}`);
-  // Too big for one string: stream in batches, honouring backpressure.
-  res.writeHead(200, { 'Content-Type': 'application/json' });
-  res.write(head);
-  for (let i = 0; i < items.length && !res.destroyed; i += STREAM_BATCH) {
-    const chunk = (i === 0 ? '' : ',') + items.slice(i, i + STREAM_BATCH).join(',');
-    if (!res.write(chunk)) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+  if (items.length <= CHUNK_ITEMS) return sendJson(res, 200, `${head}${items.join(',')}]}`);
+  const chunks: Buffer[] = [Buffer.from(head)];
+  let length = chunks[0].length;
+  const flushAt = STREAM_THRESHOLD;
+  let headersSent = false;
+  const flush = async (last: boolean) => {
+    if (!headersSent) {
+      headersSent = true;
+      res.writeHead(200, last ? { 'Content-Type': 'application/json', 'Content-Length': length } : { 'Content-Type': 'application/json' });
+    }
+    res.cork();
+    let ok = true;
+    for (const c of chunks) ok = res.write(c);
+    res.uncork();
+    chunks.length = 0;
+    length = 0;
+    if (!ok && !last) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+  };
+  for (let i = 0; i < items.length && !res.destroyed; i += CHUNK_ITEMS) {
+    const b = Buffer.from((i === 0 ? '' : ',') + items.slice(i, i + CHUNK_ITEMS).join(','));
+    chunks.push(b);
+    length += b.length;
+    if (length >= flushAt) await flush(false);
   }
-  res.end(']}');
+  chunks.push(Buffer.from(']}'));
+  length += 2;
+  await flush(true);
+  res.end();
 }
 
 export function isWatch(q: URLSearchParams): boolean {

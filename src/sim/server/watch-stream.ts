@@ -33,6 +33,8 @@ export class WatchStream {
   private readonly onClose: (s: WatchStream) => void;
   private replay: Iterator<Buffer | string> | undefined;
   private queue: Array<Buffer | string> = [];
+  /** Index of the next frame to write: frames before it are sent (the queue is compacted when drained). */
+  private head = 0;
   private queuedBytes = 0;
   private waitingDrain = false;
   private corked = false;
@@ -70,7 +72,7 @@ export class WatchStream {
   /** Queues a live frame (shared bytes: never mutated). */
   send(frame: Buffer | string): void {
     if (this.closed) return;
-    if (this.replay === undefined && this.queue.length === 0 && !this.waitingDrain) {
+    if (this.replay === undefined && this.head === this.queue.length && !this.waitingDrain) {
       this.write(frame);
       if (this.res.writableLength > this.maxBacklog) this.cut();
       return;
@@ -100,6 +102,7 @@ export class WatchStream {
     this.cutOff = true;
     this.replay = undefined;
     this.queue = [];
+    this.head = 0;
     this.queuedBytes = 0;
     this.res.end();
     this.finish();
@@ -110,6 +113,7 @@ export class WatchStream {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.queue = [];
+    this.head = 0;
     this.replay = undefined;
     this.onClose(this);
   }
@@ -122,20 +126,26 @@ export class WatchStream {
         else this.write(r.value);
         continue;
       }
-      if (this.queue.length === 0) return;
+      if (this.head === this.queue.length) return;
       this.flushQueue();
     }
   }
 
   /** Writes queued live frames until the socket pushes back. */
   private flushQueue(): void {
-    let i = 0;
-    while (i < this.queue.length && !this.waitingDrain) {
-      const f = this.queue[i++];
+    const q = this.queue;
+    while (this.head < q.length && !this.waitingDrain) {
+      const f = q[this.head++];
       this.queuedBytes -= f.length;
       this.write(f);
     }
-    this.queue = i === this.queue.length ? [] : this.queue.slice(i);
+    if (this.head === q.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head > 4096 && this.head * 2 > q.length) {
+      this.queue = q.slice(this.head);
+      this.head = 0;
+    }
   }
 
   private write(frame: Buffer | string): void {
