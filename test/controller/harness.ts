@@ -21,7 +21,20 @@ export interface Harness {
 
 export async function startHarness(opts: Partial<ControllerOptions> = {}): Promise<Harness> {
   const sim = await startSimulator({ bookmarkIntervalMs: 1000 });
-  const ctl = await startController({
+  const ctl = await startController({ ...controllerDefaults(sim), ...opts });
+  return {
+    sim,
+    ctl,
+    async stop() {
+      await ctl.stop();
+      await sim.stop();
+    },
+  };
+}
+
+/** The shortened timers every controller of these tests runs with. */
+function controllerDefaults(sim: Simulator): Partial<ControllerOptions> & Pick<ControllerOptions, 'kubeconfig'> {
+  return {
     kubeconfig: { yaml: sim.kubeconfig },
     leaderElect: false,
     workers: 0,
@@ -33,15 +46,6 @@ export async function startHarness(opts: Partial<ControllerOptions> = {}): Promi
     csiTimeoutMs: 30_000,
     kubeApiQps: 1000,
     kubeApiBurst: 1000,
-    ...opts,
-  });
-  return {
-    sim,
-    ctl,
-    async stop() {
-      await ctl.stop();
-      await sim.stop();
-    },
   };
 }
 
@@ -132,3 +136,154 @@ export function setVolumesInUse(sim: Simulator, nodeName: string, names: string[
     (n.status as Record<string, unknown>).volumesInUse = names;
   });
 }
+
+/** Starts another controller on the same simulator (restart, second replica). The caller stops it. */
+export function startControllerOn(sim: Simulator, opts: Partial<ControllerOptions> = {}): Promise<Controller> {
+  return startController({ ...controllerDefaults(sim), ...opts });
+}
+
+/** The reflector of one resource (e.g. 'persistentvolumes') of a controller. */
+export function reflectorOf(ctl: Controller, resource: string): Controller['reflectors'][number] {
+  const r = ctl.reflectors.find((x) => x.resource === resource);
+  if (!r) throw new Error(`no reflector for ${resource}`);
+  return r;
+}
+
+/** Plays the external attacher failing: status.attachError set, attached false. */
+export function failVa(sim: Simulator, name: string, message: string): void {
+  sim.store.mutate('volumeattachments', undefined, name, (va) => {
+    va.status = { attached: false, attachError: { message, time: new Date().toISOString() } };
+  });
+}
+
+export function vaExists(sim: Simulator, name: string): boolean {
+  return sim.store.get('volumeattachments', undefined, name) !== undefined;
+}
+
+/** The VA exists and no deletion was requested. */
+export function vaLive(sim: Simulator, name: string): boolean {
+  const va = sim.store.get('volumeattachments', undefined, name);
+  return va !== undefined && !va.metadata.deletionTimestamp;
+}
+
+export function setNodeReady(sim: Simulator, nodeName: string, ready: boolean): void {
+  sim.store.mutate('nodes', undefined, nodeName, (n) => {
+    (n.status as Record<string, unknown>).conditions = [{ type: 'Ready', status: ready ? 'True' : 'False' }];
+  });
+}
+
+export function addTaint(sim: Simulator, nodeName: string, key: string, effect = 'NoExecute'): void {
+  sim.store.mutate('nodes', undefined, nodeName, (n) => {
+    const spec = (n.spec ??= {}) as { taints?: Array<{ key: string; effect: string }> };
+    spec.taints = [...(spec.taints ?? []), { key, effect }];
+  });
+}
+
+export const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
+
+/**
+ * Records every VolumeAttachment change of the store, in commit order: creations, deletion
+ * requests and removals, and the most nodes any one volume handle had a VA on at once
+ * (a VA counts from creation until removed from the store).
+ */
+export interface VaRecorder {
+  readonly log: ReadonlyArray<{ type: 'created' | 'deleting' | 'removed'; name: string; node: string; handle: string; at: number }>;
+  created(handle?: string): number;
+  /** Most nodes holding a VA of `handle` at the same time. */
+  maxConcurrent(handle: string): number;
+  stop(): void;
+}
+
+export function recordVolumeAttachments(sim: Simulator, pvHandle: (pvName: string) => string = (pv) => pv.replace(/^pv-/, '')): VaRecorder {
+  const log: Array<{ type: 'created' | 'deleting' | 'removed'; name: string; node: string; handle: string; at: number }> = [];
+  const live = new Map<string, Set<string>>();
+  const max = new Map<string, number>();
+  const unsub = sim.store.subscribe((ev) => {
+    if (ev.resource !== 'volumeattachments') return;
+    const va = ev.object() as KubeObject & { spec: { nodeName: string; source: { persistentVolumeName?: string } } };
+    const handle = pvHandle(va.spec.source.persistentVolumeName ?? '');
+    const nodes = live.get(handle) ?? new Set<string>();
+    live.set(handle, nodes);
+    const entry = { name: ev.name, node: va.spec.nodeName, handle, at: Date.now() };
+    if (ev.type === 'ADDED') {
+      log.push({ type: 'created', ...entry });
+      nodes.add(va.spec.nodeName);
+      max.set(handle, Math.max(max.get(handle) ?? 0, nodes.size));
+    } else if (ev.type === 'DELETED') {
+      log.push({ type: 'removed', ...entry });
+      nodes.delete(va.spec.nodeName);
+    } else if (va.metadata.deletionTimestamp && !log.some((e) => e.type === 'deleting' && e.name === ev.name)) {
+      log.push({ type: 'deleting', ...entry });
+    }
+  });
+  return {
+    log,
+    created: (handle) => log.filter((e) => e.type === 'created' && (handle === undefined || e.handle === handle)).length,
+    maxConcurrent: (handle) => max.get(handle) ?? 0,
+    stop: unsub,
+  };
+}
+
+export interface RecordedEvent {
+  namespace: string;
+  pod: string;
+  type: string;
+  reason: string;
+  message: string;
+  count: number;
+  component: string;
+}
+
+/** core/v1 Events in the store (all namespaces), optionally one reason. */
+export function podEvents(sim: Simulator, reason?: string): RecordedEvent[] {
+  return sim.store
+    .list('events')
+    .map((o) => {
+      const e = o as KubeObject & {
+        involvedObject: { namespace: string; name: string }; type: string; reason: string; message: string; count?: number; source?: { component?: string };
+      };
+      return {
+        namespace: e.involvedObject.namespace, pod: e.involvedObject.name, type: e.type, reason: e.reason,
+        message: e.message, count: e.count ?? 1, component: e.source?.component ?? '',
+      };
+    })
+    .filter((e) => reason === undefined || e.reason === reason);
+}
+
+/** Value of a counter/gauge sample in the controller's registry (0 when absent). */
+export async function metricValue(ctl: Controller, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const all = await ctl.metrics.registry.getMetricsAsJSON();
+  const m = all.find((x) => x.name === name);
+  if (!m) throw new Error(`metric ${name} not registered`);
+  const v = (m.values as Array<{ value: number; labels: Record<string, string | number> }>).find((s) =>
+    Object.entries(labels).every(([k, val]) => String(s.labels[k]) === val),
+  );
+  return v?.value ?? 0;
+}
+
+export function csiDriver(name: string, attachRequired: boolean): KubeObject {
+  return { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name }, spec: { attachRequired } };
+}
+
+/**
+ * Brings one volume to "attached and listed in node status" on `nodeName` for pod `pod-<handle>`
+ * (the node must exist), playing the attacher; `mounted` also plays the kubelet's volumesInUse.
+ * Returns the VA name.
+ */
+export async function attachVolume(sim: Simulator, handle: string, o: { nodeName?: string; ns?: string; mounted?: boolean; rwx?: boolean } = {}): Promise<string> {
+  const nodeName = o.nodeName ?? 'node-a';
+  createVolumeAndPod(sim.store, o.ns ?? 'default', handle, { nodeName, ...(o.rwx ? { rwx: true } : {}) });
+  const va = vaName(handle, nodeName);
+  await waitFor(`VolumeAttachment of ${handle} on ${nodeName}`, () => vaExists(sim, va));
+  attachVa(sim, va);
+  await waitFor(`${handle} in ${nodeName} volumesAttached`, () => volumesAttached(sim, nodeName).includes(uniqueName(handle)));
+  if (o.mounted) setVolumesInUse(sim, nodeName, [...volumesInUse(sim, nodeName), uniqueName(handle)]);
+  return va;
+}
+
+export function volumesInUse(sim: Simulator, nodeName: string): string[] {
+  const n = sim.store.get('nodes', undefined, nodeName) as { status?: { volumesInUse?: string[] } } | undefined;
+  return n?.status?.volumesInUse ?? [];
+}
+
+export const FORCED_DETACHES = 'attach_detach_controller_attachdetach_controller_forced_detaches';

@@ -1,0 +1,119 @@
+/**
+ * The detach decision for volumes still mounted (F4–F11, P2): never on a healthy node, forced
+ * after the max-wait timer on an unhealthy one (unless disabled), at once with the
+ * out-of-service taint; the forced-detach counter by reason.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  FORCED_DETACHES, OUT_OF_SERVICE, addTaint, attachVolume, metricValue, never, node, setNodeReady, setVolumesInUse,
+  startHarness, uniqueName, vaExists, vaLive, volumesAttached, waitFor, type Harness,
+} from './harness.js';
+
+/** Deletes the pod and waits until the controller's detach timer for the pair runs (D5). */
+async function deletePodAndWaitForTimer(h: Harness, handle: string): Promise<number> {
+  const t0 = Date.now();
+  h.sim.store.delete('pods', 'default', `pod-${handle}`, { gracePeriodSeconds: 0 });
+  await waitFor('detach timer started', () => detachRequestedAt(h, handle) !== null);
+  return t0;
+}
+
+function detachRequestedAt(h: Harness, handle: string, nodeName = 'node-a'): number | null {
+  const v = h.ctl.state.findVolume(uniqueName(handle));
+  const n = h.ctl.state.findNode(nodeName);
+  return v === undefined || n === undefined ? null : h.ctl.state.detachRequestedAt(v, n);
+}
+
+/** Records, in commit order, the node-status write dropping the volume and the VA deletion. */
+function recordStatusThenDelete(h: Harness, handle: string, va: string): string[] {
+  const order: string[] = [];
+  h.sim.store.subscribe((ev) => {
+    if (ev.resource === 'nodes' && !order.includes('status') && !volumesAttached(h.sim, 'node-a').includes(uniqueName(handle))) order.push('status');
+    if (ev.resource === 'volumeattachments' && ev.type === 'DELETED' && ev.name === va) order.push('va-deleted');
+  });
+  return order;
+}
+
+test('a mounted volume on a healthy node is never detached, even after the max-wait timer; unmounted, it is detached without the live check (F6, F9, F11)', async () => {
+  const maxWait = 1000;
+  const h = await startHarness({ maxWaitForUnmountMs: maxWait });
+  try {
+    h.sim.store.create('nodes', node('node-a'));
+    const va = await attachVolume(h.sim, 'm1', { mounted: true });
+    await deletePodAndWaitForTimer(h, 'm1');
+    await never('detach of a mounted volume on a healthy node', () => !vaLive(h.sim, va), maxWait + 1500);
+    // The timer did expire while we watched: the skip was F6, not a timer still running.
+    const started = detachRequestedAt(h, 'm1');
+    assert.ok(started !== null && Date.now() - started > maxWait, 'detach timer expired');
+    assert.deepEqual(volumesAttached(h.sim, 'node-a'), [uniqueName('m1')], 'still reported attached');
+    assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 0);
+    // Unmounted after the timer: detached at once, and upstream counts it as forced (timeout).
+    setVolumesInUse(h.sim, 'node-a', []);
+    await waitFor('VA deleted once unmounted', () => !vaExists(h.sim, va));
+    assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 1);
+    assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'out-of-service' }), 0);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('a mounted volume on a NotReady node is force-detached once the max-wait timer expires; status first; forced_detaches{reason="timeout"} (F5, F8, F11)', async () => {
+  const maxWait = 1500;
+  const h = await startHarness({ maxWaitForUnmountMs: maxWait });
+  try {
+    h.sim.store.create('nodes', node('node-a'));
+    const va = await attachVolume(h.sim, 'f1', { mounted: true });
+    setNodeReady(h.sim, 'node-a', false);
+    await waitFor('controller sees the node NotReady', () => h.ctl.state.node(h.ctl.state.findNode('node-a')!)?.healthy === false);
+    const order = recordStatusThenDelete(h, 'f1', va);
+    const t0 = await deletePodAndWaitForTimer(h, 'f1');
+    let removedAt = 0;
+    await waitFor('VA deleted after the timer', () => !vaExists(h.sim, va) && (removedAt = Date.now()), maxWait + 10_000);
+    // The timer starts after the deletion was observed, so the detach cannot come earlier.
+    assert.ok(removedAt - t0 > maxWait, `detached ${removedAt - t0} ms after the pod deletion`);
+    assert.deepEqual(order, ['status', 'va-deleted']);
+    assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 1);
+    assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'out-of-service' }), 0);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('the out-of-service taint detaches a mounted volume at once; forced_detaches{reason="out-of-service"} (F5, F6, F11)', async () => {
+  const h = await startHarness(); // max wait stays 6 min: only the taint can explain a detach
+  try {
+    h.sim.store.create('nodes', node('node-a'));
+    const va = await attachVolume(h.sim, 'o1', { mounted: true });
+    setNodeReady(h.sim, 'node-a', false);
+    await deletePodAndWaitForTimer(h, 'o1');
+    await never('detach before the taint', () => !vaLive(h.sim, va), 700);
+    const order = recordStatusThenDelete(h, 'o1', va);
+    addTaint(h.sim, 'node-a', OUT_OF_SERVICE);
+    await waitFor('VA deleted after the taint', () => !vaExists(h.sim, va), 5000);
+    assert.deepEqual(order, ['status', 'va-deleted']);
+    assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'out-of-service' }), 1);
+    assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 0);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('disableForceDetachOnTimeout: a mounted volume on a NotReady node waits past the timer until the out-of-service taint (P2)', async () => {
+  const maxWait = 1000;
+  const h = await startHarness({ maxWaitForUnmountMs: maxWait, disableForceDetachOnTimeout: true });
+  try {
+    h.sim.store.create('nodes', node('node-a', { ready: false }));
+    const va = await attachVolume(h.sim, 'p1', { mounted: true });
+    await deletePodAndWaitForTimer(h, 'p1');
+    await never('forced detach on timeout while disabled', () => !vaLive(h.sim, va), maxWait + 1500);
+    const started = detachRequestedAt(h, 'p1');
+    assert.ok(started !== null && Date.now() - started > maxWait, 'detach timer expired');
+    assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 0);
+    addTaint(h.sim, 'node-a', OUT_OF_SERVICE);
+    await waitFor('VA deleted after the taint', () => !vaExists(h.sim, va), 5000);
+    assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'out-of-service' }), 1);
+    assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 0);
+  } finally {
+    await h.stop();
+  }
+});
