@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { KubeConfig, type RequestContext } from '@kubernetes/client-node';
+import { KubeConfig, bufferFromFileOrString, type RequestContext } from '@kubernetes/client-node';
 import { fleetError, isFleetError } from '../errors/index.js';
 
 type HttpsOptions = Parameters<KubeConfig['applyToHTTPSOptions']>[0];
@@ -35,6 +35,13 @@ export class FleetKubeConfig extends KubeConfig {
   override async applyToHTTPSOptions(opts: HttpsOptions): Promise<void> {
     await super.applyToHTTPSOptions(opts);
     const o = opts as Record<string, unknown>;
+    // client-node skips the cluster's TLS settings when the context has no user (anonymous access).
+    const cluster = this.getCurrentCluster();
+    if (cluster && !this.getCurrentUser()) {
+      if (cluster.skipTLSVerify) o.rejectUnauthorized = false;
+      if (cluster.tlsServerName) o.servername = cluster.tlsServerName;
+      o.ca ??= bufferFromFileOrString(cluster.caFile, cluster.caData) ?? undefined;
+    }
     o.agent = this.sharedAgent(o, o.agent as http.Agent | undefined);
   }
 

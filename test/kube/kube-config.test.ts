@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -47,6 +48,14 @@ describe('loadKubeConfig', () => {
   it('accepts plain http only with insecure-skip-tls-verify', () => {
     const kc = loadKubeConfig({ yaml: good('http://127.0.0.1:1/', ', insecure-skip-tls-verify: true'), env: {} });
     assert.equal(kc.server(), 'http://127.0.0.1:1');
+  });
+
+  it('applies the cluster TLS settings for a context without a user (anonymous)', async () => {
+    const yaml = good('https://a.example:6443', ', insecure-skip-tls-verify: true').replace('users: [{name: u1, user: {token: t}}]', 'users: []').replace(', user: u1', '');
+    const kc = loadKubeConfig({ yaml, env: {} });
+    const opts = await kc.applyToFetchOptions({});
+    assert.equal((opts.agent as https.Agent).options.rejectUnauthorized, false);
+    kc.close();
   });
 
   it('hands out one agent per TLS material for fetch options, and closes it', async () => {
