@@ -12,7 +12,7 @@ test('a new pod gets its volume attached; node status lists it only once the VA 
     createVolumeAndPod(store, 'default', 'h1');
     const va = vaName('h1', 'node-a');
     await waitFor('VolumeAttachment created', () => store.get('volumeattachments', undefined, va));
-    const created = store.get('volumeattachments', undefined, va) as { spec: Record<string, unknown> };
+    const created = store.get('volumeattachments', undefined, va) as unknown as { spec: Record<string, unknown> };
     assert.deepEqual(created.spec, { attacher: 'test.csi.fleet-attach.io', nodeName: 'node-a', source: { persistentVolumeName: 'pv-h1' } });
     // Not attached yet: never reported in node status (Q2).
     await never('volumesAttached before the VA is attached', () => volumesAttached(h.sim, 'node-a').length > 0, 400);

@@ -79,7 +79,7 @@ export function node(name: string, o: { managed?: boolean; ready?: boolean; tain
 }
 
 /** Creates the PVC, then the PV bound to it (the store assigns the PVC's uid), then the pod. */
-export function createVolumeAndPod(store: Simulator['store'], ns: string, handle: string, o: Parameters<typeof volumeObjects>[3] = {}): void {
+export function createVolumeAndPod(store: Simulator['store'], ns: string, handle: string, o: Parameters<typeof volumeObjects>[2] = {}): void {
   const v = volumeObjects(ns, handle, o);
   const pvc = store.create('persistentvolumeclaims', v.pvc);
   ((v.pv.spec as Record<string, unknown>).claimRef as Record<string, unknown>).uid = pvc.metadata.uid;
