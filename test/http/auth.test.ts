@@ -33,7 +33,8 @@ describe('authentication', () => {
   it('off loopback refuses unauthenticated requests with 401 JSON and keeps the probes open', async () => {
     const f = createFleet({ listenHost: '0.0.0.0', httpToken: TOKEN });
     for (const url of PROTECTED) {
-      for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: `Basic ${TOKEN}` }, { authorization: `Bearer ${TOKEN}x` }]) {
+      const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong' }, { authorization: `Basic ${TOKEN}` }, { authorization: `Bearer ${TOKEN}x` }];
+      for (const headers of attempts) {
         const r = await f.get(url, headers);
         assert.equal(r.status, 401, `${url} ${JSON.stringify(headers)}`);
         assert.deepEqual(Object.keys(r.json).sort(), ['code', 'message']);
