@@ -9,15 +9,13 @@
 import type { KubeObject, ResourceName, SimStore, StoreEventType } from '../store/sim-store.js';
 import type { FleetActor } from './actor.js';
 import { createWriteErrorLog } from './actor.js';
-import { vaAttached, vaSpec } from './fields.js';
-import type { FleetIndex } from './fleet-index.js';
+import { pvMultiAttachForbidden, vaAttached, vaSpec } from './fields.js';
 import { DelayQueue } from './delay-queue.js';
 import { attacherFinalizer } from './names.js';
 import type { Prng } from './prng.js';
 
 export interface AttacherDeps {
   store: SimStore;
-  index: FleetIndex;
   prng: Prng;
   driver: string;
   attachLatencyMs: number;
@@ -134,9 +132,9 @@ class Attacher implements FleetActor {
   /** Why this attach fails now, or undefined to attach. */
   private attachError(name: string, rec: VaRec): string | undefined {
     if (!rec.pv) return 'simulated attacher supports only spec.source.persistentVolumeName';
-    const pv = this.d.index.pvs.get(rec.pv);
+    const pv = this.d.store.get('persistentvolumes', undefined, rec.pv);
     if (!pv) return `PersistentVolume "${rec.pv}" not found`;
-    if (pv.rwo) {
+    if (pvMultiAttachForbidden(pv)) {
       for (const other of this.byPv.get(rec.pv) ?? []) {
         const o = this.vas.get(other);
         if (other !== name && o && o.attached && o.node !== rec.node) {

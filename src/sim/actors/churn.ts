@@ -4,10 +4,12 @@
  * as with a claim owned by the workload); create a pod with a new bound claim on a random
  * Ready node; or reschedule a ReadWriteOnce pod to another node: delete it and, once it is
  * gone, create it again under the same name with the same claim (as a StatefulSet does).
- * Deletions versus creations steer the live pod count towards the fleet's designed size.
+ * Deletions versus creations steer the live pod count towards the fleet's designed size;
+ * churn starts once the fleet has reached that size.
  */
 import { StoreError, type KubeObject, type ResourceName, type SimStore, type StoreEventType } from '../store/sim-store.js';
 import { createWriteErrorLog, type FleetActor } from './actor.js';
+import { pvcVolumeName } from './fields.js';
 import type { FleetIndex, PodRec } from './fleet-index.js';
 import { FLEET_NAMESPACE, objectKey } from './names.js';
 import type { Prng } from './prng.js';
@@ -33,7 +35,7 @@ const MAX_PENDING = 10_000;
 interface Pending {
   namespace: string;
   name: string;
-  claims: string[];
+  claims: readonly string[];
   /** Reschedule target node, or undefined for a plain deletion. */
   node: string | undefined;
 }
@@ -48,6 +50,8 @@ class Churn implements FleetActor {
   readonly tickMs = 100;
   private credit = 0;
   private target: number;
+  // Churn waits until the fleet has reached its size once (the generator may still be filling it).
+  private warm: boolean;
   private readonly pending = new Map<string, Pending>();
   private readonly gone: string[] = [];
   private readonly writeError = createWriteErrorLog('churn');
@@ -55,6 +59,7 @@ class Churn implements FleetActor {
 
   constructor(private readonly d: ChurnDeps) {
     this.target = d.targetPods;
+    this.warm = d.targetPods === 0;
   }
 
   onEvent(type: StoreEventType, _resource: ResourceName, o: KubeObject): void {
@@ -65,6 +70,10 @@ class Churn implements FleetActor {
 
   tick(now: number, deadline: number): void {
     if (this.target === 0) this.target = this.d.index.podCount();
+    if (!this.warm) {
+      if (this.d.index.podCount() < this.target) return;
+      this.warm = true;
+    }
     while (this.gone.length > 0 && performance.now() < deadline) this.afterGone(this.gone.shift() as string);
     this.credit = Math.min(this.credit + (this.d.rate * this.tickMs) / 1000, Math.max(1, this.d.rate));
     while (this.credit >= 1 && performance.now() < deadline) {
@@ -96,7 +105,7 @@ class Churn implements FleetActor {
     for (let i = 0; i < 16; i++) {
       const pod = index.randomPod(prng);
       if (!pod || pod.namespace !== FLEET_NAMESPACE || pod.deleting || pod.node < 0 || !index.isReady(pod.node)) continue;
-      if (this.pending.has(objectKey(pod.namespace, pod.name))) continue;
+      if (this.pending.has(pod.key)) continue;
       if (rwoOnly && !this.allRwo(pod)) continue;
       return pod;
     }
@@ -106,8 +115,7 @@ class Churn implements FleetActor {
   private allRwo(pod: PodRec): boolean {
     if (pod.claims.length === 0) return false;
     return pod.claims.every((c) => {
-      const pv = this.d.index.claimVolume(pod.namespace, c);
-      return pv !== undefined && this.d.index.pvs.get(pv)?.rwo === true;
+      return this.d.index.claimVolume(pod.namespace, c)?.rwo === true;
     });
   }
 
@@ -122,11 +130,11 @@ class Churn implements FleetActor {
   }
 
   private remove(pod: PodRec, node: string | undefined): void {
-    const key = objectKey(pod.namespace, pod.name);
+    const key = pod.key;
     // Registered before the delete: a delete without grace commits (and notifies) at once.
     this.pending.set(key, { namespace: pod.namespace, name: pod.name, claims: pod.claims, node });
     try {
-      this.d.store.delete('pods', pod.namespace, pod.name, { ...(this.d.graceful ? {} : { gracePeriodSeconds: 0 }), uid: pod.uid });
+      this.d.store.delete('pods', pod.namespace, pod.name, this.d.graceful ? {} : { gracePeriodSeconds: 0 });
       this.counters.podsDeleted++;
     } catch (err) {
       this.pending.delete(key);
@@ -138,14 +146,14 @@ class Churn implements FleetActor {
     const p = this.pending.get(key);
     if (!p) return;
     this.pending.delete(key);
-    const { store, index } = this.d;
+    const { store } = this.d;
     try {
       if (p.node !== undefined) {
         createRunningPod(store, p.namespace, p.name, p.node, p.claims, new Date().toISOString());
         return;
       }
       for (const claim of p.claims) {
-        const pv = index.claimVolume(p.namespace, claim);
+        const pv = pvcVolumeName(store.get('persistentvolumeclaims', p.namespace, claim));
         store.delete('persistentvolumeclaims', p.namespace, claim);
         if (pv !== undefined) store.delete('persistentvolumes', undefined, pv);
         this.counters.claimsDeleted++;

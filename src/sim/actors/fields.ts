@@ -55,8 +55,15 @@ export function nodeVolumeNames(o: KubeObject, field: 'volumesAttached' | 'volum
   return out;
 }
 
-export function pvcVolumeName(o: KubeObject): string | undefined {
-  return str(spec(o)?.volumeName) || undefined;
+export function pvcVolumeName(o: KubeObject | undefined): string | undefined {
+  return (o && str(spec(o)?.volumeName)) || undefined;
+}
+
+export function pvClaimRef(o: KubeObject): { namespace: string; name: string } | undefined {
+  const ref = rec(spec(o)?.claimRef);
+  const namespace = str(ref?.namespace);
+  const name = str(ref?.name);
+  return namespace && name ? { namespace, name } : undefined;
 }
 
 export function pvCsiSource(o: KubeObject): { driver: string; handle: string } | undefined {

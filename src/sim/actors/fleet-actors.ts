@@ -26,7 +26,7 @@ export interface FleetActors {
 export type FleetActorStats = Record<string, Record<string, number>>;
 
 // Resources the shared index follows whatever actors run.
-const INDEXED: ReadonlySet<ResourceName> = new Set<ResourceName>(['nodes', 'pods', 'persistentvolumeclaims', 'persistentvolumes']);
+const INDEXED: ReadonlySet<ResourceName> = new Set<ResourceName>(['nodes', 'pods', 'persistentvolumes']);
 
 /**
  * Starts the actors switched on in `opts` (attacher, kubelet with node leases, churn when
@@ -39,7 +39,7 @@ export function startFleetActors(store: SimStore, partial: Partial<FleetActorOpt
   const prng = createPrng(opts.seed);
   const actors: FleetActor[] = [];
   if (opts.attacher) {
-    actors.push(createAttacher({ store, index, prng: prng.fork('attacher'), driver: opts.driver, attachLatencyMs: opts.attachLatencyMs, detachLatencyMs: opts.detachLatencyMs, attachFailureRate: opts.attachFailureRate }));
+    actors.push(createAttacher({ store, prng: prng.fork('attacher'), driver: opts.driver, attachLatencyMs: opts.attachLatencyMs, detachLatencyMs: opts.detachLatencyMs, attachFailureRate: opts.attachFailureRate }));
   }
   if (opts.kubelet) {
     actors.push(createKubelet({ store, index, mountLatencyMs: opts.mountLatencyMs, unmountLatencyMs: opts.unmountLatencyMs }));
@@ -60,7 +60,7 @@ export function startFleetActors(store: SimStore, partial: Partial<FleetActorOpt
   };
 
   // Listing and subscribing happen in one synchronous step, so no change falls between them.
-  for (const r of ['nodes', 'persistentvolumes', 'persistentvolumeclaims', 'pods', 'volumeattachments'] as const) {
+  for (const r of ['nodes', 'persistentvolumes', 'pods', 'volumeattachments'] as const) {
     if (wanted.has(r)) for (const o of store.list(r)) dispatch('ADDED', r, o);
   }
   const unsubscribe = store.subscribe((ev) => {
@@ -77,7 +77,7 @@ export function startFleetActors(store: SimStore, partial: Partial<FleetActorOpt
       for (const s of stopTickers) s();
     },
     stats() {
-      const out: FleetActorStats = { index: { nodes: index.nodeCount(), readyNodes: index.readyNodeCount(), pods: index.podCount(), persistentVolumes: index.pvs.size } };
+      const out: FleetActorStats = { index: { nodes: index.nodeCount(), readyNodes: index.readyNodeCount(), pods: index.podCount(), boundVolumes: index.boundVolumeCount() } };
       for (const a of actors) out[a.name] = a.stats();
       return out;
     },

@@ -1,34 +1,51 @@
 /**
  * The actors' shared, compact view of the fleet, kept current from store events: nodes
- * (readiness, taint, pods on each), pods (node, claims, lifecycle), claims → volumes, and
- * volumes → unique volume names interned as small integers. Built once from a full list at
+ * (readiness, taint, pods on each), pods (node, claims, lifecycle), claims → volumes (by the
+ * PV's claimRef), and unique volume names interned as small integers. Built once from a full list at
  * start, then updated per event; nothing here rescans the store.
  */
 import type { KubeObject, ResourceName, StoreEventType } from '../store/sim-store.js';
-import { nodeHasTaint, nodeIsReady, podClaimNames, podNodeName, podPhaseTerminal, pvCsiSource, pvMultiAttachForbidden, pvcVolumeName } from './fields.js';
+import { nodeHasTaint, nodeIsReady, podClaimNames, podNodeName, podPhaseTerminal, pvClaimRef, pvCsiSource, pvMultiAttachForbidden } from './fields.js';
 import { OUT_OF_SERVICE_TAINT, objectKey, uniqueVolumeName } from './names.js';
 import type { Prng } from './prng.js';
 
-export interface PodRec {
-  namespace: string;
-  name: string;
-  uid: string;
-  /** Node id, or -1 when unscheduled. */
-  node: number;
-  claims: string[];
+/** A pod as the actors see it. Namespace and name are read from the key, to keep records small. */
+export class PodRec {
   /** deletionTimestamp is set. */
-  deleting: boolean;
+  deleting = false;
   /** Phase Succeeded or Failed. */
-  terminal: boolean;
-  /** Position in the random-pick array. */
-  pos: number;
+  terminal = false;
+
+  constructor(
+    /** `namespace/name`. */
+    readonly key: string,
+    /** Node id, or -1 when unscheduled. */
+    public node: number,
+    public claims: readonly string[],
+    /** Position in the random-pick array. */
+    public pos: number,
+  ) {}
+
+  get namespace(): string {
+    return this.key.slice(0, this.key.indexOf('/'));
+  }
+
+  get name(): string {
+    return this.key.slice(this.key.indexOf('/') + 1);
+  }
 }
 
+/** A PersistentVolume, found by the claim its claimRef names. */
 export interface PvRec {
   /** Interned unique volume name, or -1 for a volume that is not CSI. */
   vid: number;
+  /** Multi-attach forbidden: every access mode is ReadWriteOnce(-Pod). */
   rwo: boolean;
 }
+
+// A PvRec packed into one small integer: a million of them cost no objects.
+const packPv = (vid: number, rwo: boolean): number => (vid + 1) * 2 + (rwo ? 1 : 0);
+const unpackPv = (v: number): PvRec => ({ vid: Math.floor(v / 2) - 1, rwo: v % 2 === 1 });
 
 export class FleetIndex {
   private readonly nodeIds = new Map<string, number>();
@@ -41,8 +58,8 @@ export class FleetIndex {
 
   readonly pods = new Map<string, PodRec>();
   private readonly podKeys: string[] = [];
-  private readonly claims = new Map<string, string>();
-  readonly pvs = new Map<string, PvRec>();
+  // Claims resolve through the PV's claimRef alone (PVC events are not followed): one map, no PVC parse.
+  private readonly pvByClaim = new Map<string, number>();
   private readonly vids = new Map<string, number>();
   private readonly volumes: string[] = [];
 
@@ -52,17 +69,16 @@ export class FleetIndex {
     switch (resource) {
       case 'nodes': return this.applyNode(o, gone);
       case 'pods': return this.applyPod(o, gone);
-      case 'persistentvolumeclaims': {
-        const key = objectKey(o.metadata.namespace, o.metadata.name);
-        const pv = gone ? undefined : pvcVolumeName(o);
-        if (pv) this.claims.set(key, pv);
-        else this.claims.delete(key);
-        return;
-      }
       case 'persistentvolumes': {
-        const csi = gone ? undefined : pvCsiSource(o);
-        if (gone) this.pvs.delete(o.metadata.name);
-        else this.pvs.set(o.metadata.name, { vid: csi ? this.intern(uniqueVolumeName(csi.driver, csi.handle)) : -1, rwo: pvMultiAttachForbidden(o) });
+        const claim = pvClaimRef(o);
+        if (!claim) return;
+        const key = objectKey(claim.namespace, claim.name);
+        if (gone) {
+          this.pvByClaim.delete(key);
+          return;
+        }
+        const csi = pvCsiSource(o);
+        this.pvByClaim.set(key, packPv(csi ? this.intern(uniqueVolumeName(csi.driver, csi.handle)) : -1, pvMultiAttachForbidden(o)));
         return;
       }
       default:
@@ -79,8 +95,7 @@ export class FleetIndex {
   }
 
   private applyPod(o: KubeObject, gone: boolean): void {
-    const ns = o.metadata.namespace ?? '';
-    const key = objectKey(ns, o.metadata.name);
+    const key = objectKey(o.metadata.namespace ?? '', o.metadata.name);
     const prev = this.pods.get(key);
     if (gone) {
       if (prev) this.removePod(key, prev);
@@ -89,12 +104,11 @@ export class FleetIndex {
     const nodeName = podNodeName(o);
     const node = nodeName ? this.nodeId(nodeName) : -1;
     if (prev && prev.node !== node) this.nodePods[prev.node]?.delete(key);
-    const rec: PodRec = prev ?? { namespace: ns, name: o.metadata.name, uid: '', node, claims: [], deleting: false, terminal: false, pos: this.podKeys.length };
+    const rec = prev ?? new PodRec(key, node, [], this.podKeys.length);
     if (!prev) {
       this.podKeys.push(key);
       this.pods.set(key, rec);
     }
-    rec.uid = o.metadata.uid ?? '';
     rec.node = node;
     rec.claims = podClaimNames(o);
     rec.deleting = o.metadata.deletionTimestamp !== undefined;
@@ -174,9 +188,14 @@ export class FleetIndex {
     return undefined;
   }
 
-  /** The PV a claim is bound to (`spec.volumeName`), if any. */
-  claimVolume(namespace: string, claim: string): string | undefined {
-    return this.claims.get(objectKey(namespace, claim));
+  /** The PV whose claimRef names this claim, if any. */
+  claimVolume(namespace: string, claim: string): PvRec | undefined {
+    const v = this.pvByClaim.get(objectKey(namespace, claim));
+    return v === undefined ? undefined : unpackPv(v);
+  }
+
+  boundVolumeCount(): number {
+    return this.pvByClaim.size;
   }
 
   /** Interned id of a unique volume name. */
@@ -198,8 +217,7 @@ export class FleetIndex {
   podVolumes(pod: PodRec): number[] | undefined {
     const out: number[] = [];
     for (const claim of pod.claims) {
-      const pv = this.claimVolume(pod.namespace, claim);
-      const rec = pv === undefined ? undefined : this.pvs.get(pv);
+      const rec = this.claimVolume(pod.namespace, claim);
       if (!rec) return undefined;
       if (rec.vid >= 0) out.push(rec.vid);
     }

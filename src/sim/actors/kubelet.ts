@@ -37,7 +37,7 @@ export function createKubelet(deps: KubeletDeps): FleetActor {
 
 class Kubelet implements FleetActor {
   readonly name = 'kubelet';
-  readonly resources: ReadonlySet<ResourceName> = new Set<ResourceName>(['nodes', 'pods', 'persistentvolumeclaims', 'persistentvolumes']);
+  readonly resources: ReadonlySet<ResourceName> = new Set<ResourceName>(['nodes', 'pods', 'persistentvolumes']);
   readonly tickMs = 50;
   private readonly vols: Array<NodeVolumes | undefined> = [];
   private readonly dirty = new Set<number>();
@@ -78,7 +78,7 @@ class Kubelet implements FleetActor {
         this.finishQueue.delete(key);
       }
     } else if (this.unresolved.size > 0) {
-      // A claim or volume changed: pods that could not be resolved may resolve now.
+      // A volume changed: pods whose claims could not be resolved may resolve now.
       for (const id of this.unresolved) this.dirty.add(id);
       this.unresolved.clear();
     }
@@ -222,7 +222,7 @@ class Kubelet implements FleetActor {
       return;
     }
     try {
-      this.d.store.delete('pods', pod.namespace, pod.name, { gracePeriodSeconds: 0, uid: pod.uid });
+      this.d.store.delete('pods', pod.namespace, pod.name, { gracePeriodSeconds: 0 });
       this.counters.podsFinished++;
     } catch (err) {
       this.counters.writeErrors++;

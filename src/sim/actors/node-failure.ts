@@ -86,9 +86,9 @@ class NodeFailures implements FleetActor {
     for (const key of [...index.podsOn(id)]) {
       const pod = index.pods.get(key);
       if (!pod) continue;
-      const { namespace, name, claims, uid, deleting } = pod;
+      const { namespace, name, claims, deleting } = pod;
       try {
-        store.delete('pods', namespace, name, { gracePeriodSeconds: 0, uid });
+        store.delete('pods', namespace, name, { gracePeriodSeconds: 0 });
         this.counters.podsEvicted++;
         const target = deleting ? undefined : index.randomReadyNode(prng, id);
         if (target !== undefined) createRunningPod(store, namespace, name, index.nodeNames[target], claims, at);

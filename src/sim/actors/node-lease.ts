@@ -3,6 +3,8 @@
  * per node in `kube-node-lease`, renewed every `leaseRenewMs`. Renewals walk the nodes round
  * robin, a slice per tick, so a fleet's renewals are spread evenly over the period rather
  * than arriving together; Node objects are not written. NotReady nodes stop renewing.
+ * Renewals are capped at {@link MAX_LEASE_WRITES_PER_SECOND}: beyond that many nodes × 1/period
+ * the period stretches (and each Lease's duration with it, four periods as in the kubelet).
  */
 import { StoreError, type KubeObject, type ResourceName, type SimStore, type StoreEventType } from '../store/sim-store.js';
 import { createWriteErrorLog, type FleetActor } from './actor.js';
@@ -16,6 +18,9 @@ export interface NodeLeaseDeps {
   leaseRenewMs: number;
 }
 
+/** At 100,000 nodes and a 10 s period the kubelet would write 10,000 Leases/s; the simulator caps it. */
+export const MAX_LEASE_WRITES_PER_SECOND = 2000;
+
 export function createNodeLeases(deps: NodeLeaseDeps): FleetActor {
   return new NodeLeases(deps);
 }
@@ -26,14 +31,10 @@ class NodeLeases implements FleetActor {
   readonly tickMs = 100;
   private cursor = 0;
   private credit = 0;
-  private readonly durationSeconds: number;
   private readonly writeError = createWriteErrorLog('node-lease');
   private readonly counters = { leasesCreated: 0, leasesRenewed: 0, writeErrors: 0 };
 
-  constructor(private readonly d: NodeLeaseDeps) {
-    // kubelet renews at a quarter of the lease duration.
-    this.durationSeconds = Math.max(1, Math.round((4 * d.leaseRenewMs) / 1000));
-  }
+  constructor(private readonly d: NodeLeaseDeps) {}
 
   onEvent(_type: StoreEventType, _resource: ResourceName, _o: KubeObject): void {}
 
@@ -41,29 +42,32 @@ class NodeLeases implements FleetActor {
     const { index } = this.d;
     const nodes = index.nodeCount();
     if (nodes === 0) return;
+    const periodMs = Math.max(this.d.leaseRenewMs, (nodes * 1000) / MAX_LEASE_WRITES_PER_SECOND);
+    const perTick = (nodes * this.tickMs) / periodMs;
     // Credit is capped at a few ticks' worth, so a stall does not turn into a burst.
-    const perTick = (nodes * this.tickMs) / this.d.leaseRenewMs;
     this.credit = Math.min(4 * perTick + 1, this.credit + perTick);
     const renewTime = microTime(now);
+    // The kubelet renews at a quarter of the lease duration.
+    const durationSeconds = Math.max(1, Math.round((4 * periodMs) / 1000));
     while (this.credit >= 1 && performance.now() < deadline) {
       this.credit--;
       const id = this.cursor;
       this.cursor = (this.cursor + 1) % nodes;
-      if (index.exists(id) && index.isReady(id)) this.renew(index.nodeNames[id], renewTime);
+      if (index.exists(id) && index.isReady(id)) this.renew(index.nodeNames[id], renewTime, durationSeconds);
     }
   }
 
-  private renew(node: string, renewTime: string): void {
+  private renew(node: string, renewTime: string, durationSeconds: number): void {
     const { store } = this.d;
     try {
       const renewed = store.mutate('leases', NODE_LEASE_NAMESPACE, node, (o) => {
-        o.spec = { ...((o.spec ?? {}) as Record<string, unknown>), holderIdentity: node, renewTime };
+        o.spec = { ...((o.spec ?? {}) as Record<string, unknown>), holderIdentity: node, leaseDurationSeconds: durationSeconds, renewTime };
       });
       if (renewed) {
         this.counters.leasesRenewed++;
         return;
       }
-      store.create('leases', leaseObject(NODE_LEASE_NAMESPACE, node, renewTime, this.durationSeconds));
+      store.create('leases', leaseObject(NODE_LEASE_NAMESPACE, node, renewTime, durationSeconds));
       this.counters.leasesCreated++;
     } catch (err) {
       if (err instanceof StoreError && err.reason === 'AlreadyExists') return;
