@@ -106,11 +106,11 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     }
     switch (verb) {
       case 'get':
-        return handleGet({ store, hub }, t, res);
+        return handleGet({ store, hub }, t, q, req.headers.accept, res);
       case 'list':
-        return handleList({ store, hub }, t, q, res);
+        return handleList({ store, hub }, t, q, req.headers.accept, res);
       case 'watch':
-        return handleWatch({ store, hub }, t, q, res);
+        return handleWatch({ store, hub }, t, q, req.headers.accept, res);
       case 'create':
         return handleCreate(store, t, q, req, res);
       case 'update':

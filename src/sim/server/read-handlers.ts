@@ -11,7 +11,8 @@ import type { KubeObject, ServableStore } from '../store/index.js';
 import type { ResourceInfo } from '../store/resources.js';
 import { compileSelector, type Selector } from './selectors.js';
 import { ApiError, badRequest, expired, notFound, sendJson, statusObject } from './status.js';
-import { bookmarkFrame, frameFor, type WatchHub } from './watch-hub.js';
+import { includeObjectOf, toTable, wantsTable } from './table.js';
+import { bookmarkFrame, frameFor, typeFor, type WatchHub } from './watch-hub.js';
 
 export interface ReadContext {
   store: ServableStore;
@@ -29,11 +30,13 @@ export interface ResourceTarget {
 const STREAM_THRESHOLD = 4 << 20;
 const CHUNK_ITEMS = 64;
 
-export function handleGet(ctx: ReadContext, t: ResourceTarget, res: ServerResponse): void {
+export function handleGet(ctx: ReadContext, t: ResourceTarget, q: URLSearchParams, accept: string | undefined, res: ServerResponse): void {
   if (t.subresource !== undefined && !(t.subresource === 'status' && t.info.status)) throw notFound();
   const json = ctx.store.getJson(t.info.name, t.namespace, t.name as string);
   if (json === undefined) throw notFound(`${qualifiedName(t.info)} "${t.name}" not found`);
-  sendJson(res, 200, json);
+  if (!wantsTable(accept)) return sendJson(res, 200, json);
+  const obj = JSON.parse(json) as KubeObject;
+  sendJson(res, 200, toTable(t.info, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObjectOf(q)));
 }
 
 export function qualifiedName(info: ResourceInfo): string {
@@ -78,7 +81,7 @@ function page(store: ServableStore, t: ResourceTarget, sel: Selector | undefined
   return store.listPage(t.info.name, { namespace, after, limit, nodeName: sel?.nodeName, filter });
 }
 
-export async function handleList(ctx: ReadContext, t: ResourceTarget, q: URLSearchParams, res: ServerResponse): Promise<void> {
+export async function handleList(ctx: ReadContext, t: ResourceTarget, q: URLSearchParams, accept: string | undefined, res: ServerResponse): Promise<void> {
   const sel = selectorOf(t.info, q);
   const limitRaw = q.get('limit');
   const limit = limitRaw ? Number(limitRaw) : 0;
@@ -103,6 +106,10 @@ export async function handleList(ctx: ReadContext, t: ResourceTarget, q: URLSear
   }
   const p = page(ctx.store, t, sel, after, limit);
   const next = p.more && p.lastKey !== undefined ? encodeContinue({ rv: listRv, key: p.lastKey }) : undefined;
+  if (wantsTable(accept)) {
+    const objects = p.items.map((j) => JSON.parse(j) as KubeObject);
+    return sendJson(res, 200, toTable(t.info, objects, { resourceVersion: String(listRv), ...(next ? { continue: next } : {}) }, includeObjectOf(q)));
+  }
   await writeList(res, t.info, listRv, next, p.items);
 }
 
@@ -160,7 +167,7 @@ function watchTimeoutMs(q: URLSearchParams): number {
   return (1800 + Math.random() * 1800) * 1000;
 }
 
-export function handleWatch(ctx: ReadContext, t: ResourceTarget, q: URLSearchParams, res: ServerResponse): void {
+export function handleWatch(ctx: ReadContext, t: ResourceTarget, q: URLSearchParams, accept: string | undefined, res: ServerResponse): void {
   if (t.name !== undefined) throw badRequest('watch of a single object: use fieldSelector=metadata.name=<name> on the collection');
   const sel = selectorOf(t.info, q);
   const bookmarks = q.get('allowWatchBookmarks') === 'true' || q.get('allowWatchBookmarks') === '1';
@@ -168,7 +175,8 @@ export function handleWatch(ctx: ReadContext, t: ResourceTarget, q: URLSearchPar
   const rvRaw = q.get('resourceVersion') ?? '';
   const sendInitial = q.get('sendInitialEvents');
   const namespace = t.namespace;
-  const open = (replay: Iterable<Buffer | string>) => ctx.hub.open({ res, info: t.info, namespace, selector: sel, bookmarks, timeoutMs, replay });
+  const format = wantsTable(accept) ? tableFormat(t.info, includeObjectOf(q)) : undefined;
+  const open = (replay: Iterable<Buffer | string>) => ctx.hub.open({ res, info: t.info, namespace, selector: sel, bookmarks, timeoutMs, replay, format });
 
   if (rvRaw === '' || rvRaw === '0' || sendInitial === 'true') {
     if (sendInitial === 'false') return void open([]);
@@ -176,7 +184,7 @@ export function handleWatch(ctx: ReadContext, t: ResourceTarget, q: URLSearchPar
     const items = page(ctx.store, t, sel, undefined, 0).items;
     const rv = ctx.store.resourceVersion();
     const endMark = sendInitial === 'true' && bookmarks ? bookmarkFrame(t.info, rv, true) : undefined;
-    return void open(initialFrames(items, endMark));
+    return void open(initialFrames(items, endMark, format));
   }
   const rv = parseRv(rvRaw);
   const events = ctx.store.eventsAfter(rv);
@@ -187,13 +195,31 @@ export function handleWatch(ctx: ReadContext, t: ResourceTarget, q: URLSearchPar
   const replay: Buffer[] = [];
   for (const ev of events) {
     if (ev.resource !== t.info.name || (namespace !== undefined && ev.namespace !== namespace)) continue;
+    if (format) {
+      const type = typeFor(ev, sel);
+      if (type) replay.push(Buffer.from(format(type, ev.json)));
+      continue;
+    }
     const f = frameFor(ev, sel);
     if (f) replay.push(f);
   }
   open(replay);
 }
 
-function* initialFrames(items: string[], endMark: string | undefined): Generator<string> {
-  for (const json of items) yield `{"type":"ADDED","object":${json}}\n`;
+type Format = (type: string, json: string) => string;
+
+function* initialFrames(items: string[], endMark: string | undefined, format: Format | undefined): Generator<string> {
+  for (const json of items) yield format ? format('ADDED', json) : `{"type":"ADDED","object":${json}}\n`;
   if (endMark) yield endMark;
+}
+
+/** Watch frames whose objects are one-row Tables; column definitions only in the first, as kube-apiserver sends them. */
+function tableFormat(info: ResourceInfo, include: ReturnType<typeof includeObjectOf>): Format {
+  let first = true;
+  return (type, json) => {
+    const obj = JSON.parse(json) as KubeObject;
+    const table = toTable(info, [obj], { resourceVersion: obj.metadata.resourceVersion }, include, first);
+    first = false;
+    return `{"type":"${type}","object":${table}}\n`;
+  };
 }

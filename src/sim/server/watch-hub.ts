@@ -5,7 +5,7 @@
  * ADDED and one that makes it stop matching as DELETED, as kube-apiserver's watch cache does.
  */
 import type { ServerResponse } from 'node:http';
-import type { CommittedEvent, ResourceName, ServableStore } from '../store/index.js';
+import type { CommittedEvent, ResourceName, ServableStore, StoreEventType } from '../store/index.js';
 import type { ResourceInfo } from '../store/resources.js';
 import type { Selector } from './selectors.js';
 import { WatchStream } from './watch-stream.js';
@@ -27,6 +27,8 @@ export interface WatchRequest {
   timeoutMs: number;
   /** Frames sent before live events. */
   replay: Iterable<Buffer | string>;
+  /** Renders an event for this watcher instead of the shared JSON frame (Table output). */
+  format?: (type: StoreEventType, json: string) => string;
 }
 
 export interface WatchHub {
@@ -47,6 +49,7 @@ export function bookmarkFrame(info: ResourceInfo, rv: number, initialEventsEnd =
 
 export function createWatchHub(opts: WatchHubOptions): WatchHub {
   const byResource = new Map<ResourceName, Set<WatchStream>>();
+  const formats = new WeakMap<WatchStream, (type: StoreEventType, json: string) => string>();
   let cutOffs = 0;
   const unsubscribe = opts.store.subscribe((ev) => dispatch(ev));
   const bookmarkTimer = setInterval(sendBookmarks, opts.bookmarkIntervalMs);
@@ -57,8 +60,14 @@ export function createWatchHub(opts: WatchHubOptions): WatchHub {
     if (!streams || streams.size === 0) return;
     for (const s of streams) {
       if (s.namespace !== undefined && ev.namespace !== s.namespace) continue;
-      const frame = frameFor(ev, s.selector);
-      if (frame) s.send(frame);
+      const format = formats.get(s);
+      if (!format) {
+        const frame = frameFor(ev, s.selector);
+        if (frame) s.send(frame);
+        continue;
+      }
+      const type = typeFor(ev, s.selector);
+      if (type) s.send(format(type, ev.json));
     }
   }
 
@@ -80,6 +89,7 @@ export function createWatchHub(opts: WatchHubOptions): WatchHub {
       let set = byResource.get(req.info.name);
       if (!set) byResource.set(req.info.name, (set = new Set()));
       set.add(s);
+      if (req.format) formats.set(s, req.format);
       s.begin(req.replay, req.timeoutMs);
       return s;
     },
@@ -94,13 +104,19 @@ export function createWatchHub(opts: WatchHubOptions): WatchHub {
   };
 }
 
-/** The frame a watcher with `selector` gets for `ev`, or undefined if the event is not its business. */
-export function frameFor(ev: CommittedEvent, selector: Selector | undefined): Buffer | undefined {
-  if (!selector) return ev.frame();
+/** The event type a watcher with `selector` sees for `ev`, or undefined if the event is not its business. */
+export function typeFor(ev: CommittedEvent, selector: Selector | undefined): StoreEventType | undefined {
+  if (!selector) return ev.type;
   const now = selector.matches(ev.parsed());
-  if (ev.type !== 'MODIFIED') return now ? ev.frame() : undefined;
+  if (ev.type !== 'MODIFIED') return now ? ev.type : undefined;
   const prev = ev.parsedPrev();
   const was = prev ? selector.matches(prev) : now;
-  if (now) return was ? ev.frame() : ev.frameAs('ADDED');
-  return was ? ev.frameAs('DELETED') : undefined;
+  if (now) return was ? 'MODIFIED' : 'ADDED';
+  return was ? 'DELETED' : undefined;
+}
+
+/** The shared frame a watcher with `selector` gets for `ev`, or undefined. */
+export function frameFor(ev: CommittedEvent, selector: Selector | undefined): Buffer | undefined {
+  const type = typeFor(ev, selector);
+  return type === undefined ? undefined : ev.frameAs(type);
 }

@@ -10,56 +10,8 @@ import { CommittedEvent, EventWindow } from './event-window.js';
 import { generateName, hasFinalizers, keepServerOwnedMeta, podGracePeriod, podNodeName, rfc3339, validateObject, invalid } from './object-rules.js';
 import { RESOURCES, RESOURCE_NAMES, type ResourceInfo } from './resources.js';
 import { SortedKeys } from './sorted-keys.js';
-import { StoreError, type DeleteOptions, type KubeObject, type ObjectMeta, type ResourceName, type SimStore, type StoreEventType } from './sim-store.js';
-
-export interface SimStoreOptions {
-  /** Committed events kept for watches to resume from (default 100,000). */
-  watchWindow?: number;
-  /** Clock in epoch milliseconds (default Date.now). */
-  now?: () => number;
-  /** Random source in [0, 1) for generateName (default Math.random). */
-  random?: () => number;
-  /** uid source (default crypto.randomUUID). */
-  uid?: () => string;
-  /** Namespaces created at start (default: default, kube-system, kube-public, kube-node-lease). */
-  namespaces?: readonly string[];
-}
-
-export interface ListPageOptions {
-  /** Only this namespace (namespaced resources). */
-  namespace?: string;
-  /** Resume strictly after this key (from a previous page's lastKey). */
-  after?: string;
-  /** At most this many items; 0 or undefined means all. */
-  limit?: number;
-  /** Pods only: only pods with this spec.nodeName (served from an index). */
-  nodeName?: string;
-  /** Keeps an object when true; gets the stored JSON and key. */
-  filter?: (json: string, key: string) => boolean;
-}
-
-export interface ListPage {
-  /** Stored JSON of each item, in key order. */
-  items: string[];
-  /** Key of the last item returned, to resume after. */
-  lastKey: string | undefined;
-  /** True when more matching items follow. */
-  more: boolean;
-}
-
-/** The SimStore plus what the API server needs to serve lists and watches efficiently. */
-export interface ServableStore extends SimStore {
-  /** The stored JSON of an object, or undefined (no copy, no parse). */
-  getJson(resource: ResourceName, namespace: string | undefined, name: string): string | undefined;
-  listPage(resource: ResourceName, opts?: ListPageOptions): ListPage;
-  /** Retained events after `rv`, oldest first; undefined if `rv` is older than the window (410 Gone). */
-  eventsAfter(rv: number): CommittedEvent[] | undefined;
-  /** The oldest resourceVersion a watch can still start from. */
-  oldestResumableRv(): number;
-  subscribe(fn: (ev: CommittedEvent) => void): () => void;
-  /** Objects and bytes of stored JSON, over all resources. */
-  stats(): { objects: number; jsonBytes: number };
-}
+import type { ListPage, ListPageOptions, ServableStore, SimStoreOptions } from './servable-store.js';
+import { StoreError, type DeleteOptions, type KubeObject, type ObjectMeta, type ResourceName, type StoreEventType } from './sim-store.js';
 
 export function createSimStore(opts: SimStoreOptions = {}): ServableStore {
   return new MemoryStore(opts);
