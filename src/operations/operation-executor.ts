@@ -12,7 +12,7 @@
 import type { NodeId, StartResult, VolumeId, WorldState } from '../cache/world-state.js';
 import type { ControllerMetrics } from '../metrics/controller-metrics.js';
 import type { EventRecorder, InvolvedPod } from '../events/index.js';
-import { csiPersistentSource, type AttachableVolumePlugin, type VolumePluginManager, type VolumeSpec } from '../plugins/index.js';
+import { CSI_PLUGIN_NAME, csiPersistentSource, type AttachableVolumePlugin, type VolumePluginManager, type VolumeSpec } from '../plugins/index.js';
 import { volumeInfoOf } from '../populator/volume-info.js';
 import { logger, type Logger } from '../log/logger.js';
 
@@ -132,7 +132,10 @@ class Executor implements OperationExecutor {
       if (spec) {
         plugin = plugins.findAttachablePluginBySpec(spec);
         volumeName = plugin?.getVolumeName(spec);
-      } else {
+      }
+      // With a spec, CSI still detaches when its CanAttach says no (upstream
+      // findDetachablePluginBySpec), e.g. after its CSIDriver stopped requiring attach (C9).
+      if (!plugin && (!spec || unique.startsWith(`${CSI_PLUGIN_NAME}/`))) {
         const found = plugins.findAttachablePluginByUniqueName(unique);
         plugin = found?.plugin;
         volumeName = found?.volumeName;

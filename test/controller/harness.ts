@@ -11,7 +11,7 @@ import type { KubeObject } from '../../src/sim/store/sim-store.js';
 
 export const DRIVER = 'test.csi.fleet-attach.io';
 export const uniqueName = (handle: string) => `kubernetes.io/csi/${DRIVER}^${handle}`;
-export const vaName = (handle: string, node: string) => `csi-${createHash('sha256').update(handle + DRIVER + node).digest('hex')}`;
+export const vaName = (handle: string, node: string, driver = DRIVER) => `csi-${createHash('sha256').update(handle + driver + node).digest('hex')}`;
 
 export interface Harness {
   sim: Simulator;
@@ -88,7 +88,7 @@ export function createVolumeAndPod(store: Simulator['store'], ns: string, handle
 }
 
 /** A bound PV/PVC pair and a pod using it. */
-export function volumeObjects(ns: string, handle: string, o: { rwx?: boolean; podName?: string; nodeName?: string; bound?: boolean } = {}) {
+export function volumeObjects(ns: string, handle: string, o: { rwx?: boolean; podName?: string; nodeName?: string; bound?: boolean; driver?: string } = {}) {
   const pvcUid = `uid-pvc-${handle}`;
   const pv: KubeObject = {
     apiVersion: 'v1', kind: 'PersistentVolume',
@@ -96,7 +96,7 @@ export function volumeObjects(ns: string, handle: string, o: { rwx?: boolean; po
     spec: {
       accessModes: [o.rwx ? 'ReadWriteMany' : 'ReadWriteOnce'],
       capacity: { storage: '1Gi' },
-      csi: { driver: DRIVER, volumeHandle: handle },
+      csi: { driver: o.driver ?? DRIVER, volumeHandle: handle },
       claimRef: { namespace: ns, name: `pvc-${handle}`, uid: pvcUid },
     },
     status: { phase: 'Bound' },

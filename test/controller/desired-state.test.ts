@@ -1,0 +1,120 @@
+/**
+ * What enters the desired state (B1–B3, C2, C4, C7–C10): pods on managed nodes only, PVCs
+ * only once bound to a PV that claims them (picked up by the PVC worker), attachable volumes
+ * only (CSIDriver attachRequired), non-terminated pods only.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  DRIVER, attachVolume, createVolumeAndPod, csiDriver, never, node, reflectorOf, startHarness, uniqueName, vaExists,
+  vaLive, vaName, volumeObjects, waitFor, type Harness,
+} from './harness.js';
+import { MANAGED_ANNOTATION } from '../../src/kube/projections/node.js';
+
+const desired = (h: Harness) => h.ctl.state.counts().desiredPairs;
+
+test('a pod on an unmanaged node is ignored until the node is managed and the full pod list runs (B1, B3, C10)', async () => {
+  const h = await startHarness({ dswPopulatorPeriodMs: 500, dswListPodsPeriodMs: 500 });
+  try {
+    const { store } = h.sim;
+    store.create('nodes', node('node-u', { managed: false }));
+    store.create('nodes', node('node-a'));
+    createVolumeAndPod(store, 'default', 'u1', { nodeName: 'node-u' });
+    createVolumeAndPod(store, 'default', 'a1', { nodeName: 'node-a' });
+    await waitFor('VA of the managed node', () => vaExists(h.sim, vaName('a1', 'node-a')));
+    // Several full pod lists (every 500 ms) pass: the unmanaged node's pod stays out.
+    await never('VA on the unmanaged node', () => vaExists(h.sim, vaName('u1', 'node-u')), 1500);
+    assert.equal(desired(h), 1);
+    store.mutate('nodes', undefined, 'node-u', (n) => {
+      n.metadata.annotations = { [MANAGED_ANNOTATION]: 'true' };
+    });
+    await waitFor('VA once the node is managed', () => vaExists(h.sim, vaName('u1', 'node-u')));
+  } finally {
+    await h.stop();
+  }
+});
+
+test('an unbound PVC is ignored until it binds to a PV claiming it; the PVC worker then attaches (C4, C8)', async () => {
+  // Periodic passes far away: only the PVC worker can add the pod.
+  const h = await startHarness({ dswPopulatorPeriodMs: 60_000, dswListPodsPeriodMs: 60_000 });
+  try {
+    const { store } = h.sim;
+    store.create('nodes', node('node-a'));
+    const v = volumeObjects('default', 'b1', { bound: false });
+    const pvc = store.create('persistentvolumeclaims', v.pvc);
+    store.create('pods', v.pod);
+    await waitFor('pod seen', () => reflectorOf(h.ctl, 'pods').get('default/pod-b1'));
+    // A PV claiming another uid (C4): even a Bound PVC does not resolve to it.
+    const pv = v.pv as { spec: { claimRef: { uid: string } } } & typeof v.pv;
+    pv.spec.claimRef.uid = 'someone-else';
+    store.create('persistentvolumes', pv);
+    await waitFor('PV seen', () => reflectorOf(h.ctl, 'persistentvolumes').get('pv-b1'));
+    store.mutate('persistentvolumeclaims', 'default', 'pvc-b1', (c) => {
+      (c.spec as Record<string, unknown>).volumeName = 'pv-b1';
+      c.status = { phase: 'Bound' };
+    });
+    await waitFor('bound PVC seen', () => (reflectorOf(h.ctl, 'persistentvolumeclaims').get('default/pvc-b1') as { phase?: string } | undefined)?.phase === 'Bound');
+    // The PV now claims the PVC; PV events trigger nothing (C8), so still nothing.
+    store.mutate('persistentvolumes', undefined, 'pv-b1', (p) => {
+      ((p.spec as Record<string, unknown>).claimRef as Record<string, unknown>).uid = pvc.metadata.uid;
+    });
+    await never('VA before a PVC event', () => vaExists(h.sim, vaName('b1', 'node-a')), 700);
+    assert.equal(desired(h), 0);
+    // Any PVC event re-processes the pods naming it.
+    store.mutate('persistentvolumeclaims', 'default', 'pvc-b1', (c) => {
+      c.metadata.labels = { touched: 'yes' };
+    });
+    await waitFor('VA after the PVC event', () => vaExists(h.sim, vaName('b1', 'node-a')));
+  } finally {
+    await h.stop();
+  }
+});
+
+test('CSIDriver attachRequired=false: no VolumeAttachment; a desired volume whose driver turns so is dropped and detached (C7, C9)', async () => {
+  const h = await startHarness({ dswPopulatorPeriodMs: 500 });
+  try {
+    const { store } = h.sim;
+    const noAttach = 'noattach.csi.fleet-attach.io';
+    store.create('csidrivers', csiDriver(noAttach, false));
+    store.create('nodes', node('node-a'));
+    await waitFor('CSIDriver seen', () => reflectorOf(h.ctl, 'csidrivers').get(noAttach));
+    createVolumeAndPod(store, 'default', 'n1', { driver: noAttach });
+    await attachVolume(h.sim, 'c1'); // created after n1's pod: n1 was processed first
+    await never('VA of a driver without attach', () => store.count('volumeattachments') !== 1, 700);
+    assert.equal(vaExists(h.sim, vaName('n1', 'node-a', noAttach)), false);
+    assert.equal(desired(h), 1);
+    // The test driver stops requiring attach: the 500 ms populator pass drops the volume (C9),
+    // and, unmounted, it is detached.
+    store.create('csidrivers', csiDriver(DRIVER, false));
+    await waitFor('VA deleted', () => !vaExists(h.sim, vaName('c1', 'node-a')));
+    assert.equal(desired(h), 0);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('a terminated pod (Succeeded) loses its volumes; a deleting pod with a running container keeps them until it stops (C2)', async () => {
+  const h = await startHarness();
+  try {
+    const { store } = h.sim;
+    store.create('nodes', node('node-a'));
+    const vaT = await attachVolume(h.sim, 't1'); // not mounted: a detach would follow at once
+    const vaD = await attachVolume(h.sim, 't2');
+    store.mutate('pods', 'default', 'pod-t1', (p) => {
+      p.status = { phase: 'Succeeded', containerStatuses: [{ name: 'c', state: { terminated: { exitCode: 0 } } }] };
+    });
+    await waitFor('VA of the Succeeded pod deleted', () => !vaExists(h.sim, vaT));
+    // Graceful deletion: deletionTimestamp set, the container still runs.
+    const deleting = store.delete('pods', 'default', 'pod-t2');
+    assert.ok(deleting?.metadata.deletionTimestamp, 'pod is being deleted, not gone');
+    await waitFor('deletion seen', () => (reflectorOf(h.ctl, 'pods').get('default/pod-t2') as { deletionTimestamp?: string } | undefined)?.deletionTimestamp);
+    await never('detach while a container runs', () => !vaLive(h.sim, vaD), 700);
+    assert.deepEqual(h.ctl.state.desiredPods(h.ctl.state.findVolume(uniqueName('t2'))!, h.ctl.state.findNode('node-a')!).length, 1);
+    store.mutate('pods', 'default', 'pod-t2', (p) => {
+      (p.status as Record<string, unknown>).containerStatuses = [{ name: 'c', state: { terminated: { exitCode: 0 } } }];
+    });
+    await waitFor('VA deleted once no container runs', () => !vaExists(h.sim, vaD));
+  } finally {
+    await h.stop();
+  }
+});
