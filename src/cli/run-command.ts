@@ -1,5 +1,22 @@
-/** `fleet-attach run`: not built yet (see the open issues). */
-export async function runCommand(_argv: string[]): Promise<number> {
-  console.error('fleet-attach run: not implemented yet');
-  return 1;
+/**
+ * `fleet-attach run`: the attach/detach controller against the cluster named by --kubeconfig
+ * ($KUBECONFIG, or in-cluster), with the inspection API and /metrics on --listen.
+ */
+import { flagHelp, parseFlags } from './flags.js';
+import { CONTROLLER_FLAGS, controllerOptionsFromFlags } from './controller-flags.js';
+import { fleetError } from '../errors/index.js';
+import { startControllerWithApi, untilSignal } from '../manager/run-controller.js';
+
+export async function runCommand(argv: string[]): Promise<number> {
+  const { flags, positional, help } = parseFlags(CONTROLLER_FLAGS, argv);
+  if (help) {
+    console.log(`usage: fleet-attach run [flags]\n\n${flagHelp(CONTROLLER_FLAGS)}`);
+    return 0;
+  }
+  if (positional.length) throw fleetError('FA_ERR_FLAG_UNKNOWN', `unexpected argument: ${positional[0]}`);
+  const options = controllerOptionsFromFlags(flags);
+  const running = await startControllerWithApi({ ...options, kubeconfig: flags.kubeconfig ? { path: flags.kubeconfig } : {}, listen: flags.listen });
+  await untilSignal();
+  await running.stop();
+  return 0;
 }

@@ -159,6 +159,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
       await Promise.all(reflectors.map((r) => r.stop()));
       events.stop();
       await planner.close();
+      kc.close();
     },
   };
 }

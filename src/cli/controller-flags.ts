@@ -1,0 +1,78 @@
+/**
+ * Flags of `fleet-attach run` (and, for the controller half, `demo`). Upstream names and defaults
+ * where kube-controller-manager has the setting (upstream-adc.md §2, P1); upstream's fixed timers
+ * become flags with the upstream value as default.
+ */
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fleetError } from '../errors/index.js';
+import type { FlagSpecs, ParsedFlags } from './flags.js';
+import type { ControllerOptions } from '../manager/controller-options.js';
+
+export const CONTROLLER_FLAGS = {
+  kubeconfig: { kind: 'string', default: '', help: 'kubeconfig file (else $KUBECONFIG, else in-cluster)', upstream: '--kubeconfig' },
+  'loop-period': { kind: 'duration', default: 100, min: 1, help: 'reconciler loop period (sliding)', upstream: 'fixed 100ms' },
+  'max-wait-for-unmount': { kind: 'duration', default: 360_000, min: 0, max: 2 ** 30, help: 'force-detach timer for mounted volumes on unhealthy nodes', upstream: 'fixed 6m' },
+  'attach-detach-reconcile-sync-period': { kind: 'duration', default: 60_000, min: 1000, help: 'period of the verification that attached volumes are still attached', upstream: '--attach-detach-reconcile-sync-period' },
+  'disable-attach-detach-reconcile-sync': { kind: 'bool', default: false, help: 'disable that verification', upstream: '--disable-attach-detach-reconcile-sync' },
+  'disable-force-detach-on-timeout': { kind: 'bool', default: false, help: 'never force-detach mounted volumes after the timer (out-of-service still detaches)', upstream: '--disable-force-detach-on-timeout' },
+  'dsw-populator-period': { kind: 'duration', default: 60_000, min: 1, help: 'desired-state removal pass period', upstream: 'fixed 1m' },
+  'dsw-list-pods-period': { kind: 'duration', default: 180_000, min: 1, help: 'desired-state full pod pass period', upstream: 'fixed 3m' },
+  'csi-timeout': { kind: 'duration', default: 120_000, min: 1, help: 'wait for the external attacher per attach/detach', upstream: 'fixed 2m' },
+  'kube-api-qps': { kind: 'float', default: 20, min: 0.1, help: 'client-side rate limit of API writes', upstream: '--kube-api-qps' },
+  'kube-api-burst': { kind: 'int', default: 30, min: 1, help: 'burst of that rate limit', upstream: '--kube-api-burst' },
+  workers: { kind: 'int', default: Math.max(1, availableParallelism() - 1), min: 0, max: 64, help: 'plan worker threads (0 = main thread)' },
+  'leader-elect': { kind: 'bool', default: true, help: 'leader election on a coordination.k8s.io Lease', upstream: '--leader-elect' },
+  'leader-elect-namespace': { kind: 'string', default: 'kube-system', help: 'namespace of the Lease', upstream: '--leader-elect-resource-namespace' },
+  'leader-elect-resource-name': { kind: 'string', default: 'fleet-attach', help: 'name of the Lease', upstream: '--leader-elect-resource-name' },
+  'leader-elect-lease-duration': { kind: 'duration', default: 15_000, min: 1, help: 'lease duration', upstream: '--leader-elect-lease-duration' },
+  'leader-elect-renew-deadline': { kind: 'duration', default: 10_000, min: 1, help: 'renew deadline', upstream: '--leader-elect-renew-deadline' },
+  'leader-elect-retry-period': { kind: 'duration', default: 2_000, min: 1, help: 'retry period', upstream: '--leader-elect-retry-period' },
+  listen: { kind: 'string', default: '127.0.0.1:8080', help: 'inspection API and /metrics address (port 0 picks one)' },
+  'http-token': { kind: 'string', default: '', help: 'bearer token for /api/* and /metrics; required off loopback' },
+  'http-token-file': { kind: 'string', default: '', help: 'file holding the bearer token (e.g. a mounted Secret)' },
+  'per-node-volume-metric': { kind: 'bool', default: false, help: 'export storage_count_attachable_volumes_in_use (one series per node)' },
+  'multi-attach-event-text': { kind: 'enum', default: 'waiting-for-detach', values: ['waiting-for-detach', 'multi-attach-error'], help: 'Multi-Attach event wording: current upstream (H6) or older releases (H3)' },
+} as const satisfies FlagSpecs;
+
+export type ControllerFlags = ParsedFlags<typeof CONTROLLER_FLAGS>;
+
+/** Maps parsed flags to controller options; validates cross-flag rules, naming the flags. */
+export function controllerOptionsFromFlags(f: ControllerFlags): Omit<ControllerOptions, 'kubeconfig'> & { httpToken?: string } {
+  const lease = f['leader-elect-lease-duration'];
+  const renew = f['leader-elect-renew-deadline'];
+  const retry = f['leader-elect-retry-period'];
+  if (!(lease > renew && renew > 1.2 * retry)) {
+    throw fleetError('FA_ERR_FLAG_INVALID', 'invalid leader election timing: need --leader-elect-lease-duration > --leader-elect-renew-deadline > 1.2 × --leader-elect-retry-period');
+  }
+  let httpToken = f['http-token'] || undefined;
+  if (f['http-token-file']) {
+    try {
+      httpToken = readFileSync(f['http-token-file'], 'utf8').trim();
+    } catch (err) {
+      throw fleetError('FA_ERR_FLAG_INVALID', `--http-token-file: cannot read ${f['http-token-file']}: ${(err as Error).message}`);
+    }
+  }
+  return {
+    loopPeriodMs: f['loop-period'],
+    maxWaitForUnmountMs: f['max-wait-for-unmount'],
+    disableForceDetachOnTimeout: f['disable-force-detach-on-timeout'],
+    reconcileSyncPeriodMs: f['attach-detach-reconcile-sync-period'],
+    disableReconcileSync: f['disable-attach-detach-reconcile-sync'],
+    dswPopulatorPeriodMs: f['dsw-populator-period'],
+    dswListPodsPeriodMs: f['dsw-list-pods-period'],
+    csiTimeoutMs: f['csi-timeout'],
+    kubeApiQps: f['kube-api-qps'],
+    kubeApiBurst: f['kube-api-burst'],
+    workers: f.workers,
+    leaderElect: f['leader-elect'],
+    leaderElectNamespace: f['leader-elect-namespace'],
+    leaderElectName: f['leader-elect-resource-name'],
+    leaderElectLeaseDurationMs: lease,
+    leaderElectRenewDeadlineMs: renew,
+    leaderElectRetryPeriodMs: retry,
+    waitingForDetachText: f['multi-attach-event-text'] === 'waiting-for-detach',
+    perNodeVolumeMetric: f['per-node-volume-metric'],
+    ...(httpToken ? { httpToken } : {}),
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * The controller's InspectionView (src/http/inspection-view.ts): what the inspection API reads
+ * beyond the world state. Every method is a read over indexes the controller keeps anyway.
+ */
+import type { InspectionView, NodeConditionCounts, WatchHealth } from '../http/inspection-view.js';
+import type { Controller } from './controller.js';
+import type { ControllerOptions } from './controller-options.js';
+
+const CONDITION_COUNT_TTL_MS = 1000;
+
+export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions, 'maxWaitForUnmountMs' | 'disableForceDetachOnTimeout'>, extra: { poolUp?: () => boolean } = {}): InspectionView {
+  const { state } = ctl;
+  const lastEventAt = new Map<string, { events: number; at: number }>();
+  let conditions: { at: number; value: NodeConditionCounts } | undefined;
+  return {
+    readiness() {
+      const r = ctl.ready();
+      const role = ctl.role();
+      if (extra.poolUp && !extra.poolUp()) return { ready: false, reason: 'plan worker pool is down', role };
+      return r.reason ? { ready: r.ready, reason: r.reason, role } : { ready: r.ready, role };
+    },
+    loop: { pass: ctl.reconciler.passTime, plan: ctl.reconciler.planTime },
+    watches(): WatchHealth[] {
+      const now = Date.now();
+      return ctl.reflectors.map((r) => {
+        const s = r.stats();
+        const seen = s.events + s.bookmarks;
+        const prev = lastEventAt.get(s.resource);
+        if (!prev || prev.events !== seen) lastEventAt.set(s.resource, { events: seen, at: now });
+        const at = lastEventAt.get(s.resource)!.at;
+        return { resource: s.resource, synced: s.synced, events: s.events, relists: s.relists, restarts: s.restarts, ...(seen > 0 ? { lastEventAgeMs: now - at } : {}) };
+      });
+    },
+    volumesForPv: (pv) => ctl.populator.volumesForPv(pv),
+    podName: (uid) => ctl.populator.podName(uid),
+    pendingOperation(volume, node) {
+      const forbidden = state.multiAttachForbidden(volume);
+      return state.pendingOperations().find((p) => p.volume === volume && (forbidden || p.volumeWide || p.node === node));
+    },
+    backoff(volume, node, now) {
+      return state.backoffOperations(now).filter((b) => b.volume === volume && (b.volumeWide || b.node === node));
+    },
+    nodeConditionCounts() {
+      const now = Date.now();
+      if (conditions && now - conditions.at < CONDITION_COUNT_TTL_MS) return conditions.value;
+      let healthy = 0;
+      let outOfService = 0;
+      for (let after = -1; ; ) {
+        const ids = state.nodeIds(after, 4096);
+        if (ids.length === 0) break;
+        after = ids[ids.length - 1];
+        for (const id of ids) {
+          const n = state.node(id);
+          if (n?.managed && n.healthy) healthy++;
+          if (n?.outOfService) outOfService++;
+        }
+      }
+      conditions = { at: now, value: { healthy, outOfService } };
+      return conditions.value;
+    },
+    now: () => Date.now(),
+    options: { maxWaitForUnmountMs: o.maxWaitForUnmountMs, disableForceDetachOnTimeout: o.disableForceDetachOnTimeout },
+  };
+}

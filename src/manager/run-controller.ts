@@ -1,0 +1,56 @@
+/**
+ * Runs the controller and its inspection API together until a signal: the `run` command's
+ * body, also used by `demo`. Stops in order on SIGTERM/SIGINT (no new operations, watches
+ * closed, HTTP closed) and resolves with exit code 0.
+ */
+import { buildServer, listenServer } from '../http/server.js';
+import { logger } from '../log/logger.js';
+import { startController, type Controller } from './controller.js';
+import type { ControllerOptions } from './controller-options.js';
+import { createInspectionView } from './inspection.js';
+import { parseListen } from '../http/server.js';
+
+export interface RunningController {
+  ctl: Controller;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startControllerWithApi(o: Partial<ControllerOptions> & Pick<ControllerOptions, 'kubeconfig'> & { listen: string; httpToken?: string }): Promise<RunningController> {
+  const { host } = parseListen(o.listen);
+  const ctl = await startController(o);
+  const view = createInspectionView(ctl, {
+    maxWaitForUnmountMs: o.maxWaitForUnmountMs ?? 360_000,
+    disableForceDetachOnTimeout: o.disableForceDetachOnTimeout ?? false,
+  });
+  let app;
+  try {
+    app = buildServer({ state: ctl.state, view, metrics: ctl.metrics, listenHost: host, ...(o.httpToken ? { httpToken: o.httpToken } : {}) });
+  } catch (err) {
+    await ctl.stop();
+    throw err;
+  }
+  const url = await listenServer(app, o.listen);
+  return {
+    ctl,
+    url,
+    async stop() {
+      await app.close();
+      await ctl.stop();
+    },
+  };
+}
+
+/** Resolves on the first SIGTERM or SIGINT. */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (sig: NodeJS.Signals) => {
+      process.off('SIGTERM', on);
+      process.off('SIGINT', on);
+      logger('manager').info({ signal: sig }, 'stopping');
+      resolve(sig);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
+}
