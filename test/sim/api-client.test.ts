@@ -1,6 +1,7 @@
 /** The simulated API server through @kubernetes/client-node 1.4 over HTTPS, with the generated kubeconfig. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { collectWatch, pod, raw, until, withSim } from './sim-helpers.js';
 
@@ -202,4 +203,24 @@ test('malformed JSON is 400, unknown paths and resources 404, kind mismatch 422'
     const gen = await raw(sim, 'POST', '/api/v1/namespaces/default/pods', { body: JSON.stringify({ metadata: { generateName: 'web-' }, spec: {} }) });
     assert.equal(gen.status, 201);
     assert.match(String((gen.json().metadata as { name: string }).name), /^web-.{5}$/);
+  }));
+
+test('a Table is served when the Accept header asks for one (kubectl human output)', () =>
+  withSim({}, async (sim) => {
+    sim.store.create('pods', pod('t1', 'default', { nodeName: 'n1', phase: 'Running' }));
+    const accept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+    const get = (path: string) => new Promise<Record<string, unknown>>((resolve, reject) => {
+      https.get(new URL(path, sim.url), { ca: sim.caPem, agent: false, headers: { authorization: `Bearer ${sim.token}`, accept } }, (res) => {
+        let b = '';
+        res.on('data', (d) => (b += d));
+        res.on('end', () => resolve(JSON.parse(b) as Record<string, unknown>));
+      }).on('error', reject);
+    });
+    const t = await get('/api/v1/namespaces/default/pods');
+    assert.equal(t.kind, 'Table');
+    assert.deepEqual((t.columnDefinitions as Array<{ name: string }>).map((c) => c.name), ['Name', 'Ready', 'Status', 'Restarts', 'Age', 'IP', 'Node']);
+    const rows = t.rows as Array<{ cells: unknown[]; object: { metadata: { name: string } } }>;
+    assert.deepEqual(rows[0].cells.slice(0, 4), ['t1', '0/1', 'Running', 0]);
+    assert.equal(rows[0].object.metadata.name, 't1');
+    assert.equal((await raw(sim, 'GET', '/api/v1/namespaces/default/pods')).json().kind, 'PodList');
   }));

@@ -136,7 +136,8 @@ test('kubectl creates, lists and deletes every resource kind', async (t) => {
   assert.match(await ok(['get', 'leases,csidrivers,csinodes', '-A', '-o', 'name']), /lease.coordination.k8s.io\/lease-a[\s\S]*csidriver.storage.k8s.io\/drv.example.com[\s\S]*csinode.storage.k8s.io\/node-a/);
   assert.match(await ok(['get', 'po', '-l', 'app=web', '-o', 'name']), /^pod\/pod-a$/m);
   assert.equal((await ok(['get', 'po', '-l', 'app=other', '-o', 'name'])).trim(), '');
-  assert.match(await ok(['get', 'no', 'node-a']), /node-a/);
+  assert.match(await ok(['get', 'no', 'node-a']), /NAME\s+STATUS\s+ROLES\s+AGE[\s\S]*node-a\s+Unknown/);
+  assert.match(await ok(['get', 'po', 'pod-a', '-o', 'wide']), /READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE[\s\S]*pod-a\s+0\/1\s+Pending[\s\S]*node-a/);
   const deleted = await ok(['delete', '-f', join(dir, 'all.yaml'), '--grace-period=0', '--force']);
   assert.equal(deleted.trim().split('\n').filter((l) => l.includes(' deleted')).length, 10, deleted);
   const after = JSON.parse(await ok(['get', 'nodes,pods,pv,pvc,volumeattachments,events', '-A', '-o', 'json'])) as { items: unknown[] };
