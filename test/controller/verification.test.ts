@@ -1,0 +1,51 @@
+/**
+ * Periodic verification (M1, M2, L6): a VolumeAttachment deleted behind the controller's back
+ * while still desired is noticed within the sync period, dropped from node status and
+ * re-created; with the sync disabled nothing notices.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  attachVa, attachVolume, never, node, recordVolumeAttachments, startHarness, uniqueName, vaExists, volumesAttached, waitFor,
+  type Harness,
+} from './harness.js';
+
+/** Removes the VA from the store as an admin would (finalizers cleared, then deleted). */
+function deleteBehindTheControllersBack(h: Harness, va: string): void {
+  h.sim.store.mutate('volumeattachments', undefined, va, (o) => {
+    o.metadata.finalizers = [];
+  });
+  h.sim.store.delete('volumeattachments', undefined, va);
+}
+
+test('a desired VolumeAttachment deleted behind the controller is re-created by the periodic verification (M1, M2)', async () => {
+  const h = await startHarness({ reconcileSyncPeriodMs: 1000 });
+  try {
+    h.sim.store.create('nodes', node('node-a'));
+    const va = await attachVolume(h.sim, 's1', { mounted: true });
+    const vas = recordVolumeAttachments(h.sim);
+    deleteBehindTheControllersBack(h, va);
+    assert.equal(vaExists(h.sim, va), false);
+    await waitFor('VA re-created', () => vas.created('s1') === 1, 10_000);
+    // M2: the entry left the actual state, so node status no longer lists it until re-attached.
+    await waitFor('dropped from node status', () => !volumesAttached(h.sim, 'node-a').includes(uniqueName('s1')));
+    attachVa(h.sim, va);
+    await waitFor('reported again', () => volumesAttached(h.sim, 'node-a').includes(uniqueName('s1')));
+    vas.stop();
+  } finally {
+    await h.stop();
+  }
+});
+
+test('with the sync disabled, a deleted VolumeAttachment is not noticed (M1)', async () => {
+  const h = await startHarness({ reconcileSyncPeriodMs: 1000, disableReconcileSync: true });
+  try {
+    h.sim.store.create('nodes', node('node-a'));
+    const va = await attachVolume(h.sim, 's2', { mounted: true });
+    deleteBehindTheControllersBack(h, va);
+    await never('VA re-created without the sync', () => vaExists(h.sim, va), 2500);
+    assert.deepEqual(volumesAttached(h.sim, 'node-a'), [uniqueName('s2')], 'stale, as upstream with the sync off');
+  } finally {
+    await h.stop();
+  }
+});
