@@ -59,10 +59,11 @@ export async function generateTls(hosts: readonly string[] = ['127.0.0.1', 'loca
     ],
   });
   const pkcs8 = await crypto.subtle.exportKey('pkcs8', keys.privateKey);
+  const eol = (pem: string) => (pem.endsWith('\n') ? pem : `${pem}\n`);
   return {
-    cert: cert.toString('pem'),
-    key: x509.PemConverter.encode(pkcs8, 'PRIVATE KEY'),
-    ca: caCert.toString('pem'),
+    cert: eol(cert.toString('pem')),
+    key: eol(x509.PemConverter.encode(pkcs8, 'PRIVATE KEY')),
+    ca: eol(caCert.toString('pem')),
   };
 }
 
