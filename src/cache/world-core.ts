@@ -40,11 +40,9 @@ export class WorldCore {
   readonly t: SharedTables;
   readonly nodes = new Interner();
   readonly volumes = new Interner();
-  readonly pods = new Interner();
-  readonly podRefs: number[] = [];
-  /** First pod id of each pair slot (-1 none); further pods in `morePods`. */
-  podFirst: Int32Array;
-  readonly morePods = new Map<number, number[]>();
+  /** First pod UID of each pair slot; further pods in `morePods` (see PodSets). */
+  readonly podFirst: Array<string | undefined> = [];
+  readonly morePods = new Map<number, string[]>();
   /** Per node: last observed volumesInUse, null = never observed (D3). */
   readonly inUse: Array<Set<string> | null> = [];
   readonly volumeInfo = new Map<number, unknown>();
@@ -60,10 +58,18 @@ export class WorldCore {
 
   constructor(caps: Partial<Capacities>) {
     this.t = new SharedTables(caps);
-    this.podFirst = new Int32Array(this.t.caps.pairs).fill(-1);
   }
 
   // ---- nodes and volumes -------------------------------------------------------------------
+  /** Whether `id` is a live node id (any other number, including -1 and NaN, is not). */
+  nodeLive(id: number): boolean {
+    return (this.t.nodeFlags[id] & NF_LIVE) !== 0;
+  }
+
+  volumeLive(id: number): boolean {
+    return (this.t.volumeFlags[id] & VF_LIVE) !== 0;
+  }
+
   internNode(name: string): number {
     const { id, created } = this.nodes.intern(name);
     if (created) {
@@ -131,12 +137,8 @@ export class WorldCore {
       this.freePair = this.t.pairRecords[slot * W + NEXT_V];
     } else {
       slot = this.pairHighWater++;
-      if (slot >= this.t.caps.pairs) {
-        this.t.ensure('pairs', slot);
-        const pods = new Int32Array(this.t.caps.pairs).fill(-1);
-        pods.set(this.podFirst);
-        this.podFirst = pods;
-      }
+      this.t.ensure('pairs', slot);
+      this.podFirst.push(undefined);
     }
     const t = this.t;
     const r = t.pairRecords;
@@ -149,7 +151,6 @@ export class WorldCore {
     t.nodeHead[node] = slot;
     t.pairPods[slot] = 0;
     t.pairFlags[slot] = PF_LIVE | (this.isMounted(volume, node) ? PF_MOUNTED : 0);
-    this.podFirst[slot] = -1;
     this.counters.pairs++;
     return slot;
   }
@@ -247,11 +248,10 @@ export class WorldCore {
   // ---- attachment summary (D7) and conflicts (G3) ------------------------------------------
   /** Recomputes VF_ATTACHED_ANY after a pair of the volume left Attached. */
   refreshAttachedAny(volume: number): void {
-    let any = false;
     const flags = this.t.pairFlags;
-    this.forEachSlotOfVolume(volume, (p) => {
-      if (flags[p] & PF_ATTACHED) any = true;
-    });
+    const r = this.t.pairRecords;
+    let any = false;
+    for (let p = this.t.volumeHead[volume]; p !== NIL && !any; p = r[p * W + NEXT_V]) any = (flags[p] & PF_ATTACHED) !== 0;
     this.setAttachedAny(volume, any);
   }
 
@@ -263,7 +263,8 @@ export class WorldCore {
   }
 
   refreshVolumeConflicts(volume: number): void {
-    this.forEachSlotOfVolume(volume, (p) => this.refreshConflict(p));
+    const r = this.t.pairRecords;
+    for (let p = this.t.volumeHead[volume]; p !== NIL; p = r[p * W + NEXT_V]) this.refreshConflict(p);
   }
 
   refreshConflict(slot: number): void {

@@ -71,7 +71,7 @@ class WorldStateImpl implements WorldState {
   }
   releaseVolume(volume: VolumeId): boolean {
     this.assertIdle();
-    return this.core.volumes.isLive(volume) && this.core.maybeFreeVolume(volume);
+    return this.core.volumeLive(volume) && this.core.maybeFreeVolume(volume);
   }
 
   // ---- nodes ---------------------------------------------------------------------------------
@@ -115,11 +115,11 @@ class WorldStateImpl implements WorldState {
     this.core.maybeFreeNode(node);
   }
   statusUpdateNeeded(node: NodeId): boolean {
-    return this.core.nodes.isLive(node) && (this.core.t.nodeFlags[node] & NF_STATUS_NEEDED) !== 0;
+    return this.core.nodeLive(node) && (this.core.t.nodeFlags[node] & NF_STATUS_NEEDED) !== 0;
   }
   volumesToReport(node: NodeId): VolumeId[] {
     const out: VolumeId[] = [];
-    if (!this.core.nodes.isLive(node)) return out;
+    if (!this.core.nodeLive(node)) return out;
     const c = this.core;
     c.forEachSlotOfNode(node, (p) => {
       if (c.t.pairFlags[p] & PF_REPORTED) out.push(c.pairVolume(p));
@@ -136,7 +136,7 @@ class WorldStateImpl implements WorldState {
     this.core.refreshVolumeConflicts(volume);
   }
   multiAttachForbidden(volume: VolumeId): boolean {
-    return this.core.volumes.isLive(volume) && (this.core.t.volumeFlags[volume] & VF_FORBIDDEN) !== 0;
+    return this.core.volumeLive(volume) && (this.core.t.volumeFlags[volume] & VF_FORBIDDEN) !== 0;
   }
   setVolumeInfo(volume: VolumeId, info: unknown): void {
     this.liveVolume(volume);
@@ -265,13 +265,13 @@ class WorldStateImpl implements WorldState {
   }
   completeOperation(volume: VolumeId, node: NodeId, op: OperationKind, ok: boolean, now: number): boolean {
     this.assertIdle();
-    return this.core.volumes.isLive(volume) && this.ops.complete(volume, this.liveOrNone(node), op, ok, now);
+    return this.core.volumeLive(volume) && this.ops.complete(volume, this.liveOrNone(node), op, ok, now);
   }
   isSafeToRetry(volume: VolumeId, node: NodeId, op: OperationKind, now: number): boolean {
-    return !this.core.volumes.isLive(volume) || this.ops.isSafeToRetry(volume, this.liveOrNone(node), op, now);
+    return !this.core.volumeLive(volume) || this.ops.isSafeToRetry(volume, this.liveOrNone(node), op, now);
   }
   isOperationPending(volume: VolumeId, node: NodeId): boolean {
-    return this.core.volumes.isLive(volume) && this.ops.isPending(volume, this.liveOrNone(node));
+    return this.core.volumeLive(volume) && this.ops.isPending(volume, this.liveOrNone(node));
   }
   pendingOperations(): PendingOperation[] {
     return this.ops.pendingList();
@@ -286,10 +286,10 @@ class WorldStateImpl implements WorldState {
     return slot < 0 ? undefined : pairState(this.core, slot, this.clock.base);
   }
   forEachPairOfNode(node: NodeId, fn: (pair: PairState) => void): void {
-    if (this.core.nodes.isLive(node)) this.core.forEachSlotOfNode(node, (p) => fn(pairState(this.core, p, this.clock.base)));
+    if (this.core.nodeLive(node)) this.core.forEachSlotOfNode(node, (p) => fn(pairState(this.core, p, this.clock.base)));
   }
   forEachPairOfVolume(volume: VolumeId, fn: (pair: PairState) => void): void {
-    if (this.core.volumes.isLive(volume)) this.core.forEachSlotOfVolume(volume, (p) => fn(pairState(this.core, p, this.clock.base)));
+    if (this.core.volumeLive(volume)) this.core.forEachSlotOfVolume(volume, (p) => fn(pairState(this.core, p, this.clock.base)));
   }
   node(node: NodeId): NodeState | undefined {
     return nodeState(this.core, node);
@@ -311,7 +311,8 @@ class WorldStateImpl implements WorldState {
     return { ...c.counters, nodes: c.nodes.size, volumes: c.volumes.size, conflicts: c.conflictSlots.size };
   }
   memoryUsage(): { sharedBytes: number; hostBytes: number } {
-    return { sharedBytes: this.core.t.sizes().tableBytes, hostBytes: this.core.podFirst.byteLength };
+    // Host side: one pointer per pair slot for its first pod (8 bytes without pointer compression).
+    return { sharedBytes: this.core.t.sizes().tableBytes, hostBytes: this.core.podFirst.length * 8 };
   }
 
   // ---- plan coordination ---------------------------------------------------------------------
@@ -346,10 +347,10 @@ class WorldStateImpl implements WorldState {
   // ---- guards --------------------------------------------------------------------------------
   /** The node id, or -1 for a dead one (volume-wide questions do not need the node). */
   private liveOrNone(node: NodeId): number {
-    return this.core.nodes.isLive(node) ? node : -1;
+    return this.core.nodeLive(node) ? node : -1;
   }
   private slotOf(volume: VolumeId, node: NodeId): number {
-    if (!this.core.volumes.isLive(volume) || !this.core.nodes.isLive(node)) return -1;
+    if (!this.core.volumeLive(volume) || !this.core.nodeLive(node)) return -1;
     return this.core.findPair(volume, node);
   }
   private nodeFlag(node: NodeId, bits: number, on: boolean): void {
@@ -364,11 +365,11 @@ class WorldStateImpl implements WorldState {
   }
   private liveNode(node: NodeId): void {
     this.assertIdle();
-    if (!this.core.nodes.isLive(node)) this.dead('node', node);
+    if (!this.core.nodeLive(node)) this.dead('node', node);
   }
   private liveVolume(volume: VolumeId): void {
     this.assertIdle();
-    if (!this.core.volumes.isLive(volume)) this.dead('volume', volume);
+    if (!this.core.volumeLive(volume)) this.dead('volume', volume);
   }
   private dead(kind: string, id: number): never {
     throw fleetError('FA_ERR_INTERNAL', `${kind} id ${id} is not live`);

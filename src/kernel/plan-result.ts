@@ -95,13 +95,18 @@ export class PlanBuilder {
   build(now: number): Plan {
     const counts = [0, 0, 0, 0, 0];
     const r = this.records;
-    for (let i = 0; i < this.length; i++) counts[r[i * 3 + 2] & ACTION_MASK]++;
-    const lists = counts.map((n) => new Uint32Array(n * 3));
+    const n = this.length * 3;
+    for (let i = 2; i < n; i += 3) counts[r[i] & ACTION_MASK]++;
+    const lists = counts.map((c) => new Uint32Array(c * 3));
     const fill = [0, 0, 0, 0, 0];
-    for (let i = 0; i < this.length; i++) {
-      const action = r[i * 3 + 2] & ACTION_MASK;
-      lists[action].set(r.subarray(i * 3, i * 3 + 3), fill[action]);
-      fill[action] += 3;
+    for (let i = 0; i < n; i += 3) {
+      const action = r[i + 2] & ACTION_MASK;
+      const list = lists[action];
+      const at = fill[action];
+      list[at] = r[i];
+      list[at + 1] = r[i + 1];
+      list[at + 2] = r[i + 2];
+      fill[action] = at + 3;
     }
     const status = lists[ACTION_STATUS];
     const statusNodes = new Uint32Array(status.length / 3);
