@@ -6,8 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  DRIVER, attachVolume, createVolumeAndPod, csiDriver, never, node, reflectorOf, startHarness, uniqueName, vaExists,
-  vaLive, vaName, volumeObjects, waitFor, type Harness,
+  DRIVER, attachVa, attachVolume, createVolumeAndPod, csiDriver, never, node, reflectorOf, startHarness, uniqueName, vaExists,
+  vaLive, vaName, volumeObjects, volumesAttached, waitFor, type Harness,
 } from './harness.js';
 import { MANAGED_ANNOTATION } from '../../src/kube/projections/node.js';
 
@@ -114,6 +114,71 @@ test('a terminated pod (Succeeded) loses its volumes; a deleting pod with a runn
       (p.status as Record<string, unknown>).containerStatuses = [{ name: 'c', state: { terminated: { exitCode: 0 } } }];
     });
     await waitFor('VA deleted once no container runs', () => !vaExists(h.sim, vaD));
+  } finally {
+    await h.stop();
+  }
+});
+
+test('a generic ephemeral volume attaches through the PVC the pod owns, not one it does not (C5)', async () => {
+  const h = await startHarness();
+  try {
+    const { store } = h.sim;
+    store.create('nodes', node('node-a'));
+    const ephemeralPod = (name: string) => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
+      spec: {
+        nodeName: 'node-a', containers: [{ name: 'c', image: 'x' }],
+        volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'] } } } }],
+      },
+      status: { phase: 'Running', containerStatuses: [{ name: 'c', state: { running: {} } }] },
+    });
+    /** The claim `<pod>-scratch`, owned by `ownerUid`, bound to PV `pv-<handle>`. */
+    const claim = async (podName: string, handle: string, ownerUid: string) => {
+      const v = volumeObjects('default', handle, { bound: false });
+      v.pvc.metadata.name = `${podName}-scratch`;
+      v.pvc.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: podName, uid: ownerUid, controller: true }];
+      const pvc = store.create('persistentvolumeclaims', v.pvc);
+      const spec = v.pv.spec as { claimRef: { name: string; uid: string } };
+      spec.claimRef.name = pvc.metadata.name;
+      spec.claimRef.uid = pvc.metadata.uid!;
+      store.create('persistentvolumes', v.pv);
+      await waitFor('PV seen', () => reflectorOf(h.ctl, 'persistentvolumes').get(`pv-${handle}`));
+      store.mutate('persistentvolumeclaims', 'default', pvc.metadata.name, (c) => {
+        (c.spec as Record<string, unknown>).volumeName = `pv-${handle}`;
+        c.status = { phase: 'Bound' };
+      });
+    };
+    const stranger = store.create('pods', ephemeralPod('pod-e2'));
+    const owner = store.create('pods', ephemeralPod('pod-e1'));
+    await claim('pod-e2', 'g2', `not-${stranger.metadata.uid}`);
+    await claim('pod-e1', 'g1', owner.metadata.uid!);
+    await waitFor('VA of the owned claim', () => vaExists(h.sim, vaName('g1', 'node-a')));
+    await never('VA of a claim the pod does not own', () => vaExists(h.sim, vaName('g2', 'node-a')), 500);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('an in-tree awsElasticBlockStore PV is attached through the EBS CSI driver under its CSI name (C6, L1, L2)', async () => {
+  const h = await startHarness();
+  try {
+    const { store } = h.sim;
+    store.create('nodes', node('node-a'));
+    const v = volumeObjects('default', 'ebs1');
+    const spec = v.pv.spec as Record<string, unknown>;
+    delete spec.csi;
+    spec.awsElasticBlockStore = { volumeID: 'aws://us-east-1a/vol-0abc123', fsType: 'ext4' };
+    const pvc = store.create('persistentvolumeclaims', v.pvc);
+    (spec.claimRef as Record<string, unknown>).uid = pvc.metadata.uid;
+    store.create('persistentvolumes', v.pv);
+    store.create('pods', v.pod);
+    const va = vaName('vol-0abc123', 'node-a', 'ebs.csi.aws.com');
+    await waitFor('VA of the translated volume', () => vaExists(h.sim, va));
+    const created = store.get('volumeattachments', undefined, va) as unknown as { spec: Record<string, unknown> };
+    assert.deepEqual(created.spec, { attacher: 'ebs.csi.aws.com', nodeName: 'node-a', source: { persistentVolumeName: 'pv-ebs1' } });
+    attachVa(h.sim, va);
+    await waitFor('reported under the CSI unique name', () =>
+      volumesAttached(h.sim, 'node-a').includes('kubernetes.io/csi/ebs.csi.aws.com^vol-0abc123'));
   } finally {
     await h.stop();
   }

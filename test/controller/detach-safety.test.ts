@@ -1,13 +1,14 @@
 /**
  * The detach decision for volumes still mounted (F4–F11, P2): never on a healthy node, forced
  * after the max-wait timer on an unhealthy one (unless disabled), at once with the
- * out-of-service taint; the forced-detach counter by reason.
+ * out-of-service taint; the forced-detach counter by reason; a volume wanted again before its
+ * detach is kept.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  FORCED_DETACHES, OUT_OF_SERVICE, addTaint, attachVolume, metricValue, never, node, setNodeReady, setVolumesInUse,
-  startHarness, uniqueName, vaExists, vaLive, volumesAttached, waitFor, type Harness,
+  FORCED_DETACHES, OUT_OF_SERVICE, addTaint, attachVolume, metricValue, never, node, pod, recordVolumeAttachments, setNodeReady,
+  setVolumesInUse, startHarness, uniqueName, vaExists, vaLive, volumesAttached, waitFor, type Harness,
 } from './harness.js';
 
 /** Deletes the pod and waits until the controller's detach timer for the pair runs (D5). */
@@ -113,6 +114,32 @@ test('disableForceDetachOnTimeout: a mounted volume on a NotReady node waits pas
     await waitFor('VA deleted after the taint', () => !vaExists(h.sim, va), 5000);
     assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'out-of-service' }), 1);
     assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 0);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('a volume wanted again on the same node before its detach is kept: timer reset, no detach, no new VolumeAttachment (D5, G2, Q4)', async () => {
+  const maxWait = 1000;
+  const h = await startHarness({ maxWaitForUnmountMs: maxWait });
+  try {
+    const { store } = h.sim;
+    store.create('nodes', node('node-a', { ready: false })); // unhealthy: the timer alone would detach
+    const va = await attachVolume(h.sim, 'q1', { mounted: true });
+    const vas = recordVolumeAttachments(h.sim);
+    await deletePodAndWaitForTimer(h, 'q1');
+    store.create('pods', pod('default', 'pod-q1b', 'node-a', ['pvc-q1']));
+    await waitFor('timer reset by the new pod', () => detachRequestedAt(h, 'q1') === null);
+    await never('detach of a volume wanted again', () => !vaLive(h.sim, va), maxWait + 700);
+    assert.equal(vas.created(), 0);
+    assert.deepEqual(volumesAttached(h.sim, 'node-a'), [uniqueName('q1')]);
+    // The new pod goes too: a fresh timer, so the forced detach comes a full max-wait later.
+    const t1 = Date.now();
+    store.delete('pods', 'default', 'pod-q1b', { gracePeriodSeconds: 0 });
+    let removedAt = 0;
+    await waitFor('VA deleted after a fresh timer', () => !vaExists(h.sim, va) && (removedAt = Date.now()), maxWait + 10_000);
+    assert.ok(removedAt - t1 > maxWait, `detached ${removedAt - t1} ms after the second deletion`);
+    vas.stop();
   } finally {
     await h.stop();
   }

@@ -287,3 +287,14 @@ export function volumesInUse(sim: Simulator, nodeName: string): string[] {
 }
 
 export const FORCED_DETACHES = 'attach_detach_controller_attachdetach_controller_forced_detaches';
+
+/** Number of observations of a histogram series in the controller's registry (0 when absent). */
+export async function histogramCount(ctl: Controller, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const all = await ctl.metrics.registry.getMetricsAsJSON();
+  const m = all.find((x) => x.name === name);
+  if (!m) throw new Error(`metric ${name} not registered`);
+  const samples = m.values as Array<{ value: number; labels: Record<string, string | number>; metricName?: string }>;
+  return samples
+    .filter((s) => s.metricName === `${name}_count` && Object.entries(labels).every(([k, v]) => String(s.labels[k]) === v))
+    .reduce((sum, s) => sum + s.value, 0);
+}

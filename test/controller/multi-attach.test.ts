@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  attachVa, attachVolume, never, node, pod, podEvents, recordVolumeAttachments, setVolumesInUse, startHarness, uniqueName,
+  attachVa, attachVolume, createVolumeAndPod, never, node, pod, podEvents, recordVolumeAttachments, setVolumesInUse, startHarness, uniqueName,
   vaExists, vaName, volumesAttached, waitFor, type Harness,
 } from './harness.js';
 
@@ -86,6 +86,27 @@ test('one Multi-Attach event per desired entry with the upstream (H6) text; a re
     await waitFor('node-b reports the RWX volume', () => volumesAttached(h.sim, 'node-b').includes(uniqueName('w1')));
     assert.ok(vaExists(h.sim, vaName('w1', 'node-a')), 'still attached to node-a');
     assert.deepEqual(podEvents(h.sim, 'FailedAttachVolume').filter((e) => e.pod.startsWith('pod-w1')), []);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('no Multi-Attach event and no attach elsewhere while the first attach is still in flight; the event follows its confirmation (G1, H5, I2)', async () => {
+  const h = await startHarness();
+  try {
+    const { store } = h.sim;
+    store.create('nodes', node('node-a'));
+    store.create('nodes', node('node-b'));
+    createVolumeAndPod(store, 'default', 'i1');
+    const vaA = vaName('i1', 'node-a');
+    await waitFor('VA on node-a', () => vaExists(h.sim, vaA));
+    store.create('pods', pod('default', 'pod-i1b', 'node-b', ['pvc-i1']));
+    await waitFor('pod-i1b desired', () => desiredPods(h, 'i1', 'node-b') === 1);
+    await never('event or VA for node-b while node-a attaches', () => multiAttachEvents(h, 'pod-i1b').length > 0 || vaExists(h.sim, vaName('i1', 'node-b')), 600);
+    attachVa(h.sim, vaA);
+    await waitFor('Multi-Attach event once node-a holds it', () => multiAttachEvents(h, 'pod-i1b').length > 0);
+    assert.equal(multiAttachEvents(h, 'pod-i1b')[0].message, 'Waiting for detach for volume "pv-i1" Volume is already used by pod(s) pod-i1');
+    assert.equal(vaExists(h.sim, vaName('i1', 'node-b')), false);
   } finally {
     await h.stop();
   }

@@ -1,0 +1,48 @@
+/**
+ * Node objects going away and coming back (B2, B4, D4, K4): a deleted node keeps the volumes
+ * pods still want and is re-written on its next add; a deleted node's last volumesInUse keeps
+ * its volumes mounted, so they are force-detached only after the max-wait timer.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  FORCED_DETACHES, attachVolume, metricValue, never, node, reflectorOf, startHarness, uniqueName, vaExists, vaLive, volumesAttached,
+  waitFor,
+} from './harness.js';
+
+test('a Node deleted and re-created gets its volumesAttached written again; desired volumes are never detached meanwhile (B2, B4, K4)', async () => {
+  const h = await startHarness();
+  try {
+    const { store } = h.sim;
+    store.create('nodes', node('node-a'));
+    const va = await attachVolume(h.sim, 'n1', { mounted: true });
+    store.delete('nodes', undefined, 'node-a');
+    await waitFor('node delete seen', () => !reflectorOf(h.ctl, 'nodes').get('node-a'));
+    await never('a desired volume detached after its node was deleted', () => !vaLive(h.sim, va), 500);
+    // B2: the pod still wants the volume, so the node stayed; B4: its add re-writes the list.
+    store.create('nodes', node('node-a'));
+    await waitFor('volumesAttached re-written on node add', () => volumesAttached(h.sim, 'node-a').includes(uniqueName('n1')));
+  } finally {
+    await h.stop();
+  }
+});
+
+test('a deleted Node keeps its last volumesInUse: its volumes are force-detached only after the timer (D4, F5)', async () => {
+  const maxWait = 1500;
+  const h = await startHarness({ maxWaitForUnmountMs: maxWait });
+  try {
+    const { store } = h.sim;
+    store.create('nodes', node('node-a'));
+    const va = await attachVolume(h.sim, 'n2', { mounted: true });
+    store.delete('nodes', undefined, 'node-a');
+    await waitFor('node delete seen', () => !reflectorOf(h.ctl, 'nodes').get('node-a'));
+    const t0 = Date.now();
+    store.delete('pods', 'default', 'pod-n2', { gracePeriodSeconds: 0 });
+    let removedAt = 0;
+    await waitFor('VA deleted after the timer', () => !vaExists(h.sim, va) && (removedAt = Date.now()), maxWait + 10_000);
+    assert.ok(removedAt - t0 > maxWait, `detached ${removedAt - t0} ms after the pod deletion`);
+    assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 1);
+  } finally {
+    await h.stop();
+  }
+});
