@@ -5,7 +5,7 @@
  */
 import type { NodeId, NodeState } from '../cache/world-state.js';
 import { encodeContinue } from './continue-token.js';
-import { pairView, volumeFacts, type ReadContext, type VolumeFacts } from './pair-view.js';
+import { pairView, volumeFacts, type ReadContext } from './pair-view.js';
 import type { NodeDetail, NodeFilter, NodeList, NodeSummary } from './schemas/nodes.js';
 
 /** Node ids a filtered page examines at most. */
@@ -35,13 +35,27 @@ export function nodeSummary(ctx: ReadContext, node: NodeState): NodeSummary {
 export function nodeDetail(ctx: ReadContext, node: NodeState): NodeDetail {
   const facts = { id: node.id, name: node.name, healthy: node.healthy, outOfService: node.outOfService };
   const volumes: NodeDetail['volumes'] = [];
-  const summary = nodeSummary(ctx, node);
+  let desired = 0;
+  let attached = 0;
+  let uncertain = 0;
   ctx.state.forEachPairOfNode(node.id, (pair) => {
-    const volume: VolumeFacts = volumeFacts(ctx.state, pair.volume);
-    volumes.push(pairView(ctx, pair, facts, volume));
+    if (pair.desiredPods > 0) desired++;
+    if (pair.attachState === 'attached') attached++;
+    else if (pair.attachState === 'uncertain') uncertain++;
+    volumes.push(pairView(ctx, pair, facts, volumeFacts(ctx.state, pair.volume)));
   });
-  const out: NodeDetail = { ...summary, volumes };
-  if (node.volumesInUse !== null) out.volumesInUse = [...node.volumesInUse];
+  const out: NodeDetail = {
+    name: node.name,
+    managed: node.managed,
+    healthy: node.healthy,
+    outOfService: node.outOfService,
+    statusUpdateNeeded: node.statusUpdateNeeded,
+    desired,
+    attached,
+    uncertain,
+    volumes,
+  };
+  if (node.volumesInUse !== null) out.volumesInUse = node.volumesInUse as string[];
   return out;
 }
 

@@ -50,13 +50,17 @@ export function volumeFacts(state: WorldState, id: VolumeId): VolumeFacts {
   return { id, name: state.volumeName(id), forbidden: state.multiAttachForbidden(id), info: readVolumeInfo(state.volumeInfo(id)) };
 }
 
-/**
- * The pair as served. `attachedElsewhere` (confirmed attachments on other nodes) is computed
- * here when the rules need it and not given.
- */
-export function pairView(ctx: ReadContext, pair: PairState, node: NodeFacts, volume: VolumeFacts, attachedElsewhere?: readonly string[]): PairView {
+export interface PairViewOptions {
+  /** Confirmed attachments on other nodes, when the caller has them (else computed if needed). */
+  readonly attachedElsewhere?: readonly string[];
+  /** Include the VolumeAttachment name (a SHA-256 per pair: volume responses only). */
+  readonly attachmentName?: boolean;
+}
+
+/** The pair as served. */
+export function pairView(ctx: ReadContext, pair: PairState, node: NodeFacts, volume: VolumeFacts, opts: PairViewOptions = {}): PairView {
   const ops = pairOperations(ctx, volume.id, node.id);
-  const facts = pairFacts(ctx, pair, node, volume, attachedElsewhere, ops);
+  const { pending, backoff } = ops;
   const out: PairView = {
     volume: volume.name,
     node: node.name,
@@ -64,21 +68,24 @@ export function pairView(ctx: ReadContext, pair: PairState, node: NodeFacts, vol
     pods: pairPods(ctx, volume.id, node.id, pair.desiredPods),
     podCount: pair.desiredPods,
     attachState: pair.attachState,
-    state: displayState(facts),
+    state: pending && pending.node === node.id ? (pending.op === 'attach' ? 'attaching' : 'detaching') : pair.attachState,
     mounted: pair.mounted,
     reportedAsAttached: pair.reportedAttached,
     multiAttachErrorReported: pair.multiAttachErrorReported,
   };
   if (pair.detachRequestedAt !== null) out.detachRequestedAgeMs = ctx.now - pair.detachRequestedAt;
-  const { pending, backoff } = ops;
-  if (pending && facts.pending) {
-    out.operation = { op: pending.op, node: facts.pending.node, volumeWide: pending.volumeWide, ageMs: ctx.now - pending.startedAt };
+  if (pending) {
+    const on = pending.node === node.id ? node.name : safeNodeName(ctx.state, pending.node);
+    out.operation = { op: pending.op, node: on, volumeWide: pending.volumeWide, ageMs: ctx.now - pending.startedAt };
   }
   if (backoff.length > 0) out.backoff = backoff.map((b) => ({ op: b.op, retryInMs: Math.max(0, b.retryAt - ctx.now), durationMs: b.durationMs }));
   const csi = volume.info?.csi;
-  if (csi) out.attachmentName = attachmentName(csi.volumeHandle, csi.driver, node.name);
-  const why = explain(ctx, facts, volume);
-  if (why !== undefined) out.waitingFor = why;
+  if (opts.attachmentName && csi) out.attachmentName = attachmentName(csi.volumeHandle, csi.driver, node.name);
+  // Desired and attached is settled (G2): there is no rule to explain.
+  if (pair.desiredPods === 0 || pair.attachState !== 'attached') {
+    const why = explain(ctx, pairFacts(ctx, pair, node, volume, opts.attachedElsewhere, ops), volume);
+    if (why !== undefined) out.waitingFor = why;
+  }
   return out;
 }
 
@@ -152,11 +159,6 @@ export function confirmedNodes(state: WorldState, volume: VolumeId, except: Node
     if (p.node !== except && p.attachState === 'attached') out.push(state.nodeName(p.node));
   });
   return out;
-}
-
-function displayState(f: PairFacts): PairView['state'] {
-  if (f.pending && f.pending.node === f.node) return f.pending.op === 'attach' ? 'attaching' : 'detaching';
-  return f.attachState;
 }
 
 /** The name of an operation's node, which may have been removed since (then `#<id>`). */

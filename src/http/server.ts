@@ -73,11 +73,19 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
  */
 export async function listenServer(app: FastifyInstance, listen: string): Promise<string> {
   const { host, port } = parseListen(listen);
-  await app.listen({ host, port, listenTextResolver: () => '' });
-  const address = app.server.address();
-  const bound = typeof address === 'object' && address !== null ? address.port : port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
-  app.log.info(`listening on ${url}`);
+  const hostPart = host.includes(':') ? `[${host}]` : host;
+  const urlOf = (p: number) => `http://${hostPart}:${p}`;
+  let url = urlOf(port);
+  // fastify logs this line once bound; the port is the bound one (port 0 picks one).
+  await app.listen({
+    host,
+    port,
+    listenTextResolver: () => {
+      const address = app.server.address();
+      url = urlOf(typeof address === 'object' && address !== null ? address.port : port);
+      return `listening on ${url}`;
+    },
+  });
   return url;
 }
 

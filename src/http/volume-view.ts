@@ -29,7 +29,7 @@ export function volumeDetail(ctx: ReadContext, id: VolumeId, limit: number): Vol
     const node = nodeFacts(state, pair.node);
     if (node === undefined) continue;
     const elsewhere = facts.forbidden ? attachedTo.filter((n) => n !== node.name) : [];
-    nodes.push(pairView(ctx, pair, node, facts, elsewhere));
+    nodes.push(pairView(ctx, pair, node, facts, { attachedElsewhere: elsewhere, attachmentName: true }));
   }
   const info = facts.info;
   const out: VolumeDetail = {

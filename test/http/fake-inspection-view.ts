@@ -11,13 +11,18 @@ import { createDurationWindow } from '../../src/metrics/duration-window.js';
 
 export interface FakeInspectionViewOptions {
   state: WorldState;
-  /** Start of the fake clock (ms); default 1_000_000. */
-  now?: number;
+  /** Start of the fake clock (ms; default 1_000_000), or a real clock (setNow/advance then throw). */
+  now?: number | (() => number);
+  /** Loop timing windows; default fresh ones the test records into. */
+  loop?: LoopTimings;
   readiness?: Readiness;
   options?: Partial<InspectionOptions>;
   watches?: WatchHealth[];
   /** Replaces the O(nodes) scan (benches set fixed counts). */
   nodeConditionCounts?: () => NodeConditionCounts;
+  /** Replace the maps filled by setPod / setPvVolumes (benches derive names instead of storing them). */
+  podName?: (uid: string) => PodRef | undefined;
+  volumesForPv?: (pv: string) => readonly string[];
 }
 
 export interface FakeInspectionView extends InspectionView {
@@ -33,12 +38,16 @@ export const DEFAULT_MAX_WAIT_MS = 6 * 60_000;
 
 export function createFakeInspectionView(o: FakeInspectionViewOptions): FakeInspectionView {
   const { state } = o;
-  let now = o.now ?? 1_000_000;
+  const clock = typeof o.now === 'function' ? o.now : undefined;
+  let now = typeof o.now === 'number' ? o.now : 1_000_000;
+  const settable = () => {
+    if (clock) throw new Error('this fake view reads a real clock');
+  };
   let readiness: Readiness = o.readiness ?? { ready: true, role: 'single' };
   let watches: WatchHealth[] = o.watches ?? [];
   const pods = new Map<string, PodRef>();
   const pvs = new Map<string, string[]>();
-  const loop: LoopTimings = { pass: createDurationWindow(), plan: createDurationWindow() };
+  const loop: LoopTimings = o.loop ?? { pass: createDurationWindow(), plan: createDurationWindow() };
   const options: InspectionOptions = {
     maxWaitForUnmountMs: o.options?.maxWaitForUnmountMs ?? DEFAULT_MAX_WAIT_MS,
     disableForceDetachOnTimeout: o.options?.disableForceDetachOnTimeout ?? false,
@@ -62,8 +71,8 @@ export function createFakeInspectionView(o: FakeInspectionViewOptions): FakeInsp
     readiness: () => readiness,
     loop,
     watches: () => watches,
-    volumesForPv: (pv) => pvs.get(pv) ?? [],
-    podName: (uid) => pods.get(uid),
+    volumesForPv: o.volumesForPv ?? ((pv) => pvs.get(pv) ?? []),
+    podName: o.podName ?? ((uid) => pods.get(uid)),
     pendingOperation(volume, node): PendingOperation | undefined {
       if (!state.isOperationPending(volume, node)) return undefined;
       const forbidden = state.multiAttachForbidden(volume);
@@ -74,10 +83,10 @@ export function createFakeInspectionView(o: FakeInspectionViewOptions): FakeInsp
       return state.backoffOperations(at).filter((b) => matchesPair(volume, node, b));
     },
     nodeConditionCounts: o.nodeConditionCounts ?? scanConditions,
-    now: () => now,
+    now: clock ?? (() => now),
     options,
-    setNow: (ms) => { now = ms; },
-    advance: (ms) => { now += ms; },
+    setNow: (ms) => { settable(); now = ms; },
+    advance: (ms) => { settable(); now += ms; },
     setReadiness: (r) => { readiness = r; },
     setPod: (uid, ref) => { if (ref) pods.set(uid, ref); else pods.delete(uid); },
     setPvVolumes: (pv, names) => { pvs.set(pv, names); },

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createPlanner } from '../../src/kernel/planner.js';
-import { attachmentName } from '../../src/plugins/csi/attachment-name.js';
-import { DRIVER, createFleet, csiName } from './fleet-fixture.js';
+import { createFleet, csiName } from './fleet-fixture.js';
 
 async function pageAll(get: (url: string) => Promise<{ status: number; json: any }>, base: string): Promise<string[]> {
   const names: string[] = [];
@@ -128,7 +127,7 @@ describe('/api/v1/nodes/{name}', () => {
     assert.equal(settled.reportedAsAttached, true);
     assert.equal(settled.podCount, 2);
     assert.deepEqual(settled.pods, [{ uid: 'uid-1', namespace: 'shop', name: 'web-0' }, { uid: 'uid-2' }]);
-    assert.equal(settled.attachmentName, attachmentName('settled', DRIVER, 'node-7'));
+    assert.equal(settled.attachmentName, undefined); // volume responses only
     assert.equal(settled.waitingFor, undefined);
 
     assert.equal(by.get(csiName('new')).attachState, 'detached');

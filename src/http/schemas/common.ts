@@ -2,7 +2,7 @@
  * Schemas shared by the route groups: the error body, paging parameters and the pair entry
  * (one (volume, node) pair as the node and volume endpoints show it).
  */
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TEnum } from 'typebox';
 
 /** Every error response: a catalogue code (src/errors) and a message for humans. */
 export const ErrorBody = Type.Object(
@@ -25,7 +25,15 @@ export const ContinueToken = Type.String({
 /** Error responses of the protected routes (401 appears only off loopback or with a token set). */
 export const protectedErrors = { 400: ErrorBody, 401: ErrorBody } as const;
 
-export const OperationKind = Type.Enum(['attach', 'detach']);
+/**
+ * A string enum with `type: "string"` spelled out: the serializer then writes it as a string
+ * instead of probing its type, and the OpenAPI schema says what it is.
+ */
+export function StringEnum<const Values extends string[]>(values: readonly [...Values], options: { description?: string } = {}): TEnum<Values> {
+  return Type.Enum(values, { ...options, type: 'string' });
+}
+
+export const OperationKind = StringEnum(['attach', 'detach']);
 
 export const PodView = Type.Object({
   uid: Type.String(),
@@ -40,8 +48,8 @@ export const PairView = Type.Object({
   desired: Type.Boolean({ description: 'At least one scheduled, non-terminated pod wants the pair (C1)' }),
   pods: Type.Array(PodView, { description: 'Pods wanting the pair (first 20)' }),
   podCount: Type.Integer(),
-  attachState: Type.Enum(['attached', 'uncertain', 'detached'], { description: 'Actual state (D1)' }),
-  state: Type.Enum(['attached', 'attaching', 'uncertain', 'detaching', 'detached'], {
+  attachState: StringEnum(['attached', 'uncertain', 'detached'], { description: 'Actual state (D1)' }),
+  state: StringEnum(['attached', 'attaching', 'uncertain', 'detaching', 'detached'], {
     description: 'attachState, or attaching/detaching while that operation runs on this pair',
   }),
   mounted: Type.Boolean({ description: 'In the node’s status.volumesInUse, or volumesInUse never observed (D3)' }),
@@ -59,7 +67,7 @@ export const PairView = Type.Object({
     retryInMs: Type.Number(),
     durationMs: Type.Number(),
   }), { description: 'Open backoff windows (I3)' })),
-  attachmentName: Type.Optional(Type.String({ description: 'VolumeAttachment name (CSI, L1)' })),
+  attachmentName: Type.Optional(Type.String({ description: 'VolumeAttachment name (CSI, L1); volume responses only' })),
   waitingFor: Type.Optional(Type.String({ description: 'Why nothing happens to the pair now; absent when settled' })),
 });
 export type PairView = Static<typeof PairView>;

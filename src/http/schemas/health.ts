@@ -1,7 +1,8 @@
 /** Schemas of /healthz and /readyz (always open, even off loopback). */
 import { Type } from 'typebox';
+import { StringEnum } from './common.js';
 
-const Role = Type.Enum(['leader', 'standby', 'single']);
+const Role = StringEnum(['leader', 'standby', 'single']);
 
 export const healthzSchema = {
   summary: 'Process alive',

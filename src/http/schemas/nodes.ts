@@ -1,9 +1,9 @@
 /** Schemas of /api/v1/nodes and /api/v1/nodes/{name}. */
 import { Type, type Static } from 'typebox';
-import { ContinueToken, ErrorBody, Limit, PairView, protectedErrors } from './common.js';
+import { ContinueToken, ErrorBody, Limit, PairView, protectedErrors, StringEnum } from './common.js';
 
 /** The `state` filter of the node list. */
-export const NodeFilter = Type.Enum(['healthy', 'unhealthy', 'out-of-service', 'status-pending', 'unmanaged'], {
+export const NodeFilter = StringEnum(['healthy', 'unhealthy', 'out-of-service', 'status-pending', 'unmanaged'], {
   description: 'healthy: Ready=True; unhealthy: not Ready (or Node gone); out-of-service: has the '
     + 'node.kubernetes.io/out-of-service taint; status-pending: status.volumesAttached awaits a write (K3); '
     + 'unmanaged: no controller-managed-attach-detach annotation (B1)',

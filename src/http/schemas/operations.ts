@@ -1,6 +1,6 @@
 /** Schemas of /api/v1/conflicts and /api/v1/operations. */
 import { Type, type Static } from 'typebox';
-import { Limit, OperationKind, PodView, protectedErrors } from './common.js';
+import { Limit, OperationKind, PodView, protectedErrors, StringEnum } from './common.js';
 
 export const Conflict = Type.Object({
   volume: Type.String(),
@@ -17,7 +17,7 @@ export const ConflictList = Type.Object({ total: Type.Integer(), items: Type.Arr
 export type ConflictList = Static<typeof ConflictList>;
 
 export const Operation = Type.Object({
-  state: Type.Enum(['pending', 'backoff']),
+  state: StringEnum(['pending', 'backoff']),
   op: OperationKind,
   volume: Type.String(),
   node: Type.String(),
@@ -41,6 +41,6 @@ export const conflictsSchema = {
 
 export const operationsSchema = {
   summary: 'Pending operations and open backoff windows',
-  querystring: Type.Object({ state: Type.Optional(Type.Enum(['pending', 'backoff'])), limit: Type.Optional(Limit) }),
+  querystring: Type.Object({ state: Type.Optional(StringEnum(['pending', 'backoff'])), limit: Type.Optional(Limit) }),
   response: { 200: OperationList, ...protectedErrors },
 };

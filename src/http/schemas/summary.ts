@@ -1,6 +1,6 @@
 /** Schema of /api/v1/summary: O(1) counts, loop timings and watch health. */
 import { Type, type Static } from 'typebox';
-import { protectedErrors } from './common.js';
+import { protectedErrors, StringEnum } from './common.js';
 
 const Timing = Type.Object({
   lastMs: Type.Number(), p50Ms: Type.Number(), p99Ms: Type.Number(), samples: Type.Integer(),
@@ -8,7 +8,7 @@ const Timing = Type.Object({
 
 export const Summary = Type.Object({
   ready: Type.Boolean(),
-  role: Type.Enum(['leader', 'standby', 'single']),
+  role: StringEnum(['leader', 'standby', 'single']),
   nodes: Type.Object({
     total: Type.Integer({ description: 'Nodes known to the state (managed or not)' }),
     managed: Type.Integer(),

@@ -1,6 +1,6 @@
 /** Schemas of /api/v1/volumes and /api/v1/volumes/{uniqueName}. */
 import { Type, type Static } from 'typebox';
-import { ContinueToken, ErrorBody, Limit, OperationKind, PairView, protectedErrors } from './common.js';
+import { ContinueToken, ErrorBody, Limit, OperationKind, PairView, protectedErrors, StringEnum } from './common.js';
 
 export const VolumeDetail = Type.Object({
   name: Type.String({ description: 'Unique volume name, e.g. kubernetes.io/csi/<driver>^<handle>' }),
@@ -9,7 +9,7 @@ export const VolumeDetail = Type.Object({
   plugin: Type.Optional(Type.String()),
   driver: Type.Optional(Type.String()),
   accessModes: Type.Array(Type.String()),
-  multiAttach: Type.Enum(['allowed', 'forbidden'], { description: 'H1 policy' }),
+  multiAttach: StringEnum(['allowed', 'forbidden'], { description: 'H1 policy' }),
   migrated: Type.Optional(Type.Boolean()),
   attachedTo: Type.Array(Type.String(), { description: "Nodes with a confirmed attachment (D7), first `limit`" }),
   nodeCount: Type.Integer({ description: 'Pairs of the volume (nodes listed: at most `limit`)' }),
