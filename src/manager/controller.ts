@@ -97,6 +97,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   let synced = false;
   let filled = false;
   let stopped = false;
+  let lostLease = false;
   let actingResolve!: () => void;
   const actingPromise = new Promise<void>((r) => (actingResolve = r));
   const abort = new AbortController();
@@ -129,7 +130,14 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
         // Never two actors: a replica that lost the lease stops acting at once and exits its loop.
         await reconciler.stop();
         executor.close();
-        if (!stopped) { log.error('lost the leader lease; stopping'); process.emitWarning('fleet-attach lost its leader lease'); }
+        if (stopped) return;
+        // Its loop and executor cannot be restarted, so it must never take the lease again (it
+        // would hold it without acting and starve the other replicas): stop campaigning, report
+        // not ready, and leave the restart to the supervisor (upstream exits).
+        lostLease = true;
+        void elector?.stop();
+        log.error('lost the leader lease; stopped acting and campaigning, restart required');
+        process.emitWarning('fleet-attach lost its leader lease');
       },
     });
     void elector.start(abort.signal);
@@ -143,6 +151,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
         const pending = reflectors.filter((r) => !r.synced()).map((r) => r.resource);
         return { ready: false, reason: `watches not synced: ${pending.join(', ')}` };
       }
+      if (lostLease) return { ready: false, reason: 'lost the leader lease; restart required' };
       if (o.leaderElect && !elector?.isLeader()) return { ready: true };
       return filled ? { ready: true } : { ready: false, reason: 'filling state' };
     },

@@ -4,7 +4,7 @@
  * shortened timers.
  */
 import { createHash } from 'node:crypto';
-import { startSimulator, type Simulator } from '../../src/sim/server/index.js';
+import { startSimulator, type FaultHooks, type Simulator } from '../../src/sim/server/index.js';
 import { startController, type Controller } from '../../src/manager/controller.js';
 import type { ControllerOptions } from '../../src/manager/controller-options.js';
 import type { KubeObject } from '../../src/sim/store/sim-store.js';
@@ -19,8 +19,8 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export async function startHarness(opts: Partial<ControllerOptions> = {}): Promise<Harness> {
-  const sim = await startSimulator({ bookmarkIntervalMs: 1000 });
+export async function startHarness(opts: Partial<ControllerOptions> = {}, simOpts: { faults?: FaultHooks } = {}): Promise<Harness> {
+  const sim = await startSimulator({ bookmarkIntervalMs: 1000, ...simOpts });
   const ctl = await startController({ ...controllerDefaults(sim), ...opts });
   return {
     sim,

@@ -9,12 +9,16 @@ import {
   attachVolume, never, node, recordVolumeAttachments, startControllerOn, startHarness, uniqueName, vaLive, vaName, volumesAttached, waitFor,
 } from './harness.js';
 import type { Controller } from '../../src/manager/controller.js';
+import type { RequestFacts } from '../../src/sim/server/index.js';
+import { ApiError } from '../../src/sim/server/status.js';
 
 const LEASE = { leaderElect: true, leaderElectLeaseDurationMs: 1500, leaderElectRenewDeadlineMs: 1000, leaderElectRetryPeriodMs: 200 };
 
-function holder(h: { sim: { store: { get(r: 'leases', ns: string, n: string): unknown } } }): string | undefined {
-  return (h.sim.store.get('leases', 'kube-system', 'fleet-attach') as { spec?: { holderIdentity?: string } } | undefined)?.spec?.holderIdentity;
+function lease(h: { sim: { store: { get(r: 'leases', ns: string, n: string): unknown } } }): { holderIdentity?: string; renewTime?: string } | undefined {
+  return (h.sim.store.get('leases', 'kube-system', 'fleet-attach') as { spec?: { holderIdentity?: string; renewTime?: string } } | undefined)?.spec;
 }
+
+const holder = (h: Parameters<typeof lease>[0]) => lease(h)?.holderIdentity;
 
 test('two replicas: only the leader acts; the standby takes over when the leader stops', async () => {
   const h = await startHarness({ ...LEASE, identity: 'replica-1' });
@@ -47,6 +51,38 @@ test('two replicas: only the leader acts; the standby takes over when the leader
     vas.stop();
     assert.equal(vas.created(), 2, 'one VolumeAttachment per volume, none duplicated by the takeover');
     assert.ok(standby.reconciler.passes() > 0);
+  } finally {
+    await ctl2?.stop();
+    await h.stop();
+  }
+});
+
+test('a leader that lost its lease never leads again without acting: it stops campaigning and a new replica takes over', async () => {
+  let blockLeases = false;
+  const faults = { beforeRequest: (f: RequestFacts) => (blockLeases && f.resource === 'leases' ? new ApiError(500, 'InternalError', 'injected lease failure') : undefined) };
+  const h = await startHarness({ ...LEASE, identity: 'replica-1' }, { faults });
+  let ctl2: Controller | undefined;
+  try {
+    await waitFor('replica-1 leads', () => h.ctl.role() === 'leader');
+    await h.ctl.acting();
+    h.sim.store.create('nodes', node('node-a'));
+    await attachVolume(h.sim, 'z1', { mounted: true });
+    // Renewals fail past the renew deadline: replica-1 steps down.
+    blockLeases = true;
+    await waitFor('replica-1 stepped down', () => h.ctl.role() !== 'leader', 10_000);
+    blockLeases = false;
+    assert.equal(h.ctl.ready().ready, false, 'a replica that lost its lease reports not ready');
+    // Its loop is stopped and its executor closed: holding the lease again would stall the fleet.
+    const before = lease(h);
+    await never('replica-1 leading or renewing again', () => {
+      const now = lease(h);
+      return h.ctl.role() === 'leader' || (now?.holderIdentity === 'replica-1' && now.renewTime !== before?.renewTime);
+    }, LEASE.leaderElectLeaseDurationMs + 1000);
+    ctl2 = await startControllerOn(h.sim, { ...LEASE, identity: 'replica-2' });
+    await waitFor('replica-2 leads', () => ctl2!.role() === 'leader', 10_000);
+    await ctl2.acting();
+    await attachVolume(h.sim, 'z2', { mounted: true });
+    assert.ok(vaLive(h.sim, vaName('z1', 'node-a')), 'the first volume stays attached');
   } finally {
     await ctl2?.stop();
     await h.stop();
