@@ -1,10 +1,13 @@
 /**
- * Node objects going away and coming back (B2, B4, D4, K4): a deleted node keeps the volumes
+ * Node objects and their status writes (B2, B4, D4, F8, K4): a deleted node keeps the volumes
  * pods still want and is re-written on its next add; a deleted node's last volumesInUse keeps
- * its volumes mounted, so they are force-detached only after the max-wait timer.
+ * its volumes mounted, so they are force-detached only after the max-wait timer; a failing
+ * status write holds the detach back until the volume's removal is written.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { RequestFacts } from '../../src/sim/server/index.js';
+import { ApiError } from '../../src/sim/server/status.js';
 import {
   FORCED_DETACHES, attachVolume, metricValue, never, node, reflectorOf, startHarness, uniqueName, vaExists, vaLive, volumesAttached,
   waitFor,
@@ -42,6 +45,40 @@ test('a deleted Node keeps its last volumesInUse: its volumes are force-detached
     await waitFor('VA deleted after the timer', () => !vaExists(h.sim, va) && (removedAt = Date.now()), maxWait + 10_000);
     assert.ok(removedAt - t0 > maxWait, `detached ${removedAt - t0} ms after the pod deletion`);
     assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 1);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('while node status writes fail no detach is issued; once a write succeeds the status drops the volume before the VA is deleted (F8, K4)', async () => {
+  let blockStatus = false;
+  let refused = 0;
+  const faults = {
+    beforeRequest: (f: RequestFacts) => {
+      if (!blockStatus || f.resource !== 'nodes' || f.subresource !== 'status' || f.verb !== 'patch') return undefined;
+      refused++;
+      return new ApiError(500, 'InternalError', 'injected status failure');
+    },
+  };
+  const h = await startHarness({}, { faults });
+  try {
+    const { store } = h.sim;
+    store.create('nodes', node('node-a'));
+    const va = await attachVolume(h.sim, 'w1'); // unmounted: detached as soon as it may be
+    blockStatus = true;
+    store.delete('pods', 'default', 'pod-w1', { gracePeriodSeconds: 0 });
+    await waitFor('status writes refused', () => refused >= 2, 10_000); // retried (K4)
+    await never('detach while the status still lists the volume', () => !vaLive(h.sim, va), 500);
+    assert.deepEqual(volumesAttached(h.sim, 'node-a'), [uniqueName('w1')]);
+    const order: string[] = [];
+    const unsub = store.subscribe((ev) => {
+      if (ev.resource === 'nodes' && !order.includes('status') && volumesAttached(h.sim, 'node-a').length === 0) order.push('status');
+      if (ev.resource === 'volumeattachments' && ev.type === 'DELETED') order.push('va-deleted');
+    });
+    blockStatus = false;
+    await waitFor('VA deleted', () => !vaExists(h.sim, va));
+    unsub();
+    assert.deepEqual(order, ['status', 'va-deleted']);
   } finally {
     await h.stop();
   }
