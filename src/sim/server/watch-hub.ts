@@ -5,7 +5,7 @@
  * ADDED and one that makes it stop matching as DELETED, as kube-apiserver's watch cache does.
  */
 import type { ServerResponse } from 'node:http';
-import type { CommittedEvent, ResourceName, ServableStore, StoreEventType } from '../store/index.js';
+import type { CommittedEvent, KubeObject, ResourceName, ServableStore, StoreEventType } from '../store/index.js';
 import type { ResourceInfo } from '../store/resources.js';
 import type { Selector } from './selectors.js';
 import { WatchStream } from './watch-stream.js';
@@ -58,16 +58,13 @@ export function createWatchHub(opts: WatchHubOptions): WatchHub {
   function dispatch(ev: CommittedEvent): void {
     const streams = byResource.get(ev.resource);
     if (!streams || streams.size === 0) return;
+    const memo: ParseMemo = {}; // one parse per event, shared by this dispatch only
     for (const s of streams) {
       if (s.namespace !== undefined && ev.namespace !== s.namespace) continue;
+      const type = typeFor(ev, s.selector, memo);
+      if (type === undefined) continue;
       const format = formats.get(s);
-      if (!format) {
-        const frame = frameFor(ev, s.selector);
-        if (frame) s.send(frame);
-        continue;
-      }
-      const type = typeFor(ev, s.selector);
-      if (type) s.send(format(type, ev.json));
+      s.send(format ? format(type, ev.json) : ev.frameAs(type));
     }
   }
 
@@ -104,12 +101,19 @@ export function createWatchHub(opts: WatchHubOptions): WatchHub {
   };
 }
 
+/** Parsed objects of one event, shared by the watchers it is dispatched to (read-only). */
+export interface ParseMemo {
+  obj?: KubeObject;
+  prev?: KubeObject | null;
+}
+
 /** The event type a watcher with `selector` sees for `ev`, or undefined if the event is not its business. */
-export function typeFor(ev: CommittedEvent, selector: Selector | undefined): StoreEventType | undefined {
+export function typeFor(ev: CommittedEvent, selector: Selector | undefined, memo: ParseMemo = {}): StoreEventType | undefined {
   if (!selector) return ev.type;
-  const now = selector.matches(ev.parsed());
+  const now = selector.matches((memo.obj ??= ev.object()));
   if (ev.type !== 'MODIFIED') return now ? ev.type : undefined;
-  const prev = ev.parsedPrev();
+  if (memo.prev === undefined) memo.prev = ev.previous() ?? null;
+  const prev = memo.prev;
   const was = prev ? selector.matches(prev) : now;
   if (now) return was ? 'MODIFIED' : 'ADDED';
   return was ? 'DELETED' : undefined;

@@ -8,8 +8,6 @@ import type { KubeObject, ResourceName, StoreEvent, StoreEventType } from './sim
 /** A committed change, with its wire frame built once and shared by every watcher. */
 export class CommittedEvent implements StoreEvent {
   private frameBytes: Buffer | undefined;
-  private parsedObject: KubeObject | undefined;
-  private parsedPrevObject: KubeObject | undefined;
 
   constructor(
     readonly type: StoreEventType,
@@ -26,15 +24,9 @@ export class CommittedEvent implements StoreEvent {
     return JSON.parse(this.json) as KubeObject;
   }
 
-  /** The parsed object, cached and shared: callers must not mutate it. */
-  parsed(): KubeObject {
-    return (this.parsedObject ??= this.object());
-  }
-
-  /** The parsed previous object (MODIFIED only), cached and shared: callers must not mutate it. */
-  parsedPrev(): KubeObject | undefined {
-    if (this.prevJson === undefined) return undefined;
-    return (this.parsedPrevObject ??= JSON.parse(this.prevJson) as KubeObject);
+  /** Parses `prevJson` (MODIFIED only; a fresh copy each call). Not cached: window events would keep it alive. */
+  previous(): KubeObject | undefined {
+    return this.prevJson === undefined ? undefined : (JSON.parse(this.prevJson) as KubeObject);
   }
 
   /** The wire frame of this change with another type (a filtered watch sees MODIFIED as ADDED or DELETED). */
