@@ -4,15 +4,16 @@
  */
 import {
   NF_HEALTHY, NF_IN_USE_OBSERVED, NF_MANAGED, NF_OUT_OF_SERVICE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED,
-  PF_ATTACHED, PF_DESIRED, PF_MAE_REPORTED, PF_MOUNTED, PF_REPORTED, PF_TIMER_SET, PF_UNCERTAIN, VF_FORBIDDEN,
+  PF_DESIRED, PF_MAE_REPORTED, PF_MOUNTED, PF_REPORTED, PF_TIMER_SET, VF_FORBIDDEN,
 } from '../kernel/abi.js';
 import { fleetError } from '../errors/index.js';
-import { logger } from '../log/logger.js';
 import type { KernelAccess } from './kernel-access.js';
 import { OperationTable } from './operation-table.js';
 import { PlanClock } from './plan-clock.js';
+import { PlanGate } from './plan-gate.js';
 import { WorldCore } from './world-core.js';
 import { PodSets } from './pod-sets.js';
+import { addPod, markAttached, markDetached, markUncertain, removePod } from './pair-transitions.js';
 import {
   attachStateOf, liveIds, nodeState, NODE_LIVE, pairState, volumeState, VOLUME_LIVE,
 } from './world-readers.js';
@@ -26,8 +27,6 @@ export interface WorldStateOptions {
   capacity?: { nodes?: number; volumes?: number; pairs?: number };
 }
 
-const log = logger('world-state');
-
 export function createWorldState(options: WorldStateOptions = {}): WorldState {
   return new WorldStateImpl(options);
 }
@@ -37,8 +36,7 @@ class WorldStateImpl implements WorldState {
   private readonly ops: OperationTable;
   private readonly pods: PodSets;
   private readonly clock: PlanClock;
-  private readonly idleQueue: Array<() => void> = [];
-  planning = false;
+  private readonly gate = new PlanGate();
 
   constructor(options: WorldStateOptions) {
     this.core = new WorldCore(options.capacity ?? {});
@@ -150,32 +148,13 @@ class WorldStateImpl implements WorldState {
   addDesiredPod(volume: VolumeId, node: NodeId, podUid: string): AddPodResult {
     this.liveNode(node);
     this.liveVolume(volume);
-    const c = this.core;
-    if ((c.t.nodeFlags[node] & NF_MANAGED) === 0) return 'node-not-managed';
-    const slot = c.getOrCreatePair(volume, node);
-    if (!this.pods.add(slot, podUid)) return 'exists';
-    if (c.t.pairPods[slot] === 1) {
-      c.t.pairFlags[slot] = (c.t.pairFlags[slot] | PF_DESIRED) & ~PF_MAE_REPORTED;
-      c.t.nodeDesired[node]++;
-      c.counters.desiredPairs++;
-      c.refreshConflict(slot);
-    }
-    return 'added';
+    if ((this.core.t.nodeFlags[node] & NF_MANAGED) === 0) return 'node-not-managed';
+    return addPod(this.core, this.pods, this.core.getOrCreatePair(volume, node), podUid) ? 'added' : 'exists';
   }
   removeDesiredPod(volume: VolumeId, node: NodeId, podUid: string): boolean {
     this.assertIdle();
-    const c = this.core;
     const slot = this.slotOf(volume, node);
-    if (slot < 0 || !this.pods.remove(slot, podUid)) return false;
-    if (c.t.pairPods[slot] === 0) {
-      // H4: the entry disappears, and its multiAttachErrorReported flag with it.
-      c.t.pairFlags[slot] &= ~(PF_DESIRED | PF_MAE_REPORTED);
-      c.t.nodeDesired[node]--;
-      c.counters.desiredPairs--;
-      c.refreshConflict(slot);
-      c.maybeFreePair(slot);
-    }
-    return true;
+    return slot >= 0 && removePod(this.core, this.pods, slot, podUid);
   }
   desiredPods(volume: VolumeId, node: NodeId): string[] {
     const slot = this.slotOf(volume, node);
@@ -191,47 +170,17 @@ class WorldStateImpl implements WorldState {
   markAttached(volume: VolumeId, node: NodeId): void {
     this.liveNode(node);
     this.liveVolume(volume);
-    const c = this.core;
-    const slot = c.getOrCreatePair(volume, node);
-    const f = c.t.pairFlags[slot];
-    if (f & PF_UNCERTAIN) c.counters.uncertain--;
-    if ((f & PF_ATTACHED) === 0) c.counters.attached++;
-    c.t.pairFlags[slot] = (f & ~PF_UNCERTAIN) | PF_ATTACHED;
-    c.addToReport(slot);
-    c.refreshConflict(slot);
-    c.setAttachedAny(volume, true);
+    markAttached(this.core, this.core.getOrCreatePair(volume, node));
   }
   markUncertain(volume: VolumeId, node: NodeId): void {
     this.liveNode(node);
     this.liveVolume(volume);
-    const c = this.core;
-    const slot = c.getOrCreatePair(volume, node);
-    const f = c.t.pairFlags[slot];
-    c.removeFromReport(slot);
-    if ((f & PF_UNCERTAIN) === 0) c.counters.uncertain++;
-    c.t.pairFlags[slot] = (c.t.pairFlags[slot] & ~PF_ATTACHED) | PF_UNCERTAIN;
-    if (f & PF_ATTACHED) {
-      c.counters.attached--;
-      c.refreshConflict(slot);
-      c.refreshAttachedAny(volume);
-    }
+    markUncertain(this.core, this.core.getOrCreatePair(volume, node));
   }
   markDetached(volume: VolumeId, node: NodeId): void {
     this.assertIdle();
-    const c = this.core;
     const slot = this.slotOf(volume, node);
-    if (slot < 0) return;
-    const f = c.t.pairFlags[slot];
-    if ((f & (PF_ATTACHED | PF_UNCERTAIN)) === 0) return;
-    c.removeFromReport(slot);
-    if (f & PF_UNCERTAIN) c.counters.uncertain--;
-    c.t.pairFlags[slot] &= ~(PF_ATTACHED | PF_UNCERTAIN | PF_TIMER_SET);
-    if (f & PF_ATTACHED) {
-      c.counters.attached--;
-      c.refreshConflict(slot);
-      c.refreshAttachedAny(volume);
-    }
-    c.maybeFreePair(slot);
+    if (slot >= 0) markDetached(this.core, slot);
   }
   removeFromReportSet(volume: VolumeId, node: NodeId): boolean {
     this.assertIdle();
@@ -316,32 +265,14 @@ class WorldStateImpl implements WorldState {
   }
 
   // ---- plan coordination ---------------------------------------------------------------------
+  get planning(): boolean {
+    return this.gate.planning;
+  }
   whenIdle(fn: () => void): void {
-    if (!this.planning) fn();
-    else this.idleQueue.push(fn);
+    this.gate.whenIdle(fn);
   }
   kernelAccess(): KernelAccess {
-    return {
-      memory: this.core.t.memory,
-      beginPlan: (now, scratchBytes) => {
-        if (this.planning) throw fleetError('FA_ERR_KERNEL', 'a plan is already running');
-        const frame = this.clock.begin(now, scratchBytes, this.ops);
-        this.planning = true;
-        return frame;
-      },
-      endPlan: () => {
-        this.planning = false;
-        while (this.idleQueue.length > 0 && !this.planning) {
-          const fn = this.idleQueue.shift() as () => void;
-          try {
-            fn();
-          } catch (err) {
-            log.error({ err }, 'deferred world-state mutation failed');
-          }
-        }
-      },
-      tableRanges: () => this.clock.tableRanges(),
-    };
+    return this.gate.access(this.core.t.memory, this.clock, this.ops);
   }
 
   // ---- guards --------------------------------------------------------------------------------
@@ -361,7 +292,7 @@ class WorldStateImpl implements WorldState {
     if ((bits & NF_MANAGED) !== 0 && ((before & NF_MANAGED) !== 0) !== on) this.core.counters.managedNodes += on ? 1 : -1;
   }
   private assertIdle(): void {
-    if (this.planning) throw fleetError('FA_ERR_KERNEL', 'world state mutated while a plan runs (use whenIdle)');
+    this.gate.assertIdle();
   }
   private liveNode(node: NodeId): void {
     this.assertIdle();

@@ -10,9 +10,14 @@
  * timer; volume and node records hold what the rules read per volume and per node. Rules are
  * cited as in ../shared/reference/upstream-adc.md (C1, D3, I2, ...).
  *
- * Ids: node names, unique volume names and pod UIDs are interned to dense integer ids. An id
- * stays valid while anything references it (see each `intern*`); after that it may be recycled
- * for another name, so callers keep names, not ids, across events.
+ * Ids: node names and unique volume names are interned to dense integer ids (pods are kept by
+ * UID inside their pair). An id stays valid while anything references it: a desired or actual
+ * pair, a pending operation or backoff on its key, a pending status write (see each `intern*`).
+ * After that it may be recycled for another name, so callers keep names, not ids, across
+ * events, and re-intern (or `find*`) when an event arrives. A pending operation keeps its
+ * volume (and, for (volume, node) keys, its pair and node) alive until completeOperation.
+ * Using a dead id in a mutation, nodeName or volumeName throws FA_ERR_INTERNAL (a caller bug);
+ * other queries answer as for an absent entry.
  *
  * Concurrency: the state lives on the main thread. While a plan runs (`planning` is true) the
  * worker threads read it, so every mutating method throws FA_ERR_KERNEL then; callers that
@@ -113,7 +118,7 @@ export interface WorldCounts {
   readonly uncertain: number;
   readonly reportedAttached: number;
   readonly pendingOperations: number;
-  /** Backoff keys still inside their window as of the last expiry (every plan, every tryStart). */
+  /** Backoff keys inside their window as of the last plan (windows are expired at plan start). */
   readonly backoffOperations: number;
   /** Desired pairs of multi-attach-forbidden volumes not attached here but confirmed elsewhere (G3). */
   readonly conflicts: number;
@@ -123,7 +128,9 @@ export interface WorldCounts {
 export interface WorldState {
   // ---- interning -------------------------------------------------------------------------
   /** Id of a node name, created if absent (not managed, unhealthy, no out-of-service taint,
-   * volumesInUse never observed). A removed node's id is recycled once no pair references it. */
+   * volumesInUse never observed, report set unused). Interning a removed node's name again
+   * revives that node. A removed node's id is recycled once no pair references it and no
+   * status write is pending; the name then starts fresh. */
   internNode(name: string): NodeId;
   /** Id of a node name, or undefined; never creates. */
   findNode(name: string): NodeId | undefined;
@@ -146,9 +153,10 @@ export interface WorldState {
   setNodeHealthy(node: NodeId, healthy: boolean): void;
   /** The `node.kubernetes.io/out-of-service` taint key is present (F5). */
   setNodeOutOfService(node: NodeId, outOfService: boolean): void;
-  /** D3: the node's latest `status.volumesInUse` (unique names; need not be interned), or null
-   * for never observed. Updates the mounted flag of every pair on the node; pairs created
-   * later take theirs from this set. O(pairs of the node + names). */
+  /** D3: the node's latest `status.volumesInUse` as unique volume names, or null for never
+   * observed. Names, not ids, so that volumes not (yet) interned need no id: a pair created
+   * later takes its mounted flag from this set. Updates the mounted flag of every pair on the
+   * node. O(pairs of the node + names). */
   setVolumesInUse(node: NodeId, uniqueNames: readonly string[] | null): void;
   /** B2 (Node delete event): refused (returns false, nothing changes) while pods want volumes
    * on the node. Otherwise the node becomes unmanaged, unhealthy and untainted; its actual

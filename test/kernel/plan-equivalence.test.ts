@@ -31,8 +31,8 @@ async function run(workers: number, shards: number, numRuns: number, seed: numbe
 }
 
 describe('WASM plan equals the reference plan', () => {
-  it('on the main thread, one shard', () => run(0, 1, 300, 42));
-  it('on the main thread, three shards', () => run(0, 3, 150, 43));
-  it('in a pool of 2 workers, two shards', () => run(2, 2, 15, 44));
-  it('in a pool of 2 workers, five shards', () => run(2, 5, 15, 45));
+  it('on the main thread, one shard', () => run(0, 1, 200, 42));
+  it('on the main thread, three shards', () => run(0, 3, 100, 43));
+  it('in a pool of 2 workers, two shards', () => run(2, 2, 12, 44));
+  it('in a pool of 2 workers, five shards', () => run(2, 5, 12, 45));
 });

@@ -1,0 +1,51 @@
+/**
+ * PlanGate: the "no mutation while a plan runs" rule. It owns the `planning` flag, queues the
+ * work `whenIdle` defers, and builds the KernelAccess through which the planner starts and
+ * ends plans.
+ */
+import { fleetError } from '../errors/index.js';
+import { logger } from '../log/logger.js';
+import type { KernelAccess } from './kernel-access.js';
+import type { OperationTable } from './operation-table.js';
+import type { PlanClock } from './plan-clock.js';
+
+const log = logger('world-state');
+
+export class PlanGate {
+  planning = false;
+  private readonly queue: Array<() => void> = [];
+
+  assertIdle(): void {
+    if (this.planning) throw fleetError('FA_ERR_KERNEL', 'world state mutated while a plan runs (use whenIdle)');
+  }
+
+  whenIdle(fn: () => void): void {
+    if (!this.planning) fn();
+    else this.queue.push(fn);
+  }
+
+  access(memory: WebAssembly.Memory, clock: PlanClock, ops: OperationTable): KernelAccess {
+    return {
+      memory,
+      beginPlan: (now, scratchBytes) => {
+        if (this.planning) throw fleetError('FA_ERR_KERNEL', 'a plan is already running');
+        const frame = clock.begin(now, scratchBytes, ops);
+        this.planning = true;
+        return frame;
+      },
+      endPlan: () => {
+        this.planning = false;
+        // Deferred work runs in order; one that starts another plan stops the drain.
+        while (this.queue.length > 0 && !this.planning) {
+          const fn = this.queue.shift() as () => void;
+          try {
+            fn();
+          } catch (err) {
+            log.error({ err }, 'deferred world-state mutation failed');
+          }
+        }
+      },
+      tableRanges: () => clock.tableRanges(),
+    };
+  }
+}
