@@ -25,6 +25,12 @@ test('a Node deleted and re-created gets its volumesAttached written again; desi
     // B2: the pod still wants the volume, so the node stayed; B4: its add re-writes the list.
     store.create('nodes', node('node-a'));
     await waitFor('volumesAttached re-written on node add', () => volumesAttached(h.sim, 'node-a').includes(uniqueName('n1')));
+    // K5: nothing but volumesAttached is ever written.
+    const written = store.get('nodes', undefined, 'node-a')!;
+    const expected = node('node-a');
+    assert.deepEqual([written.metadata.annotations, written.metadata.labels, written.spec], [expected.metadata.annotations, undefined, expected.spec]);
+    assert.deepEqual(Object.keys(written.status as object).sort(), ['conditions', 'volumesAttached']);
+    assert.deepEqual((written.status as { conditions: unknown }).conditions, (expected.status as { conditions: unknown }).conditions);
   } finally {
     await h.stop();
   }

@@ -24,8 +24,11 @@ test('a restarted controller creates no duplicate VolumeAttachment, keeps what i
     await waitFor('VA of k2', () => vaExists(h.sim, vaPending));
     await h.ctl.stop();
 
-    // While no controller runs: k3's pod goes, the attacher finishes nothing.
+    // While no controller runs: k3's pod, claim and PV go (so only node status knows it, A5);
+    // the attacher finishes nothing.
     store.delete('pods', 'default', 'pod-k3', { gracePeriodSeconds: 0 });
+    store.delete('persistentvolumeclaims', 'default', 'pvc-k3');
+    store.delete('persistentvolumes', undefined, 'pv-k3');
     const vas = recordVolumeAttachments(h.sim);
     let k1Unlisted = false;
     const unsub = store.subscribe((ev) => {
@@ -33,7 +36,7 @@ test('a restarted controller creates no duplicate VolumeAttachment, keeps what i
     });
     ctl2 = await startControllerOn(h.sim);
     await ctl2.acting();
-    // A2 + A5: k3 is known from node status only (its pod is gone) and detached by its unique name.
+    // A2 + A5: k3 is known from node status only (no pod, no PV) and detached by its unique name.
     await waitFor('VA of the undesired volume deleted', () => !vaExists(h.sim, vaGone));
     assert.deepEqual(volumesAttached(h.sim, 'node-a'), [uniqueName('k1')]);
     await never('a desired volume detached or a VA re-created', () => !vaLive(h.sim, vaKept) || !vaLive(h.sim, vaPending) || vas.created() > 0, 700);
