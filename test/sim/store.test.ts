@@ -194,3 +194,14 @@ test('the event window serves watches from recent resourceVersions and reports o
   assert.equal(ev.frame().toString(), `{"type":"ADDED","object":${ev.json}}\n`);
   assert.equal(ev.frame(), ev.frame());
 });
+
+test('a label that repeats the resourceVersion text does not confuse the stored resourceVersion', () => {
+  const s = createSimStore({ namespaces: [] });
+  const n = s.create('nodes', { metadata: { name: 'n' } });
+  const rv = String(n.metadata.resourceVersion);
+  const upd = s.mutate('nodes', undefined, 'n', (o) => { o.metadata.labels = { resourceVersion: rv }; });
+  const stored = s.get('nodes', undefined, 'n');
+  assert.equal(stored?.metadata.resourceVersion, upd?.metadata.resourceVersion);
+  assert.equal(stored?.metadata.labels?.resourceVersion, rv);
+  assert.equal(stored?.metadata.resourceVersion, String(s.resourceVersion()));
+});

@@ -9,6 +9,7 @@ import { logger } from '../../log/logger.js';
 import { CommittedEvent, EventWindow } from './event-window.js';
 import { generateName, hasFinalizers, keepServerOwnedMeta, podGracePeriod, podNodeName, rfc3339, validateObject, invalid } from './object-rules.js';
 import { RESOURCES, RESOURCE_NAMES, type ResourceInfo } from './resources.js';
+import { PodNodeIndex } from './pod-node-index.js';
 import { SortedKeys } from './sorted-keys.js';
 import type { ListPage, ListPageOptions, ServableStore, SimStoreOptions } from './servable-store.js';
 import { StoreError, type DeleteOptions, type KubeObject, type ObjectMeta, type ResourceName, type StoreEventType } from './sim-store.js';
@@ -27,7 +28,7 @@ const log = logger('sim-store');
 class MemoryStore implements ServableStore {
   private rv = 0;
   private readonly tables = new Map<ResourceName, Table>();
-  private readonly podsByNode = new Map<string, Set<string>>();
+  private readonly podsByNode = new PodNodeIndex();
   private readonly window: EventWindow;
   private subscribers: Array<(ev: CommittedEvent) => void> = [];
   private readonly queue: CommittedEvent[] = [];
@@ -81,7 +82,7 @@ class MemoryStore implements ServableStore {
     }
     let keys: Iterable<string>;
     if (resource === 'pods' && opts.nodeName !== undefined) {
-      const all = [...(this.podsByNode.get(opts.nodeName) ?? [])].sort();
+      const all = this.podsByNode.keysOn(opts.nodeName);
       keys = all.filter((k) => (after === undefined || k > after) && (end === undefined || k < end));
     } else {
       keys = t.keys.range(after, end);
@@ -124,7 +125,7 @@ class MemoryStore implements ServableStore {
     const created = withTypeMeta(info, o);
     const rv = this.rv + 1;
     created.metadata.resourceVersion = String(rv);
-    if (resource === 'pods') this.indexPod(key, undefined, podNodeName(created));
+    if (resource === 'pods') this.podsByNode.move(key, undefined, podNodeName(created));
     const json = JSON.stringify(created);
     t.objects.set(key, json);
     t.keys.insert(key);
@@ -246,12 +247,14 @@ class MemoryStore implements ServableStore {
     o.metadata.resourceVersion = oldRv;
     const same = JSON.stringify(o);
     if (same === before) return o;
-    // Serialise once: metadata is the third key (withTypeMeta), so the first resourceVersion
-    // field in the text is metadata's (label and annotation text has its quotes escaped).
+    // Serialise once: swap the resourceVersion in the text when it occurs exactly once (string
+    // values have their quotes escaped, so only a label or annotation key could repeat it).
     const rv = String(this.rv + 1);
     o.metadata.resourceVersion = rv;
-    const json = same.replace(`"resourceVersion":"${oldRv}"`, `"resourceVersion":"${rv}"`);
-    if (info.name === 'pods') this.indexPod(key, prevNode, podNodeName(o));
+    const field = `"resourceVersion":"${oldRv}"`;
+    const at = same.indexOf(field);
+    const json = at >= 0 && at === same.lastIndexOf(field) ? `${same.slice(0, at)}"resourceVersion":"${rv}"${same.slice(at + field.length)}` : JSON.stringify(o);
+    if (info.name === 'pods') this.podsByNode.move(key, prevNode, podNodeName(o));
     t.objects.set(key, json);
     return this.publish('MODIFIED', info, o, json, before);
   }
@@ -260,7 +263,7 @@ class MemoryStore implements ServableStore {
     const t = this.table(info.name);
     t.objects.delete(key);
     t.keys.remove(key);
-    if (info.name === 'pods') this.indexPod(key, prevNode, undefined);
+    if (info.name === 'pods') this.podsByNode.move(key, prevNode, undefined);
     last.metadata.resourceVersion = String(this.rv + 1);
     return this.publish('DELETED', info, last, JSON.stringify(last), undefined);
   }
@@ -293,20 +296,6 @@ class MemoryStore implements ServableStore {
     } finally {
       this.queue.length = 0;
       this.delivering = false;
-    }
-  }
-
-  private indexPod(key: string, oldNode: string | undefined, newNode: string | undefined): void {
-    if (oldNode === newNode) return;
-    if (oldNode !== undefined) {
-      const s = this.podsByNode.get(oldNode);
-      s?.delete(key);
-      if (s && s.size === 0) this.podsByNode.delete(oldNode);
-    }
-    if (newNode !== undefined) {
-      let s = this.podsByNode.get(newNode);
-      if (!s) this.podsByNode.set(newNode, (s = new Set()));
-      s.add(key);
     }
   }
 }
