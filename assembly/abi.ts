@@ -41,6 +41,8 @@ export const PF_BACKOFF_ATTACH: u32 = 512;
 export const PF_BACKOFF_DETACH: u32 = 1024;
 // host only: the pair is counted in the conflict set
 export const PF_CONFLICT: u32 = 2048;
+// host only: a backoff entry (inside its window or not) exists for a key of this pair
+export const PF_BACKOFF_ENTRY: u32 = 4096;
 // A pair needs the kernel's attention unless (flags & PF_SCAN_MASK) is 0 or PF_STEADY.
 export const PF_SCAN_MASK: u32 = 30;
 export const PF_STEADY: u32 = 6;
@@ -64,6 +66,8 @@ export const VF_WIDE_PENDING: u32 = 8;
 export const VF_PAIR_PENDING_ANY: u32 = 16;
 export const VF_WIDE_BACKOFF_ATTACH: u32 = 32;
 export const VF_WIDE_BACKOFF_DETACH: u32 = 64;
+// host only: a backoff entry (inside its window or not) exists for the volume-wide key
+export const VF_WIDE_BACKOFF_ENTRY: u32 = 128;
 
 // ---- nodes: u8 flags -------------------------------------------------------------------------
 export const NF_LIVE: u32 = 1;

@@ -10,8 +10,8 @@
  * at the start of every plan, so the kernel compares no clocks.
  */
 import {
-  PF_BACKOFF_ATTACH, PF_BACKOFF_DETACH, PF_PENDING, VF_FORBIDDEN, VF_PAIR_PENDING_ANY, VF_WIDE_BACKOFF_ATTACH,
-  VF_WIDE_BACKOFF_DETACH, VF_WIDE_PENDING,
+  PF_BACKOFF_ATTACH, PF_BACKOFF_DETACH, PF_BACKOFF_ENTRY, PF_PENDING, VF_FORBIDDEN, VF_PAIR_PENDING_ANY,
+  VF_WIDE_BACKOFF_ATTACH, VF_WIDE_BACKOFF_DETACH, VF_WIDE_BACKOFF_ENTRY, VF_WIDE_PENDING,
 } from '../kernel/abi.js';
 import { BackoffHeap, INITIAL_BACKOFF_MS, MAX_BACKOFF_MS } from './backoff-heap.js';
 import type { WorldCore } from './world-core.js';
@@ -43,13 +43,11 @@ export class OperationTable {
   constructor(private readonly core: WorldCore) {}
 
   holdsPair(slot: number): boolean {
-    const k = pairKey(slot) * 2;
-    return this.backoff.has(k) || this.backoff.has(k + 1);
+    return (this.core.t.pairFlags[slot] & PF_BACKOFF_ENTRY) !== 0;
   }
 
   holdsVolume(volume: number): boolean {
-    const k = wideKey(volume) * 2;
-    return (this.core.t.volumeFlags[volume] & VF_WIDE_PENDING) !== 0 || this.backoff.has(k) || this.backoff.has(k + 1);
+    return (this.core.t.volumeFlags[volume] & (VF_WIDE_PENDING | VF_WIDE_BACKOFF_ENTRY)) !== 0;
   }
 
   tryStart(volume: number, node: number, op: OperationKind, now: number): StartResult {
@@ -102,8 +100,11 @@ export class OperationTable {
     }
     if (ok) {
       // I3: success deletes the key, which resets its backoff for both operation names.
-      this.drop(key * 2);
-      this.drop(key * 2 + 1);
+      if (this.hasEntries(started.volumeWide, volume, slot)) {
+        this.drop(key * 2);
+        this.drop(key * 2 + 1);
+        this.setEntries(started.volumeWide, volume, slot, false);
+      }
     } else {
       this.fail(key * 2 + opBit(op), { volume, node, op, wide: started.volumeWide, slot }, now);
     }
@@ -158,6 +159,16 @@ export class OperationTable {
     }
   }
 
+  private hasEntries(wide: boolean, volume: number, slot: number): boolean {
+    return wide ? (this.core.t.volumeFlags[volume] & VF_WIDE_BACKOFF_ENTRY) !== 0 : (this.core.t.pairFlags[slot] & PF_BACKOFF_ENTRY) !== 0;
+  }
+
+  private setEntries(wide: boolean, volume: number, slot: number, on: boolean): void {
+    const t = this.core.t;
+    if (wide) t.volumeFlags[volume] = on ? t.volumeFlags[volume] | VF_WIDE_BACKOFF_ENTRY : t.volumeFlags[volume] & ~VF_WIDE_BACKOFF_ENTRY;
+    else t.pairFlags[slot] = on ? t.pairFlags[slot] | PF_BACKOFF_ENTRY : t.pairFlags[slot] & ~PF_BACKOFF_ENTRY;
+  }
+
   private inWindow(key: number, now: number): boolean {
     const b = this.backoff.get(key);
     return b !== undefined && now - b.lastErrorAt <= b.durationMs;
@@ -168,6 +179,7 @@ export class OperationTable {
     if (b === undefined) {
       b = { ...who, lastErrorAt: now, durationMs: 0, active: false };
       this.backoff.set(key, b);
+      this.setEntries(who.wide, who.volume, who.slot, true);
     }
     b.node = who.node;
     b.durationMs = b.durationMs === 0 ? INITIAL_BACKOFF_MS : Math.min(2 * b.durationMs, MAX_BACKOFF_MS);

@@ -32,6 +32,7 @@ export const PF_PENDING = 256;
 export const PF_BACKOFF_ATTACH = 512;
 export const PF_BACKOFF_DETACH = 1024;
 export const PF_CONFLICT = 2048;
+export const PF_BACKOFF_ENTRY = 4096;
 export const PF_SCAN_MASK = 30;
 export const PF_STEADY = 6;
 export const PAIR_RECORD_SIZE = 20;
@@ -48,6 +49,7 @@ export const VF_WIDE_PENDING = 8;
 export const VF_PAIR_PENDING_ANY = 16;
 export const VF_WIDE_BACKOFF_ATTACH = 32;
 export const VF_WIDE_BACKOFF_DETACH = 64;
+export const VF_WIDE_BACKOFF_ENTRY = 128;
 // ---- nodes: u8 flags -------------------------------------------------------------------------
 export const NF_LIVE = 1;
 export const NF_MANAGED = 2;
