@@ -14,6 +14,7 @@ import {
   VF_WIDE_BACKOFF_ATTACH, VF_WIDE_BACKOFF_DETACH, VF_WIDE_BACKOFF_ENTRY, VF_WIDE_PENDING,
 } from '../kernel/abi.js';
 import { BackoffHeap, INITIAL_BACKOFF_MS, MAX_BACKOFF_MS } from './backoff-heap.js';
+import { PendingTable } from './pending-table.js';
 import type { WorldCore } from './world-core.js';
 import type { BackoffEntry, OperationKind, PendingOperation, StartResult } from './world-state.js';
 
@@ -35,7 +36,7 @@ const wideKey = (volume: number) => volume * 2 + 1;
 const opBit = (op: OperationKind) => (op === 'detach' ? 1 : 0);
 
 export class OperationTable {
-  private readonly pending = new Map<number, PendingOperation>();
+  private readonly pending = new PendingTable();
   private readonly backoff = new Map<number, Backoff>();
   private readonly pairPendingPerVolume = new Map<number, number>();
   private readonly heap = new BackoffHeap();
@@ -58,7 +59,7 @@ export class OperationTable {
       if (vf & (VF_WIDE_PENDING | VF_PAIR_PENDING_ANY)) return 'pending';
       if (this.inWindow(wideKey(volume) * 2 + opBit(op), now)) return 'backoff';
       c.t.volumeFlags[volume] = vf | VF_WIDE_PENDING;
-      this.pending.set(wideKey(volume), { volume, node, op, volumeWide: true, startedAt: now });
+      this.pending.start(wideKey(volume), volume, node, op, true, now);
     } else {
       const found = c.findPair(volume, node);
       if (vf & VF_WIDE_PENDING || (found >= 0 && c.t.pairFlags[found] & PF_PENDING)) return 'pending';
@@ -68,7 +69,7 @@ export class OperationTable {
       const n = (this.pairPendingPerVolume.get(volume) ?? 0) + 1;
       this.pairPendingPerVolume.set(volume, n);
       c.t.volumeFlags[volume] |= VF_PAIR_PENDING_ANY;
-      this.pending.set(pairKey(slot), { volume, node, op, volumeWide: false, startedAt: now });
+      this.pending.start(pairKey(slot), volume, node, op, false, now);
     }
     c.counters.pendingOperations++;
     return 'started';
@@ -85,7 +86,7 @@ export class OperationTable {
       started = this.pending.get(key);
       if (started === undefined || started.op !== op) return false;
     }
-    this.pending.delete(key);
+    this.pending.end(key);
     c.counters.pendingOperations--;
     if (started.volumeWide) {
       c.t.volumeFlags[volume] &= ~VF_WIDE_PENDING;
@@ -136,7 +137,7 @@ export class OperationTable {
   }
 
   pendingList(): PendingOperation[] {
-    return [...this.pending.values()];
+    return this.pending.list();
   }
 
   backoffList(now: number): BackoffEntry[] {

@@ -68,6 +68,7 @@ export function markDetached(c: WorldCore, slot: number): void {
 
 function leftAttached(c: WorldCore, slot: number): void {
   c.counters.attached--;
-  c.refreshConflict(slot);
+  // The volume's summary first, so the pair never enters the conflict set only to leave it.
   c.refreshAttachedAny(c.pairVolume(slot));
+  c.refreshConflict(slot);
 }

@@ -37,16 +37,23 @@ export class PodSets {
   /** Removes the pod from the pair's set; false if it was not there. */
   remove(slot: number, uid: string): boolean {
     const c = this.core;
-    const more = c.morePods.get(slot);
-    if (c.podFirst[slot] === uid) {
-      c.podFirst[slot] = more === undefined ? undefined : more.shift();
+    const count = c.t.pairPods[slot];
+    if (count === 0) return false;
+    if (count === 1) {
+      // The common case: one pod, no map lookup.
+      if (c.podFirst[slot] !== uid) return false;
+      c.podFirst[slot] = undefined;
     } else {
-      const i = more === undefined ? -1 : more.indexOf(uid);
-      if (i < 0) return false;
-      (more as string[]).splice(i, 1);
+      const more = c.morePods.get(slot) as string[];
+      if (c.podFirst[slot] === uid) c.podFirst[slot] = more.shift();
+      else {
+        const i = more.indexOf(uid);
+        if (i < 0) return false;
+        more.splice(i, 1);
+      }
+      if (more.length === 0) c.morePods.delete(slot);
     }
-    if (more !== undefined && more.length === 0) c.morePods.delete(slot);
-    c.t.pairPods[slot]--;
+    c.t.pairPods[slot] = count - 1;
     return true;
   }
 
