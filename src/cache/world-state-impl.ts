@@ -115,6 +115,13 @@ class WorldStateImpl implements WorldState {
   statusUpdateNeeded(node: NodeId): boolean {
     return this.core.nodeLive(node) && (this.core.t.nodeFlags[node] & NF_STATUS_NEEDED) !== 0;
   }
+  nodesNeedingStatusUpdate(): NodeId[] {
+    const flags = this.core.t.nodeFlags;
+    const out: NodeId[] = [];
+    if (this.core.counters.statusUpdatesNeeded === 0) return out;
+    for (let n = 0, end = this.core.nodes.highWater; n < end; n++) if (flags[n] & NF_STATUS_NEEDED) out.push(n);
+    return out;
+  }
   volumesToReport(node: NodeId): VolumeId[] {
     const out: VolumeId[] = [];
     if (!this.core.nodeLive(node)) return out;

@@ -168,6 +168,9 @@ export interface WorldState {
   /** K3: the status writer took the node ("reading the set clears the flag"). */
   clearStatusUpdateNeeded(node: NodeId): void;
   statusUpdateNeeded(node: NodeId): boolean;
+  /** K3 at the end of a pass: every flagged node, including those flagged since the plan
+   * started (plan.statusNodes is the snapshot at plan start). O(nodes), about 0.1 ms per 100k. */
+  nodesNeedingStatusUpdate(): NodeId[];
   /** K1: volumes in the node's report set, in no particular order. */
   volumesToReport(node: NodeId): VolumeId[];
 

@@ -104,6 +104,9 @@ describe('WorldState nodes', () => {
     state.clearStatusUpdateNeeded(n);
     assert.equal(state.setStatusUpdateNeeded(n), true);
     assert.equal(state.statusUpdateNeeded(n), true);
+    assert.deepEqual(state.nodesNeedingStatusUpdate(), [n]);
+    state.clearStatusUpdateNeeded(n);
+    assert.deepEqual(state.nodesNeedingStatusUpdate(), []);
   });
 });
 

@@ -219,6 +219,8 @@ export class Harness {
           && [...(r.asw.get(volume) ?? [])].some(([other, e]) => other !== node && e.attachConfirmed)) conflicts++;
       }
     }
+    const flagged = w.nodesNeedingStatusUpdate().map((n) => w.nodeName(n)).sort();
+    assert.deepEqual(flagged, [...r.nodes].filter(([, n]) => n.statusUpdateNeeded).map(([name]) => name).sort(), 'nodes needing status');
     const c = w.counts();
     assert.deepEqual(
       [c.desiredPairs, c.attached, c.uncertain, c.reportedAttached, c.conflicts, c.statusUpdatesNeeded, c.pendingOperations],
