@@ -38,7 +38,6 @@ const opBit = (op: OperationKind) => (op === 'detach' ? 1 : 0);
 export class OperationTable {
   private readonly pending = new PendingTable();
   private readonly backoff = new Map<number, Backoff>();
-  private readonly pairPendingPerVolume = new Map<number, number>();
   private readonly heap = new BackoffHeap();
 
   constructor(private readonly core: WorldCore) {}
@@ -66,8 +65,6 @@ export class OperationTable {
       if (found >= 0 && this.inWindow(pairKey(found) * 2 + opBit(op), now)) return 'backoff';
       const slot = found >= 0 ? found : c.getOrCreatePair(volume, node);
       c.t.pairFlags[slot] |= PF_PENDING;
-      const n = (this.pairPendingPerVolume.get(volume) ?? 0) + 1;
-      this.pairPendingPerVolume.set(volume, n);
       c.t.volumeFlags[volume] |= VF_PAIR_PENDING_ANY;
       this.pending.start(pairKey(slot), volume, node, op, false, now);
     }
@@ -78,40 +75,39 @@ export class OperationTable {
   complete(volume: number, node: number, op: OperationKind, ok: boolean, now: number): boolean {
     const c = this.core;
     const slot = node < 0 ? -1 : c.findPair(volume, node);
-    let key = slot >= 0 ? pairKey(slot) : -1;
-    let started = key >= 0 && (c.t.pairFlags[slot] & PF_PENDING) !== 0 ? this.pending.get(key) : undefined;
-    if (started === undefined || started.op !== op) {
+    let key = slot >= 0 && (c.t.pairFlags[slot] & PF_PENDING) !== 0 ? pairKey(slot) : -1;
+    if (key < 0 || !this.pending.has(key, op)) {
       // The volume-wide key has one lane per volume, so (volume, op) identifies it.
       key = wideKey(volume);
-      started = this.pending.get(key);
-      if (started === undefined || started.op !== op) return false;
+      if (!this.pending.has(key, op)) return false;
     }
+    const wide = key === wideKey(volume);
     this.pending.end(key);
     c.counters.pendingOperations--;
-    if (started.volumeWide) {
+    if (wide) {
       c.t.volumeFlags[volume] &= ~VF_WIDE_PENDING;
     } else {
       c.t.pairFlags[slot] &= ~PF_PENDING;
-      const n = (this.pairPendingPerVolume.get(volume) ?? 1) - 1;
-      if (n > 0) this.pairPendingPerVolume.set(volume, n);
-      else {
-        this.pairPendingPerVolume.delete(volume);
-        c.t.volumeFlags[volume] &= ~VF_PAIR_PENDING_ANY;
-      }
+      this.refreshPairPendingAny(volume);
     }
     if (ok) {
       // I3: success deletes the key, which resets its backoff for both operation names.
-      if (this.hasEntries(started.volumeWide, volume, slot)) {
+      if (this.hasEntries(wide, volume, slot)) {
         this.drop(key * 2);
         this.drop(key * 2 + 1);
-        this.setEntries(started.volumeWide, volume, slot, false);
+        this.setEntries(wide, volume, slot, false);
       }
     } else {
-      this.fail(key * 2 + opBit(op), { volume, node, op, wide: started.volumeWide, slot }, now);
+      this.fail(key * 2 + opBit(op), { volume, node, op, wide, slot }, now);
     }
-    if (started.volumeWide) c.maybeFreeVolume(volume);
+    if (wide) c.maybeFreeVolume(volume);
     else c.maybeFreePair(slot);
     return true;
+  }
+
+  /** VF_PAIR_PENDING_ANY after a (volume, node) operation ended: O(pairs of the volume). */
+  private refreshPairPendingAny(volume: number): void {
+    if (!this.core.anyPairOfVolume(volume, PF_PENDING)) this.core.t.volumeFlags[volume] &= ~VF_PAIR_PENDING_ANY;
   }
 
   /** I4: false while the exact key is pending or (key, op) is inside its backoff window. */

@@ -248,11 +248,15 @@ export class WorldCore {
   // ---- attachment summary (D7) and conflicts (G3) ------------------------------------------
   /** Recomputes VF_ATTACHED_ANY after a pair of the volume left Attached. */
   refreshAttachedAny(volume: number): void {
+    this.setAttachedAny(volume, this.anyPairOfVolume(volume, PF_ATTACHED));
+  }
+
+  /** Whether some pair of the volume has one of the flag `bits`. O(pairs of the volume). */
+  anyPairOfVolume(volume: number, bits: number): boolean {
     const flags = this.t.pairFlags;
     const r = this.t.pairRecords;
-    let any = false;
-    for (let p = this.t.volumeHead[volume]; p !== NIL && !any; p = r[p * W + NEXT_V]) any = (flags[p] & PF_ATTACHED) !== 0;
-    this.setAttachedAny(volume, any);
+    for (let p = this.t.volumeHead[volume]; p !== NIL; p = r[p * W + NEXT_V]) if (flags[p] & bits) return true;
+    return false;
   }
 
   setAttachedAny(volume: number, any: boolean): void {
