@@ -9,16 +9,17 @@
  * Same-pass operations. Upstream runs its detach and attach loops one pair at a time, and an
  * operation started for one pair is visible to the next. A plan instead decides every pair
  * from the state at plan start, so the reconciler, acting on the plan in order (detaches, then
- * attaches), must re-check at action time:
- *   - `tryStartOperation` refuses an attach or detach whose key an earlier action of the same
- *     pass made pending (I2): skip it quietly, as upstream would (G1/F2);
- *   - a conflict is reported only if `isOperationPending(volume, node)` is still false (H5:
- *     an earlier detach of the same volume in this pass makes G1 skip it);
- *   - a detach refused as `pending` whose `timerStarted` is set had its timer started by this
- *     pass although upstream's F2 would have skipped it first: call `resetDetachTimer`.
- * Desired-and-attached pairs of a volume whose operation started in this pass get their timer
- * reset (G2) one pass earlier than upstream would; the timer only matters once the pair is
- * undesired again, and is then restarted from scratch (documented difference).
+ * attaches), re-checks at action time what an earlier action of the same pass may have changed:
+ *   - detach: before F8, `isSafeToRetry(volume, node, 'detach', now)` (F2). If false, skip the
+ *     action quietly, and if its `timerStarted` is set call `resetDetachTimer` (upstream's F2
+ *     would have skipped the pair before starting its timer);
+ *   - attach: `tryStartOperation` refuses a key an earlier action made pending (G1/I2): skip;
+ *   - conflict: report only if `isOperationPending(volume, node)` is still false (H5).
+ * One difference remains: a desired, attached pair of a forbidden volume whose operation was
+ * started earlier in the same pass gets its timer reset (G2) one pass earlier than upstream;
+ * that timer only matters once the pair is undesired again, and it then restarts from zero.
+ * At the end of the pass, `state.nodesNeedingStatusUpdate()` lists every flagged node (K3),
+ * including those flagged by the pass itself; `plan.statusNodes` is the snapshot at plan start.
  */
 import { fleetError } from '../errors/index.js';
 import type { KernelAccess } from '../cache/kernel-access.js';
