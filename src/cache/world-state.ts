@@ -24,9 +24,10 @@
  * may run during a plan (informer event handlers) wrap their mutations in {@link WorldState.whenIdle}.
  * Read methods are always allowed.
  *
- * Cost: every mutation is O(1) amortised except where stated (lookups walk the shorter of the
- * node's and the volume's pair lists; node-wide calls are O(pairs of the node)). Counts are
- * maintained incrementally, so {@link WorldState.counts} is O(1).
+ * Cost: every mutation is O(1) amortised except where stated: a pair lookup walks the node's
+ * and the volume's pair lists in step and stops at the shorter; freeing a pair unlinks it from
+ * both (singly linked, 4 bytes per link): O(pairs of the node + pairs of the volume); node-wide
+ * calls are O(pairs of the node). Counts are maintained incrementally: counts() is O(1).
  */
 import type { KernelAccess } from './kernel-access.js';
 
@@ -216,9 +217,10 @@ export interface WorldState {
    * matching key is pending (volume-wide matches every key of the volume). I3: refused while
    * the exact (key, op) failed less than its backoff ago (`now - lastError <= duration`). */
   tryStartOperation(volume: VolumeId, node: NodeId, op: OperationKind, now: number): StartResult;
-  /** Ends the operation started for (volume, node, op). ok: deletes the key's backoff (both op
-   * names). failure: that (key, op) backs off 500 ms, doubling per consecutive failure, capped
-   * at 2 min 2 s. Returns false (no-op) when no such operation is pending. */
+  /** Ends the operation started for (volume, node, op); a volume-wide key is matched by volume
+   * and op alone (its node may be gone). ok: deletes the key's backoff (both op names).
+   * Failure: that (key, op) backs off 500 ms, doubling per consecutive failure, capped at
+   * 2 min 2 s. Returns false (no-op) when no such operation is pending. */
   completeOperation(volume: VolumeId, node: NodeId, op: OperationKind, ok: boolean, now: number): boolean;
   /** I4 / F2: false while the exact key is pending or (key, op) is inside its backoff window. */
   isSafeToRetry(volume: VolumeId, node: NodeId, op: OperationKind, now: number): boolean;
