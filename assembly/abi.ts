@@ -4,7 +4,7 @@
 //
 // Every line of the form `export const NAME: u32 = <integer>;` is part of the ABI.
 
-export const ABI_VERSION: u32 = 3;
+export const ABI_VERSION: u32 = 4;
 export const ABI_MAGIC: u32 = 0x46415354;
 
 // ---- header: table addresses and capacities, at a fixed address -----------------------------
@@ -25,7 +25,7 @@ export const H_LAYOUT_GENERATION: u32 = 32;
 export const CAPACITY_ALIGN: u32 = 16;
 export const NIL: u32 = 0xffffffff;
 
-// ---- pairs: u16 flags (scanned), u16 desired pod count, then one record per pair ------------
+// ---- pairs: u16 flags (scanned), then one record per pair ---------------------------------
 export const PF_LIVE: u32 = 1;
 export const PF_DESIRED: u32 = 2;
 export const PF_ATTACHED: u32 = 4;
@@ -47,13 +47,15 @@ export const PF_BACKOFF_ENTRY: u32 = 4096;
 export const PF_SCAN_MASK: u32 = 30;
 export const PF_STEADY: u32 = 6;
 
-export const PAIR_RECORD_SIZE: u32 = 20;
+export const PAIR_RECORD_SIZE: u32 = 24;
 export const PR_VOLUME: u32 = 0;
 export const PR_NODE: u32 = 4;
 // detach-request time, ms since the state's time base (valid while PF_TIMER_SET)
 export const PR_TIMER: u32 = 8;
 export const PR_NEXT_OF_VOLUME: u32 = 12;
 export const PR_NEXT_OF_NODE: u32 = 16;
+// desired pod count, u16 (the other 2 bytes are spare)
+export const PR_PODS: u32 = 20;
 
 // ---- volumes: u8 flags -----------------------------------------------------------------------
 export const VF_LIVE: u32 = 1;

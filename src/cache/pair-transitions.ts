@@ -13,7 +13,7 @@ import type { WorldCore } from './world-core.js';
 /** C1: adds a pod; the first one creates the desired entry (H4 flag cleared). */
 export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string): boolean {
   if (!pods.add(slot, uid)) return false;
-  if (c.t.pairPods[slot] === 1) {
+  if (c.t.pods(slot) === 1) {
     c.t.pairFlags[slot] = (c.t.pairFlags[slot] | PF_DESIRED) & ~PF_MAE_REPORTED;
     c.t.nodeDesired[c.pairNode(slot)]++;
     c.counters.desiredPairs++;
@@ -25,7 +25,7 @@ export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string): 
 /** C1/H4: removes a pod; the last one removes the entry and its multi-attach error flag. */
 export function removePod(c: WorldCore, pods: PodSets, slot: number, uid: string): boolean {
   if (!pods.remove(slot, uid)) return false;
-  if (c.t.pairPods[slot] === 0) {
+  if (c.t.pods(slot) === 0) {
     c.t.pairFlags[slot] &= ~(PF_DESIRED | PF_MAE_REPORTED);
     c.t.nodeDesired[c.pairNode(slot)]--;
     c.counters.desiredPairs--;

@@ -59,7 +59,6 @@ export class PlanClock {
       { name: 'volumeFlags', addr: o.volumeFlags, bytes: volumes },
       { name: 'volumeHead', addr: o.volumeHead, bytes: volumes * 4 },
       { name: 'pairFlags', addr: o.pairFlags, bytes: pairs * 2 },
-      { name: 'pairPods', addr: o.pairPods, bytes: pairs * 2 },
       { name: 'pairRecords', addr: o.pairRecords, bytes: pairs * PAIR_RECORD_WORDS * 4 },
     ];
   }

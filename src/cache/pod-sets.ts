@@ -1,6 +1,6 @@
 /**
  * PodSets: the pods wanting each desired pair (C1), by pod UID. The count lives in the packed
- * pairPods table (u16, so at most 65535 pods per pair); the members live here, host-side: the
+ * pair record (PR_PODS, u16, so at most 65535 pods per pair); the members live here, host-side: the
  * first pod of a pair in an array indexed by pair slot, any further ones in a map (rare).
  * UIDs are compared within the pair's own set, so no global pod index is needed.
  */
@@ -24,20 +24,20 @@ export class PodSets {
       if (more === undefined) c.morePods.set(slot, [uid]);
       else if (more.includes(uid)) return false;
       else {
-        if (c.t.pairPods[slot] === MAX_PODS_PER_PAIR) {
+        if (c.t.pods(slot) === MAX_PODS_PER_PAIR) {
           throw fleetError('FA_ERR_STATE_CAPACITY', `more than ${MAX_PODS_PER_PAIR} pods want one volume on one node`);
         }
         more.push(uid);
       }
     }
-    c.t.pairPods[slot]++;
+    c.t.setPods(slot, c.t.pods(slot) + 1);
     return true;
   }
 
   /** Removes the pod from the pair's set; false if it was not there. */
   remove(slot: number, uid: string): boolean {
     const c = this.core;
-    const count = c.t.pairPods[slot];
+    const count = c.t.pods(slot);
     if (count === 0) return false;
     if (count === 1) {
       // The common case: one pod, no map lookup.
@@ -53,7 +53,7 @@ export class PodSets {
       }
       if (more.length === 0) c.morePods.delete(slot);
     }
-    c.t.pairPods[slot] = count - 1;
+    c.t.setPods(slot, count - 1);
     return true;
   }
 

@@ -11,7 +11,7 @@
 import {
   ABI_MAGIC, CAPACITY_ALIGN, HEADER_ADDR, HEADER_SIZE, H_LAYOUT_GENERATION, H_MAGIC, H_NODE_CAPACITY,
   H_NODE_FLAGS, H_PAIR_CAPACITY, H_PAIR_FLAGS, H_PAIR_RECORDS, H_VOLUME_CAPACITY, H_VOLUME_FLAGS,
-  MEMORY_INITIAL_PAGES, MEMORY_MAXIMUM_PAGES, PAIR_RECORD_SIZE,
+  MEMORY_INITIAL_PAGES, MEMORY_MAXIMUM_PAGES, PAIR_RECORD_SIZE, PR_PODS,
 } from '../kernel/abi.js';
 import { fleetError } from '../errors/index.js';
 
@@ -42,7 +42,6 @@ const TABLES: Table[] = [
   { name: 'volumeFlags', width: 1, kind: 'volumes' },
   { name: 'volumeHead', width: 4, kind: 'volumes' },
   { name: 'pairFlags', width: 2, kind: 'pairs' },
-  { name: 'pairPods', width: 2, kind: 'pairs' },
   { name: 'pairRecords', width: PAIR_RECORD_SIZE, kind: 'pairs' },
   { name: 'scratch', width: 1, kind: 'scratch' },
 ];
@@ -60,7 +59,8 @@ export class SharedTables {
   volumeFlags!: Uint8Array;
   volumeHead!: Uint32Array;
   pairFlags!: Uint16Array;
-  pairPods!: Uint16Array;
+  /** The pair records as u16 halves, for the pod count (see pods/setPods). */
+  private pairHalves!: Uint16Array;
   pairRecords!: Uint32Array;
   bytes!: Uint8Array;
   private generation = 0;
@@ -79,6 +79,15 @@ export class SharedTables {
     this.offsets = this.computeOffsets(this.caps).offsets;
     this.rebuildViews();
     this.writeHeader();
+  }
+
+  /** Desired pod count of a pair (PR_PODS). */
+  pods(slot: number): number {
+    return this.pairHalves[slot * (PAIR_RECORD_SIZE / 2) + PR_PODS / 2];
+  }
+
+  setPods(slot: number, count: number): void {
+    this.pairHalves[slot * (PAIR_RECORD_SIZE / 2) + PR_PODS / 2] = count;
   }
 
   /** Makes room for slot index `slot` of `kind` (no-op if it fits). */
@@ -152,7 +161,7 @@ export class SharedTables {
     this.volumeFlags = new Uint8Array(buf, o.volumeFlags, c.volumes);
     this.volumeHead = new Uint32Array(buf, o.volumeHead, c.volumes);
     this.pairFlags = new Uint16Array(buf, o.pairFlags, c.pairs);
-    this.pairPods = new Uint16Array(buf, o.pairPods, c.pairs);
+    this.pairHalves = new Uint16Array(buf, o.pairRecords, c.pairs * (PAIR_RECORD_SIZE / 2));
     this.pairRecords = new Uint32Array(buf, o.pairRecords, c.pairs * PAIR_RECORD_WORDS);
   }
 

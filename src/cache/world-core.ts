@@ -149,7 +149,7 @@ export class WorldCore {
     r[slot * W + NEXT_N] = t.nodeHead[node];
     t.volumeHead[volume] = slot;
     t.nodeHead[node] = slot;
-    t.pairPods[slot] = 0;
+    t.setPods(slot, 0);
     t.pairFlags[slot] = PF_LIVE | (this.isMounted(volume, node) ? PF_MOUNTED : 0);
     this.counters.pairs++;
     return slot;

@@ -23,7 +23,7 @@ export function pairState(core: WorldCore, slot: number, timeBase: number): Pair
   return {
     volume: core.pairVolume(slot),
     node: core.pairNode(slot),
-    desiredPods: core.t.pairPods[slot],
+    desiredPods: core.t.pods(slot),
     multiAttachErrorReported: (f & PF_MAE_REPORTED) !== 0,
     attachState: attachStateOf(f),
     mounted: (f & PF_MOUNTED) !== 0,

@@ -3,7 +3,7 @@
  * with the plan kernel. Keep in step with assembly/abi.ts (test/kernel/abi.test.ts compares
  * every constant by name and value, and the compiled module's abiVersion()).
  */
-export const ABI_VERSION = 3;
+export const ABI_VERSION = 4;
 export const ABI_MAGIC = 0x46415354;
 // ---- header: table addresses and capacities, at a fixed address -----------------------------
 export const HEADER_ADDR = 64;
@@ -19,7 +19,7 @@ export const H_VOLUME_CAPACITY = 28;
 export const H_LAYOUT_GENERATION = 32;
 export const CAPACITY_ALIGN = 16;
 export const NIL = 0xffffffff;
-// ---- pairs: u16 flags (scanned), u16 desired pod count, then one record per pair ------------
+// ---- pairs: u16 flags (scanned), then one record per pair ---------------------------------
 export const PF_LIVE = 1;
 export const PF_DESIRED = 2;
 export const PF_ATTACHED = 4;
@@ -35,12 +35,13 @@ export const PF_CONFLICT = 2048;
 export const PF_BACKOFF_ENTRY = 4096;
 export const PF_SCAN_MASK = 30;
 export const PF_STEADY = 6;
-export const PAIR_RECORD_SIZE = 20;
+export const PAIR_RECORD_SIZE = 24;
 export const PR_VOLUME = 0;
 export const PR_NODE = 4;
 export const PR_TIMER = 8;
 export const PR_NEXT_OF_VOLUME = 12;
 export const PR_NEXT_OF_NODE = 16;
+export const PR_PODS = 20;
 // ---- volumes: u8 flags -----------------------------------------------------------------------
 export const VF_LIVE = 1;
 export const VF_FORBIDDEN = 2;
