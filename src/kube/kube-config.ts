@@ -27,6 +27,12 @@ interface CachedAgent {
 
 /** Sockets kept per agent; watches hold one each for their whole life. */
 const MAX_FREE_SOCKETS = 64;
+/**
+ * Sockets per cluster, watches included (7 long-lived). Requests beyond it queue in the agent:
+ * without a cap, a cold start of 20,000 attaches opens 20,000 TLS connections at once and the
+ * API server hangs up on them (measured against the simulator).
+ */
+const MAX_SOCKETS = 128;
 
 export class FleetKubeConfig extends KubeConfig {
   private agents: CachedAgent[] = [];
@@ -83,9 +89,9 @@ export class FleetKubeConfig extends KubeConfig {
       // Proxy agents come from client-node's own choice of library; reuse the first one built.
       agent = produced;
     } else if (cluster?.server.startsWith('http:')) {
-      agent = new http.Agent({ keepAlive: true, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' });
+      agent = new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' });
     } else {
-      const tls: https.AgentOptions = { keepAlive: true, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' };
+      const tls: https.AgentOptions = { keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' };
       for (const k of MATERIAL_KEYS) if (o[k] !== undefined) (tls as Record<string, unknown>)[k] = o[k];
       agent = new https.Agent(tls);
     }

@@ -1,0 +1,27 @@
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { ensureBuilt, spawnBin } from './spawn.js';
+
+before(() => ensureBuilt());
+
+test('`fleet-attach demo` converges a 200-node fleet and serves the inspection API', { timeout: 180_000 }, async () => {
+  const p = spawnBin(['demo', '--nodes', '200', '--pods-per-node', '5', '--churn', '0', '--node-failure-rate', '0', '--listen', '127.0.0.1:0', '--until-converged', '--timeout', '150s', '--progress-interval', '2s']);
+  const code = await p.exited;
+  const out = p.output();
+  assert.equal(code, 0, out);
+  assert.match(out, /inspection API: http:\/\/127\.0\.0\.1:\d+/);
+  assert.match(out, /attached\/desired 1000\/1000/);
+  assert.match(out, /converged in [\d.]+ s/);
+});
+
+test('`fleet-attach demo` with a bad flag exits 2 naming the flag', async () => {
+  const p = spawnBin(['demo', '--nodes', 'many']);
+  assert.equal(await p.exited, 2);
+  assert.match(p.output(), /--nodes/);
+});
+
+test('`fleet-attach run` with an unreadable kubeconfig exits 2 naming the problem', async () => {
+  const p = spawnBin(['run', '--kubeconfig', '/nonexistent/kubeconfig', '--listen', '127.0.0.1:0']);
+  assert.equal(await p.exited, 2);
+  assert.match(p.output(), /kubeconfig/);
+});
