@@ -1,7 +1,7 @@
 /**
  * FakeInspectionView: an InspectionView over a real WorldState for tests and benches, with
  * setters for everything the controller would maintain. Operation lookups scan the state's
- * operation lists (after an O(1) check that the pair has any), which is fine at test sizes.
+ * operation lists after O(1) checks that the pair has any, which is fine at test and bench sizes.
  */
 import type { BackoffEntry, NodeId, PendingOperation, VolumeId, WorldState } from '../../src/cache/world-state.js';
 import type {
@@ -73,12 +73,14 @@ export function createFakeInspectionView(o: FakeInspectionViewOptions): FakeInsp
     watches: () => watches,
     volumesForPv: o.volumesForPv ?? ((pv) => pvs.get(pv) ?? []),
     podName: o.podName ?? ((uid) => pods.get(uid)),
+    // O(1) counter and pair checks first: only pairs that have operation state pay for a scan.
     pendingOperation(volume, node): PendingOperation | undefined {
-      if (!state.isOperationPending(volume, node)) return undefined;
+      if (state.counts().pendingOperations === 0 || !state.isOperationPending(volume, node)) return undefined;
       const forbidden = state.multiAttachForbidden(volume);
       return state.pendingOperations().find((p) => p.volume === volume && (forbidden || matchesPair(volume, node, p)));
     },
     backoff(volume, node, at): BackoffEntry[] {
+      if (state.counts().backoffOperations === 0) return [];
       if (state.isSafeToRetry(volume, node, 'attach', at) && state.isSafeToRetry(volume, node, 'detach', at)) return [];
       return state.backoffOperations(at).filter((b) => matchesPair(volume, node, b));
     },
