@@ -4,7 +4,7 @@
 //
 // Every line of the form `export const NAME: u32 = <integer>;` is part of the ABI.
 
-export const ABI_VERSION: u32 = 4;
+export const ABI_VERSION: u32 = 5;
 export const ABI_MAGIC: u32 = 0x46415354;
 
 // ---- header: table addresses and capacities, at a fixed address -----------------------------
@@ -15,7 +15,7 @@ export const H_MAGIC: u32 = 0;
 export const H_PAIR_FLAGS: u32 = 4;
 export const H_PAIR_RECORDS: u32 = 8;
 export const H_NODE_FLAGS: u32 = 12;
-export const H_VOLUME_FLAGS: u32 = 16;
+export const H_VOLUME_WORDS: u32 = 16;
 export const H_PAIR_CAPACITY: u32 = 20;
 export const H_NODE_CAPACITY: u32 = 24;
 export const H_VOLUME_CAPACITY: u32 = 28;
@@ -57,14 +57,21 @@ export const PR_NEXT_OF_NODE: u32 = 16;
 // desired pod count, u16 (the other 2 bytes are spare)
 export const PR_PODS: u32 = 20;
 
-// ---- volumes: u8 flags -----------------------------------------------------------------------
+// ---- volumes: one u32 word each: the head of the volume's pair list in the low 24 bits
+// (VW_HEAD_NIL = none) and the flags in the high byte (byte VW_FLAGS_BYTE, little-endian), so
+// a volume costs 4 bytes and one cache line. Hence at most VW_HEAD_NIL - 1 pair slots.
+export const VOLUME_WORD_SIZE: u32 = 4;
+export const VW_HEAD_MASK: u32 = 0xffffff;
+export const VW_HEAD_NIL: u32 = 0xffffff;
+export const VW_FLAGS_BYTE: u32 = 3;
 export const VF_LIVE: u32 = 1;
 export const VF_FORBIDDEN: u32 = 2;
 // some node holds a confirmed attachment (D7)
 export const VF_ATTACHED_ANY: u32 = 4;
 // an operation is pending on the volume-wide key
 export const VF_WIDE_PENDING: u32 = 8;
-// an operation is pending on some (volume, node) key of this volume
+// an operation is pending on some (volume, node) key of this volume (exact while VF_FORBIDDEN,
+// which is the only time it is read; may be stale while multi-attach is allowed)
 export const VF_PAIR_PENDING_ANY: u32 = 16;
 export const VF_WIDE_BACKOFF_ATTACH: u32 = 32;
 export const VF_WIDE_BACKOFF_DETACH: u32 = 64;

@@ -7,7 +7,7 @@
 // Decisions follow ../shared/reference/upstream-adc.md: detach F1-F9, attach G1-G4,
 // multi-attach H1-H5 (I1-I4 via the pending/backoff bits the host keeps), node status K3.
 import {
-  ABI_MAGIC, HEADER_ADDR, H_MAGIC, H_PAIR_FLAGS, H_PAIR_RECORDS, H_NODE_FLAGS, H_VOLUME_FLAGS,
+  ABI_MAGIC, HEADER_ADDR, H_MAGIC, H_PAIR_FLAGS, H_PAIR_RECORDS, H_NODE_FLAGS, H_VOLUME_WORDS, VW_FLAGS_BYTE,
   H_PAIR_CAPACITY, H_NODE_CAPACITY,
   PF_DESIRED, PF_ATTACHED, PF_UNCERTAIN, PF_TIMER_SET, PF_MOUNTED, PF_MAE_REPORTED, PF_PENDING,
   PF_BACKOFF_ATTACH, PF_BACKOFF_DETACH, PF_SCAN_MASK, PF_STEADY,
@@ -100,7 +100,7 @@ export function planShard(desc: usize): u32 {
   const pairFlags = <usize>load<u32>(HEADER_ADDR + H_PAIR_FLAGS);
   const pairRecords = <usize>load<u32>(HEADER_ADDR + H_PAIR_RECORDS);
   const nodeFlags = <usize>load<u32>(HEADER_ADDR + H_NODE_FLAGS);
-  const volumeFlags = <usize>load<u32>(HEADER_ADDR + H_VOLUME_FLAGS);
+  const volumeWords = <usize>load<u32>(HEADER_ADDR + H_VOLUME_WORDS);
   const pairEnd = load<u32>(desc + D_PAIR_END);
   const nodeEnd = load<u32>(desc + D_NODE_END);
   if (pairEnd > load<u32>(HEADER_ADDR + H_PAIR_CAPACITY) || nodeEnd > load<u32>(HEADER_ADDR + H_NODE_CAPACITY)
@@ -151,7 +151,7 @@ export function planShard(desc: usize): u32 {
       if (outLength >= outCapacity) return suspend(desc, nodeEnd, i, outLength);
       const rec = pairRecords + <usize>i * PAIR_RECORD_SIZE;
       const volume = load<u32>(rec + PR_VOLUME);
-      const vflags = <u32>load<u8>(volumeFlags + volume);
+      const vflags = <u32>load<u8>(volumeWords + (<usize>volume << 2) + VW_FLAGS_BYTE);
       let code: u32 = NONE;
       let node: u32 = 0;
       if (flags & PF_DESIRED) {

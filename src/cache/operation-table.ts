@@ -47,17 +47,17 @@ export class OperationTable {
   }
 
   holdsVolume(volume: number): boolean {
-    return (this.core.t.volumeFlags[volume] & (VF_WIDE_PENDING | VF_WIDE_BACKOFF_ENTRY)) !== 0;
+    return (this.core.t.vflags(volume) & (VF_WIDE_PENDING | VF_WIDE_BACKOFF_ENTRY)) !== 0;
   }
 
   tryStart(volume: number, node: number, op: OperationKind, now: number): StartResult {
     const c = this.core;
-    const vf = c.t.volumeFlags[volume];
+    const vf = c.t.vflags(volume);
     if (vf & VF_FORBIDDEN) {
       // I2: a volume-wide key matches every key of the volume.
       if (vf & (VF_WIDE_PENDING | VF_PAIR_PENDING_ANY)) return 'pending';
       if (this.inWindow(wideKey(volume) * 2 + opBit(op), now)) return 'backoff';
-      c.t.volumeFlags[volume] = vf | VF_WIDE_PENDING;
+      c.t.setVflags(volume, vf | VF_WIDE_PENDING);
       this.pending.start(wideKey(volume), volume, node, op, true, now);
     } else {
       const found = c.findPair(volume, node);
@@ -65,7 +65,7 @@ export class OperationTable {
       if (found >= 0 && this.inWindow(pairKey(found) * 2 + opBit(op), now)) return 'backoff';
       const slot = found >= 0 ? found : c.getOrCreatePair(volume, node);
       c.t.pairFlags[slot] |= PF_PENDING;
-      c.t.volumeFlags[volume] |= VF_PAIR_PENDING_ANY;
+      c.t.setVflags(volume, c.t.vflags(volume) | VF_PAIR_PENDING_ANY);
       this.pending.start(pairKey(slot), volume, node, op, false, now);
     }
     c.counters.pendingOperations++;
@@ -85,10 +85,12 @@ export class OperationTable {
     this.pending.end(key);
     c.counters.pendingOperations--;
     if (wide) {
-      c.t.volumeFlags[volume] &= ~VF_WIDE_PENDING;
+      c.t.setVflags(volume, c.t.vflags(volume) & ~VF_WIDE_PENDING);
     } else {
       c.t.pairFlags[slot] &= ~PF_PENDING;
-      this.refreshPairPendingAny(volume);
+      // The bit matters only while the volume is forbidden (G1, I2); an allowed volume keeps a
+      // possibly stale bit until setMultiAttachForbidden refreshes it, sparing a list walk.
+      if (c.t.vflags(volume) & VF_FORBIDDEN) this.refreshPairPendingAny(volume);
     }
     if (ok) {
       // I3: success deletes the key, which resets its backoff for both operation names.
@@ -105,15 +107,15 @@ export class OperationTable {
     return true;
   }
 
-  /** VF_PAIR_PENDING_ANY after a (volume, node) operation ended: O(pairs of the volume). */
-  private refreshPairPendingAny(volume: number): void {
-    if (!this.core.anyPairOfVolume(volume, PF_PENDING)) this.core.t.volumeFlags[volume] &= ~VF_PAIR_PENDING_ANY;
+  /** Recomputes VF_PAIR_PENDING_ANY: O(pairs of the volume). */
+  refreshPairPendingAny(volume: number): void {
+    if (!this.core.anyPairOfVolume(volume, PF_PENDING)) this.core.t.setVflags(volume, this.core.t.vflags(volume) & ~VF_PAIR_PENDING_ANY);
   }
 
   /** I4: false while the exact key is pending or (key, op) is inside its backoff window. */
   isSafeToRetry(volume: number, node: number, op: OperationKind, now: number): boolean {
     const c = this.core;
-    const vf = c.t.volumeFlags[volume];
+    const vf = c.t.vflags(volume);
     if (vf & VF_FORBIDDEN) {
       return (vf & VF_WIDE_PENDING) === 0 && !this.inWindow(wideKey(volume) * 2 + opBit(op), now);
     }
@@ -125,7 +127,7 @@ export class OperationTable {
   /** G1 matching. */
   isPending(volume: number, node: number): boolean {
     const c = this.core;
-    const vf = c.t.volumeFlags[volume];
+    const vf = c.t.vflags(volume);
     if (vf & VF_FORBIDDEN) return (vf & (VF_WIDE_PENDING | VF_PAIR_PENDING_ANY)) !== 0;
     if (vf & VF_WIDE_PENDING) return true;
     const slot = node < 0 ? -1 : c.findPair(volume, node);
@@ -157,12 +159,12 @@ export class OperationTable {
   }
 
   private hasEntries(wide: boolean, volume: number, slot: number): boolean {
-    return wide ? (this.core.t.volumeFlags[volume] & VF_WIDE_BACKOFF_ENTRY) !== 0 : (this.core.t.pairFlags[slot] & PF_BACKOFF_ENTRY) !== 0;
+    return wide ? (this.core.t.vflags(volume) & VF_WIDE_BACKOFF_ENTRY) !== 0 : (this.core.t.pairFlags[slot] & PF_BACKOFF_ENTRY) !== 0;
   }
 
   private setEntries(wide: boolean, volume: number, slot: number, on: boolean): void {
     const t = this.core.t;
-    if (wide) t.volumeFlags[volume] = on ? t.volumeFlags[volume] | VF_WIDE_BACKOFF_ENTRY : t.volumeFlags[volume] & ~VF_WIDE_BACKOFF_ENTRY;
+    if (wide) t.setVflags(volume, on ? t.vflags(volume) | VF_WIDE_BACKOFF_ENTRY : t.vflags(volume) & ~VF_WIDE_BACKOFF_ENTRY);
     else t.pairFlags[slot] = on ? t.pairFlags[slot] | PF_BACKOFF_ENTRY : t.pairFlags[slot] & ~PF_BACKOFF_ENTRY;
   }
 
@@ -199,7 +201,7 @@ export class OperationTable {
     const t = this.core.t;
     if (b.wide) {
       const bit = b.op === 'detach' ? VF_WIDE_BACKOFF_DETACH : VF_WIDE_BACKOFF_ATTACH;
-      t.volumeFlags[b.volume] = active ? t.volumeFlags[b.volume] | bit : t.volumeFlags[b.volume] & ~bit;
+      t.setVflags(b.volume, active ? t.vflags(b.volume) | bit : t.vflags(b.volume) & ~bit);
     } else {
       const bit = b.op === 'detach' ? PF_BACKOFF_DETACH : PF_BACKOFF_ATTACH;
       t.pairFlags[b.slot] = active ? t.pairFlags[b.slot] | bit : t.pairFlags[b.slot] & ~bit;

@@ -10,8 +10,9 @@
  */
 import {
   ABI_MAGIC, CAPACITY_ALIGN, HEADER_ADDR, HEADER_SIZE, H_LAYOUT_GENERATION, H_MAGIC, H_NODE_CAPACITY,
-  H_NODE_FLAGS, H_PAIR_CAPACITY, H_PAIR_FLAGS, H_PAIR_RECORDS, H_VOLUME_CAPACITY, H_VOLUME_FLAGS,
-  MEMORY_INITIAL_PAGES, MEMORY_MAXIMUM_PAGES, PAIR_RECORD_SIZE, PR_PODS,
+  H_NODE_FLAGS, H_PAIR_CAPACITY, H_PAIR_FLAGS, H_PAIR_RECORDS, H_VOLUME_CAPACITY, H_VOLUME_WORDS,
+  MEMORY_INITIAL_PAGES, MEMORY_MAXIMUM_PAGES, NIL, PAIR_RECORD_SIZE, PR_PODS, VOLUME_WORD_SIZE, VW_FLAGS_BYTE,
+  VW_HEAD_MASK, VW_HEAD_NIL,
 } from '../kernel/abi.js';
 import { fleetError } from '../errors/index.js';
 
@@ -39,8 +40,7 @@ const TABLES: Table[] = [
   { name: 'nodeFlags', width: 1, kind: 'nodes' },
   { name: 'nodeHead', width: 4, kind: 'nodes' },
   { name: 'nodeDesired', width: 4, kind: 'nodes' },
-  { name: 'volumeFlags', width: 1, kind: 'volumes' },
-  { name: 'volumeHead', width: 4, kind: 'volumes' },
+  { name: 'volumeWords', width: VOLUME_WORD_SIZE, kind: 'volumes' },
   { name: 'pairFlags', width: 2, kind: 'pairs' },
   { name: 'pairRecords', width: PAIR_RECORD_SIZE, kind: 'pairs' },
   { name: 'scratch', width: 1, kind: 'scratch' },
@@ -56,8 +56,9 @@ export class SharedTables {
   nodeFlags!: Uint8Array;
   nodeHead!: Uint32Array;
   nodeDesired!: Uint32Array;
-  volumeFlags!: Uint8Array;
-  volumeHead!: Uint32Array;
+  /** Volume words (head | flags << 24); use vflags/setVflags and vhead/setVhead. */
+  private volumeWords!: Uint32Array;
+  private volumeBytes!: Uint8Array;
   pairFlags!: Uint16Array;
   /** The pair records as u16 halves, for the pod count (see pods/setPods). */
   private pairHalves!: Uint16Array;
@@ -81,6 +82,25 @@ export class SharedTables {
     this.writeHeader();
   }
 
+  /** Flags of a volume (VF_*); undefined for an id outside the table. */
+  vflags(volume: number): number {
+    return this.volumeBytes[volume * VOLUME_WORD_SIZE + VW_FLAGS_BYTE];
+  }
+
+  setVflags(volume: number, flags: number): void {
+    this.volumeBytes[volume * VOLUME_WORD_SIZE + VW_FLAGS_BYTE] = flags;
+  }
+
+  /** First pair slot of a volume's list, or NIL. */
+  vhead(volume: number): number {
+    const head = this.volumeWords[volume] & VW_HEAD_MASK;
+    return head === VW_HEAD_NIL ? NIL : head;
+  }
+
+  setVhead(volume: number, slot: number): void {
+    this.volumeWords[volume] = (this.volumeWords[volume] & ~VW_HEAD_MASK) | (slot === NIL ? VW_HEAD_NIL : slot);
+  }
+
   /** Desired pod count of a pair (PR_PODS). */
   pods(slot: number): number {
     return this.pairHalves[slot * (PAIR_RECORD_SIZE / 2) + PR_PODS / 2];
@@ -93,6 +113,7 @@ export class SharedTables {
   /** Makes room for slot index `slot` of `kind` (no-op if it fits). */
   ensure(kind: 'nodes' | 'volumes' | 'pairs', slot: number): void {
     if (slot < this.caps[kind]) return;
+    if (kind === 'pairs' && slot >= VW_HEAD_NIL) throw fleetError('FA_ERR_STATE_CAPACITY', `more than ${VW_HEAD_NIL} pairs`);
     this.relayout({ ...this.caps, [kind]: alignCapacity(Math.max(slot + 1, Math.floor(this.caps[kind] * 1.5))) });
   }
 
@@ -158,8 +179,8 @@ export class SharedTables {
     this.nodeFlags = new Uint8Array(buf, o.nodeFlags, c.nodes);
     this.nodeHead = new Uint32Array(buf, o.nodeHead, c.nodes);
     this.nodeDesired = new Uint32Array(buf, o.nodeDesired, c.nodes);
-    this.volumeFlags = new Uint8Array(buf, o.volumeFlags, c.volumes);
-    this.volumeHead = new Uint32Array(buf, o.volumeHead, c.volumes);
+    this.volumeWords = new Uint32Array(buf, o.volumeWords, c.volumes);
+    this.volumeBytes = new Uint8Array(buf, o.volumeWords, c.volumes * VOLUME_WORD_SIZE);
     this.pairFlags = new Uint16Array(buf, o.pairFlags, c.pairs);
     this.pairHalves = new Uint16Array(buf, o.pairRecords, c.pairs * (PAIR_RECORD_SIZE / 2));
     this.pairRecords = new Uint32Array(buf, o.pairRecords, c.pairs * PAIR_RECORD_WORDS);
@@ -171,7 +192,7 @@ export class SharedTables {
     h.setUint32(H_PAIR_FLAGS, o.pairFlags, true);
     h.setUint32(H_PAIR_RECORDS, o.pairRecords, true);
     h.setUint32(H_NODE_FLAGS, o.nodeFlags, true);
-    h.setUint32(H_VOLUME_FLAGS, o.volumeFlags, true);
+    h.setUint32(H_VOLUME_WORDS, o.volumeWords, true);
     h.setUint32(H_PAIR_CAPACITY, this.caps.pairs, true);
     h.setUint32(H_NODE_CAPACITY, this.caps.nodes, true);
     h.setUint32(H_VOLUME_CAPACITY, this.caps.volumes, true);

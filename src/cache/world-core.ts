@@ -67,7 +67,7 @@ export class WorldCore {
   }
 
   volumeLive(id: number): boolean {
-    return (this.t.volumeFlags[id] & VF_LIVE) !== 0;
+    return (this.t.vflags(id) & VF_LIVE) !== 0;
   }
 
   internNode(name: string): number {
@@ -88,8 +88,8 @@ export class WorldCore {
     const { id, created } = this.volumes.intern(name);
     if (created) {
       this.t.ensure('volumes', id);
-      this.t.volumeFlags[id] = VF_LIVE;
-      this.t.volumeHead[id] = NIL;
+      this.t.setVflags(id, VF_LIVE);
+      this.t.setVhead(id, NIL);
     }
     return id;
   }
@@ -105,8 +105,8 @@ export class WorldCore {
 
   /** Frees a volume with no pairs and no volume-wide operation state. */
   maybeFreeVolume(volume: number): boolean {
-    if (this.t.volumeHead[volume] !== NIL || this.ops.holdsVolume(volume)) return false;
-    this.t.volumeFlags[volume] = 0;
+    if (this.t.vhead(volume) !== NIL || this.ops.holdsVolume(volume)) return false;
+    this.t.setVflags(volume, 0);
     this.volumeInfo.delete(volume);
     this.volumes.release(volume);
     return true;
@@ -116,7 +116,7 @@ export class WorldCore {
   /** The pair slot of (volume, node), or -1. O(min(pairs of volume, pairs of node)). */
   findPair(volume: number, node: number): number {
     const r = this.t.pairRecords;
-    let a = this.t.volumeHead[volume];
+    let a = this.t.vhead(volume);
     let b = this.t.nodeHead[node];
     // A pair is on both lists, so the walk can stop when either list ends.
     while (a !== NIL && b !== NIL) {
@@ -145,9 +145,9 @@ export class WorldCore {
     r[slot * W + VOL] = volume;
     r[slot * W + NODE] = node;
     r[slot * W + PR_TIMER / 4] = 0;
-    r[slot * W + NEXT_V] = t.volumeHead[volume];
+    r[slot * W + NEXT_V] = t.vhead(volume);
     r[slot * W + NEXT_N] = t.nodeHead[node];
-    t.volumeHead[volume] = slot;
+    t.setVhead(volume, slot);
     t.nodeHead[node] = slot;
     t.setPods(slot, 0);
     t.pairFlags[slot] = PF_LIVE | (this.isMounted(volume, node) ? PF_MOUNTED : 0);
@@ -162,8 +162,10 @@ export class WorldCore {
     const r = this.t.pairRecords;
     const volume = r[slot * W + VOL];
     const node = r[slot * W + NODE];
-    this.unlink(this.t.volumeHead, volume, slot, NEXT_V);
-    this.unlink(this.t.nodeHead, node, slot, NEXT_N);
+    this.unlink(this.t.vhead(volume), slot, NEXT_V, (first) => this.t.setVhead(volume, first));
+    this.unlink(this.t.nodeHead[node], slot, NEXT_N, (first) => {
+      this.t.nodeHead[node] = first;
+    });
     this.t.pairFlags[slot] = 0;
     r[slot * W + NEXT_V] = this.freePair;
     this.freePair = slot;
@@ -172,13 +174,14 @@ export class WorldCore {
     this.maybeFreeNode(node);
   }
 
-  private unlink(heads: Uint32Array, owner: number, slot: number, next: number): void {
+  /** Removes `slot` from a singly linked list given its head and the link field. */
+  private unlink(head: number, slot: number, next: number, setHead: (first: number) => void): void {
     const r = this.t.pairRecords;
-    if (heads[owner] === slot) {
-      heads[owner] = r[slot * W + next];
+    if (head === slot) {
+      setHead(r[slot * W + next]);
       return;
     }
-    for (let p = heads[owner]; p !== NIL; p = r[p * W + next]) {
+    for (let p = head; p !== NIL; p = r[p * W + next]) {
       if (r[p * W + next] === slot) {
         r[p * W + next] = r[slot * W + next];
         return;
@@ -205,7 +208,7 @@ export class WorldCore {
 
   forEachSlotOfVolume(volume: number, fn: (slot: number) => void): void {
     const r = this.t.pairRecords;
-    for (let p = this.t.volumeHead[volume]; p !== NIL; ) {
+    for (let p = this.t.vhead(volume); p !== NIL; ) {
       const next = r[p * W + NEXT_V];
       fn(p);
       p = next;
@@ -255,25 +258,25 @@ export class WorldCore {
   anyPairOfVolume(volume: number, bits: number): boolean {
     const flags = this.t.pairFlags;
     const r = this.t.pairRecords;
-    for (let p = this.t.volumeHead[volume]; p !== NIL; p = r[p * W + NEXT_V]) if (flags[p] & bits) return true;
+    for (let p = this.t.vhead(volume); p !== NIL; p = r[p * W + NEXT_V]) if (flags[p] & bits) return true;
     return false;
   }
 
   setAttachedAny(volume: number, any: boolean): void {
-    const f = this.t.volumeFlags[volume];
+    const f = this.t.vflags(volume);
     if (any === ((f & VF_ATTACHED_ANY) !== 0)) return;
-    this.t.volumeFlags[volume] = any ? f | VF_ATTACHED_ANY : f & ~VF_ATTACHED_ANY;
+    this.t.setVflags(volume, any ? f | VF_ATTACHED_ANY : f & ~VF_ATTACHED_ANY);
     if (f & VF_FORBIDDEN) this.refreshVolumeConflicts(volume);
   }
 
   refreshVolumeConflicts(volume: number): void {
     const r = this.t.pairRecords;
-    for (let p = this.t.volumeHead[volume]; p !== NIL; p = r[p * W + NEXT_V]) this.refreshConflict(p);
+    for (let p = this.t.vhead(volume); p !== NIL; p = r[p * W + NEXT_V]) this.refreshConflict(p);
   }
 
   refreshConflict(slot: number): void {
     const f = this.t.pairFlags[slot];
-    const vf = this.t.volumeFlags[this.pairVolume(slot)];
+    const vf = this.t.vflags(this.pairVolume(slot));
     const conflict = (f & PF_DESIRED) !== 0 && (f & PF_ATTACHED) === 0
       && (vf & VF_FORBIDDEN) !== 0 && (vf & VF_ATTACHED_ANY) !== 0;
     if (conflict === ((f & PF_CONFLICT) !== 0)) return;

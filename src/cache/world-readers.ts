@@ -3,8 +3,8 @@
  * on demand from the packed tables (never cached, so they are never stale).
  */
 import {
-  NF_HEALTHY, NF_LIVE, NF_MANAGED, NF_OUT_OF_SERVICE, NF_STATUS_NEEDED, PF_ATTACHED, PF_MAE_REPORTED,
-  PF_MOUNTED, PF_REPORTED, PF_TIMER_SET, PF_UNCERTAIN, PR_TIMER, VF_FORBIDDEN, VF_LIVE,
+  NF_HEALTHY, NF_MANAGED, NF_OUT_OF_SERVICE, NF_STATUS_NEEDED, PF_ATTACHED, PF_MAE_REPORTED,
+  PF_MOUNTED, PF_REPORTED, PF_TIMER_SET, PF_UNCERTAIN, PR_TIMER, VF_FORBIDDEN,
 } from '../kernel/abi.js';
 import { PAIR_RECORD_WORDS } from './shared-tables.js';
 import type { WorldCore } from './world-core.js';
@@ -63,21 +63,18 @@ export function volumeState(core: WorldCore, volume: number): VolumeState | unde
   return {
     id: volume,
     name,
-    multiAttachForbidden: (core.t.volumeFlags[volume] & VF_FORBIDDEN) !== 0,
+    multiAttachForbidden: (core.t.vflags(volume) & VF_FORBIDDEN) !== 0,
     attachedNodes,
     pairs,
     info: core.volumeInfo.get(volume),
   };
 }
 
-/** Live ids above `after`, ascending, at most `limit`, from a flags table. */
-export function liveIds(flags: Uint8Array, highWater: number, after: number, limit: number, live: number): number[] {
+/** Live ids above `after`, ascending, at most `limit`. */
+export function liveIds(highWater: number, after: number, limit: number, live: (id: number) => boolean): number[] {
   const out: number[] = [];
   for (let i = Math.max(0, Math.floor(after) + 1); i < highWater && out.length < limit; i++) {
-    if (flags[i] & live) out.push(i);
+    if (live(i)) out.push(i);
   }
   return out;
 }
-
-export const NODE_LIVE = NF_LIVE;
-export const VOLUME_LIVE = VF_LIVE;

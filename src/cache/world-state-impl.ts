@@ -15,7 +15,7 @@ import { WorldCore } from './world-core.js';
 import { PodSets } from './pod-sets.js';
 import { addPod, markAttached, markDetached, markUncertain, removePod } from './pair-transitions.js';
 import {
-  attachStateOf, liveIds, nodeState, NODE_LIVE, pairState, volumeState, VOLUME_LIVE,
+  attachStateOf, liveIds, nodeState, pairState, volumeState,
 } from './world-readers.js';
 import type {
   AddPodResult, AttachState, BackoffEntry, NodeId, NodeState, OperationKind, PairState, PendingOperation,
@@ -136,12 +136,14 @@ class WorldStateImpl implements WorldState {
   setMultiAttachForbidden(volume: VolumeId, forbidden: boolean): void {
     this.liveVolume(volume);
     const t = this.core.t;
-    if (forbidden === ((t.volumeFlags[volume] & VF_FORBIDDEN) !== 0)) return;
-    t.volumeFlags[volume] = forbidden ? t.volumeFlags[volume] | VF_FORBIDDEN : t.volumeFlags[volume] & ~VF_FORBIDDEN;
+    const f = t.vflags(volume);
+    if (forbidden === ((f & VF_FORBIDDEN) !== 0)) return;
+    t.setVflags(volume, forbidden ? f | VF_FORBIDDEN : f & ~VF_FORBIDDEN);
+    if (forbidden) this.ops.refreshPairPendingAny(volume);
     this.core.refreshVolumeConflicts(volume);
   }
   multiAttachForbidden(volume: VolumeId): boolean {
-    return this.core.volumeLive(volume) && (this.core.t.volumeFlags[volume] & VF_FORBIDDEN) !== 0;
+    return this.core.volumeLive(volume) && (this.core.t.vflags(volume) & VF_FORBIDDEN) !== 0;
   }
   setVolumeInfo(volume: VolumeId, info: unknown): void {
     this.liveVolume(volume);
@@ -254,10 +256,10 @@ class WorldStateImpl implements WorldState {
     return volumeState(this.core, volume);
   }
   nodeIds(after: number, limit: number): NodeId[] {
-    return liveIds(this.core.t.nodeFlags, this.core.nodes.highWater, after, limit, NODE_LIVE);
+    return liveIds(this.core.nodes.highWater, after, limit, (id) => this.core.nodeLive(id));
   }
   volumeIds(after: number, limit: number): VolumeId[] {
-    return liveIds(this.core.t.volumeFlags, this.core.volumes.highWater, after, limit, VOLUME_LIVE);
+    return liveIds(this.core.volumes.highWater, after, limit, (id) => this.core.volumeLive(id));
   }
   conflicts(): Array<{ volume: VolumeId; node: NodeId }> {
     return [...this.core.conflictSlots].map((p) => ({ volume: this.core.pairVolume(p), node: this.core.pairNode(p) }));

@@ -3,7 +3,7 @@
  * with the plan kernel. Keep in step with assembly/abi.ts (test/kernel/abi.test.ts compares
  * every constant by name and value, and the compiled module's abiVersion()).
  */
-export const ABI_VERSION = 4;
+export const ABI_VERSION = 5;
 export const ABI_MAGIC = 0x46415354;
 // ---- header: table addresses and capacities, at a fixed address -----------------------------
 export const HEADER_ADDR = 64;
@@ -12,7 +12,7 @@ export const H_MAGIC = 0;
 export const H_PAIR_FLAGS = 4;
 export const H_PAIR_RECORDS = 8;
 export const H_NODE_FLAGS = 12;
-export const H_VOLUME_FLAGS = 16;
+export const H_VOLUME_WORDS = 16;
 export const H_PAIR_CAPACITY = 20;
 export const H_NODE_CAPACITY = 24;
 export const H_VOLUME_CAPACITY = 28;
@@ -42,7 +42,11 @@ export const PR_TIMER = 8;
 export const PR_NEXT_OF_VOLUME = 12;
 export const PR_NEXT_OF_NODE = 16;
 export const PR_PODS = 20;
-// ---- volumes: u8 flags -----------------------------------------------------------------------
+// ---- volumes: one u32 word each: the head of the volume's pair list in the low 24 bits
+export const VOLUME_WORD_SIZE = 4;
+export const VW_HEAD_MASK = 0xffffff;
+export const VW_HEAD_NIL = 0xffffff;
+export const VW_FLAGS_BYTE = 3;
 export const VF_LIVE = 1;
 export const VF_FORBIDDEN = 2;
 export const VF_ATTACHED_ANY = 4;
