@@ -70,6 +70,24 @@ export function volumeState(core: WorldCore, volume: number): VolumeState | unde
   };
 }
 
+/** K3: nodes flagged statusUpdateNeeded. O(nodes), skipped when none is. */
+export function flaggedNodes(core: WorldCore): number[] {
+  const out: number[] = [];
+  if (core.counters.statusUpdatesNeeded === 0) return out;
+  const flags = core.t.nodeFlags;
+  for (let n = 0, end = core.nodes.highWater; n < end; n++) if (flags[n] & NF_STATUS_NEEDED) out.push(n);
+  return out;
+}
+
+/** K1: the volumes in a node's report set. */
+export function reportSet(core: WorldCore, node: number): number[] {
+  const out: number[] = [];
+  core.forEachSlotOfNode(node, (p) => {
+    if (core.t.pairFlags[p] & PF_REPORTED) out.push(core.pairVolume(p));
+  });
+  return out;
+}
+
 /** Live ids above `after`, ascending, at most `limit`. */
 export function liveIds(highWater: number, after: number, limit: number, live: (id: number) => boolean): number[] {
   const out: number[] = [];

@@ -4,7 +4,7 @@
  */
 import {
   NF_HEALTHY, NF_IN_USE_OBSERVED, NF_MANAGED, NF_OUT_OF_SERVICE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED,
-  PF_DESIRED, PF_MAE_REPORTED, PF_MOUNTED, PF_REPORTED, PF_TIMER_SET, VF_FORBIDDEN,
+  PF_DESIRED, PF_MAE_REPORTED, PF_MOUNTED, PF_TIMER_SET, VF_FORBIDDEN,
 } from '../kernel/abi.js';
 import { fleetError } from '../errors/index.js';
 import type { KernelAccess } from './kernel-access.js';
@@ -15,7 +15,7 @@ import { WorldCore } from './world-core.js';
 import { PodSets } from './pod-sets.js';
 import { addPod, markAttached, markDetached, markUncertain, removePod } from './pair-transitions.js';
 import {
-  attachStateOf, liveIds, nodeState, pairState, volumeState,
+  attachStateOf, flaggedNodes, liveIds, nodeState, pairState, reportSet, volumeState,
 } from './world-readers.js';
 import type {
   AddPodResult, AttachState, BackoffEntry, NodeId, NodeState, OperationKind, PairState, PendingOperation,
@@ -116,20 +116,10 @@ class WorldStateImpl implements WorldState {
     return this.core.nodeLive(node) && (this.core.t.nodeFlags[node] & NF_STATUS_NEEDED) !== 0;
   }
   nodesNeedingStatusUpdate(): NodeId[] {
-    const flags = this.core.t.nodeFlags;
-    const out: NodeId[] = [];
-    if (this.core.counters.statusUpdatesNeeded === 0) return out;
-    for (let n = 0, end = this.core.nodes.highWater; n < end; n++) if (flags[n] & NF_STATUS_NEEDED) out.push(n);
-    return out;
+    return flaggedNodes(this.core);
   }
   volumesToReport(node: NodeId): VolumeId[] {
-    const out: VolumeId[] = [];
-    if (!this.core.nodeLive(node)) return out;
-    const c = this.core;
-    c.forEachSlotOfNode(node, (p) => {
-      if (c.t.pairFlags[p] & PF_REPORTED) out.push(c.pairVolume(p));
-    });
-    return out;
+    return this.core.nodeLive(node) ? reportSet(this.core, node) : [];
   }
 
   // ---- volumes -------------------------------------------------------------------------------
