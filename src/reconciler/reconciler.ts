@@ -139,10 +139,19 @@ class Loop implements Reconciler {
     if (n === 0) return;
     // F8, step 1: take every detaching volume out of its node's report set.
     const removed = new Uint8Array(n);
+    const skipped = new Uint8Array(n);
     const nodes = new Set<NodeId>();
     for (let i = 0; i < n; i++) {
       const node = plan.detaches.node(i);
-      if (state.removeFromReportSet(plan.detaches.volume(i), node)) {
+      const volume = plan.detaches.volume(i);
+      // F2 re-checked at action time: an earlier action of this pass may own the key now.
+      // Skipping here avoids a needless remove/re-write of the node's status.
+      if (!state.isSafeToRetry(volume, node, 'detach', plan.now)) {
+        skipped[i] = 1;
+        if (plan.detaches.at(i).timerStarted) state.resetDetachTimer(volume, node);
+        continue;
+      }
+      if (state.removeFromReportSet(volume, node)) {
         removed[i] = 1;
         nodes.add(node);
       }
@@ -157,6 +166,7 @@ class Loop implements Reconciler {
       }),
     );
     for (let i = 0; i < n; i++) {
+      if (skipped[i]) continue;
       const a = plan.detaches.at(i);
       if (failed.has(a.node)) {
         if (removed[i]) state.addToReportSet(a.volume, a.node); // F8: put it back, no detach
