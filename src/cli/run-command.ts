@@ -16,7 +16,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (positional.length) throw fleetError('FA_ERR_FLAG_UNKNOWN', `unexpected argument: ${positional[0]}`);
   const options = controllerOptionsFromFlags(flags);
   const running = await startControllerWithApi({ ...options, kubeconfig: flags.kubeconfig ? { path: flags.kubeconfig } : {}, listen: flags.listen });
-  await untilSignal();
+  // Upstream exits when it loses its lease; a supervisor restarts it as a fresh standby.
+  const lost = running.ctl.lostLease().then(() => 'lost' as const);
+  const why = await Promise.race([untilSignal(), lost]);
   await running.stop();
+  if (why === 'lost') {
+    console.error('fleet-attach run: lost the leader lease; exiting so that a fresh replica can campaign');
+    return 1;
+  }
   return 0;
 }

@@ -46,6 +46,8 @@ export interface Controller {
   ready(): { ready: boolean; reason?: string };
   /** Resolves once this replica acts (synced and leading). */
   acting(): Promise<void>;
+  /** Resolves if this replica loses its leader lease (it then never acts again: exit and restart). */
+  lostLease(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -98,6 +100,8 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   let filled = false;
   let stopped = false;
   let lostLease = false;
+  let lostResolve!: () => void;
+  const lostPromise = new Promise<void>((r) => (lostResolve = r));
   let actingResolve!: () => void;
   const actingPromise = new Promise<void>((r) => (actingResolve = r));
   const abort = new AbortController();
@@ -135,6 +139,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
         // would hold it without acting and starve the other replicas): stop campaigning, report
         // not ready, and leave the restart to the supervisor (upstream exits).
         lostLease = true;
+        lostResolve();
         void elector?.stop();
         log.error('lost the leader lease; stopped acting and campaigning, restart required');
         process.emitWarning('fleet-attach lost its leader lease');
@@ -156,6 +161,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
       return filled ? { ready: true } : { ready: false, reason: 'filling state' };
     },
     acting: () => actingPromise,
+    lostLease: () => lostPromise,
     async stop() {
       if (stopped) return;
       stopped = true;
