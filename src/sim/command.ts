@@ -8,6 +8,7 @@ import { fleetError } from '../errors/index.js';
 import { flagHelp, parseFlags, type FlagSpecs } from '../cli/flags.js';
 import { logger } from '../log/logger.js';
 import { DEFAULT_FLEET_ACTOR_OPTIONS as D, type FleetActorOptions } from './actors/index.js';
+import { FAULTS_ADMIN_PATH, parseFaultSpec } from './faults/index.js';
 import { startSimulator } from './server/index.js';
 
 const onOff = ['on', 'off'] as const;
@@ -37,6 +38,8 @@ export const SIM_FLAGS = {
   'node-recovery': { kind: 'duration', default: D.nodeRecoveryMs, min: 0, help: 'how long a failed node stays NotReady' },
   'out-of-service-fraction': { kind: 'float', default: D.outOfServiceFraction, min: 0, max: 1, help: 'fraction of failed nodes tainted node.kubernetes.io/out-of-service' },
   'lease-renew-interval': { kind: 'duration', default: D.leaseRenewMs, min: 100, help: 'period of each node Lease renewal' },
+  faults: { kind: 'string', default: '', help: `fault injection spec, e.g. "drop-watch=30s,error500=0.02,error429=0.02:retry-after=1,latency=5ms..50ms,flap=0.5" (see src/sim/faults/fault-spec.ts); "none" starts with none but serves ${FAULTS_ADMIN_PATH} to switch them on` },
+  'fault-seed': { kind: 'int', default: -1, min: -1, max: 0xffffffff, help: 'seed of the fault draws (default: --seed)' },
 } as const satisfies FlagSpecs;
 
 /** Splits `host:port`, `[v6]:port` or `:port`; an empty host is loopback. */
@@ -58,6 +61,8 @@ export async function simCommand(argv: string[]): Promise<number> {
     throw fleetError('FA_ERR_FLAG_INVALID', 'flags --tls-cert-file and --tls-private-key-file must be given together');
   }
   const { host, port } = parseListen(f.listen);
+  // Validated before the fleet is generated, so a typo exits at once (FA_ERR_FLAG_INVALID, exit 2).
+  if (f.faults) parseFaultSpec(f.faults);
   const fleet: Partial<FleetActorOptions> = {
     seed: f.seed,
     nodes: f.nodes,
@@ -89,6 +94,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     kubeconfigOut: f['kubeconfig-out'] || undefined,
     watchWindow: f['watch-window'],
     fleet,
+    ...(f.faults ? { faultInjection: f.faults, faultSeed: f['fault-seed'] >= 0 ? f['fault-seed'] : f.seed } : {}),
     onProgress: (done, total) => {
       if (done < total && Date.now() - lastProgress < 2000) return;
       lastProgress = Date.now();
@@ -96,6 +102,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     },
   });
   if (sim.population) log.info({ ...sim.population }, 'fleet generated');
+  if (sim.faults) log.info({ admin: `${sim.url}${FAULTS_ADMIN_PATH}` }, `fault injection on; change it with POST ${sim.url}${FAULTS_ADMIN_PATH} (bearer token)`);
   await new Promise<void>((resolve) => {
     const done = () => resolve();
     process.once('SIGINT', done);

@@ -5,6 +5,9 @@
  * deletion it waits the detach latency and removes its finalizer, which lets the store delete
  * the object. Unlike a real driver it refuses to attach a ReadWriteOnce(-Pod) volume to a
  * second node, reporting an attachError, so that a controller bug is visible.
+ *
+ * Injected faults (FleetFaults, consulted per attempt): attach failures, detach failures
+ * (`status.detachError`, finalizer kept, retried with the attach backoff) and slow detaches.
  */
 import type { KubeObject, ResourceName, SimStore, StoreEventType } from '../store/sim-store.js';
 import type { FleetActor } from './actor.js';
@@ -12,6 +15,7 @@ import { createWriteErrorLog } from './actor.js';
 import { pvMultiAttachForbidden, vaAttached, vaSpec } from './fields.js';
 import { DelayQueue } from './delay-queue.js';
 import { attacherFinalizer } from './names.js';
+import type { FleetFaults } from './fleet-faults.js';
 import type { Prng } from './prng.js';
 
 export interface AttacherDeps {
@@ -21,6 +25,8 @@ export interface AttacherDeps {
   attachLatencyMs: number;
   detachLatencyMs: number;
   attachFailureRate: number;
+  /** Injected faults; none when absent. */
+  faults?: FleetFaults;
 }
 
 /** First retry after an attach error, doubled per consecutive failure up to the max. */
@@ -38,6 +44,11 @@ interface VaRec {
   queued: 'attach' | 'detach' | undefined;
 }
 
+/** Backoff after the n-th consecutive failure of one VolumeAttachment. */
+function retryDelay(failures: number): number {
+  return Math.min(ATTACH_RETRY_MAX_MS, ATTACH_RETRY_INITIAL_MS * 2 ** Math.min(failures - 1, 20));
+}
+
 export function createAttacher(deps: AttacherDeps): FleetActor {
   return new Attacher(deps);
 }
@@ -51,7 +62,7 @@ class Attacher implements FleetActor {
   private readonly queue = new DelayQueue<string>();
   private readonly finalizer: string;
   private readonly writeError = createWriteErrorLog('attacher');
-  private readonly counters = { attached: 0, attachErrors: 0, multiAttachRefused: 0, detached: 0, finalizersAdded: 0, writeErrors: 0 };
+  private readonly counters = { attached: 0, attachErrors: 0, multiAttachRefused: 0, detached: 0, detachErrors: 0, finalizersAdded: 0, writeErrors: 0 };
 
   constructor(private readonly d: AttacherDeps) {
     this.finalizer = attacherFinalizer(d.driver);
@@ -68,11 +79,15 @@ class Attacher implements FleetActor {
       if (spec.pvName) this.pvSet(spec.pvName).add(name);
     }
     rec.attached = vaAttached(o);
+    const wasDeleting = rec.deleting;
     rec.deleting = o.metadata.deletionTimestamp !== undefined;
     rec.finalized = o.metadata.finalizers?.includes(this.finalizer) ?? false;
     const now = Date.now();
     if (rec.deleting) {
-      if (rec.finalized && rec.queued !== 'detach') this.schedule(name, rec, 'detach', now + this.d.detachLatencyMs, true);
+      if (!wasDeleting) rec.failures = 0;
+      if (rec.finalized && rec.queued !== 'detach') {
+        this.schedule(name, rec, 'detach', now + this.d.detachLatencyMs + (this.d.faults?.extraDetachMs() ?? 0), true);
+      }
     } else if (!rec.finalized) {
       this.schedule(name, rec, 'attach', now, true);
     } else if (!rec.attached && rec.queued === undefined) {
@@ -95,7 +110,18 @@ class Attacher implements FleetActor {
 
   private work(name: string, rec: VaRec, now: number): void {
     if (rec.deleting) {
-      if (rec.finalized) this.write(name, 'detach', (o) => { o.metadata.finalizers = o.metadata.finalizers?.filter((f) => f !== this.finalizer); }, () => this.counters.detached++);
+      if (!rec.finalized) return;
+      if (this.d.faults?.detachFails()) {
+        this.counters.detachErrors++;
+        rec.failures++;
+        // Scheduled before the write, whose event would otherwise schedule a fresh detach.
+        this.schedule(name, rec, 'detach', now + retryDelay(rec.failures), true);
+        this.write(name, 'detachError', (o) => {
+          o.status = { ...((o.status ?? {}) as Record<string, unknown>), detachError: { time: new Date(now).toISOString(), message: 'rpc error: code = Internal desc = simulated ControllerUnpublishVolume failure' } };
+        });
+        return;
+      }
+      this.write(name, 'detach', (o) => { o.metadata.finalizers = o.metadata.finalizers?.filter((f) => f !== this.finalizer); }, () => this.counters.detached++);
       return;
     }
     if (!rec.finalized) {
@@ -125,8 +151,7 @@ class Attacher implements FleetActor {
       if (o.metadata.deletionTimestamp) return;
       o.status = { ...((o.status ?? {}) as Record<string, unknown>), attached: false, attachError: { time: new Date(now).toISOString(), message: error } };
     });
-    const backoff = Math.min(ATTACH_RETRY_MAX_MS, ATTACH_RETRY_INITIAL_MS * 2 ** Math.min(rec.failures - 1, 20));
-    this.schedule(name, rec, 'attach', now + backoff, true);
+    this.schedule(name, rec, 'attach', now + retryDelay(rec.failures), true);
   }
 
   /** Why this attach fails now, or undefined to attach. */
@@ -143,7 +168,7 @@ class Attacher implements FleetActor {
         }
       }
     }
-    if (this.d.prng.chance(this.d.attachFailureRate)) return 'rpc error: code = Internal desc = simulated ControllerPublishVolume failure';
+    if (this.d.prng.chance(this.d.attachFailureRate) || this.d.faults?.attachFails()) return 'rpc error: code = Internal desc = simulated ControllerPublishVolume failure';
     return undefined;
   }
 

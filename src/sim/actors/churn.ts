@@ -19,8 +19,8 @@ export interface ChurnDeps {
   store: SimStore;
   index: FleetIndex;
   prng: Prng;
-  /** Pod changes per second. */
-  rate: number;
+  /** Pod changes per second, read every tick (faults may change it while the fleet runs). */
+  rate: number | (() => number);
   driver: string;
   rwxFraction: number;
   /** Live pods to steer towards; 0 means the count when churn starts. */
@@ -75,7 +75,12 @@ class Churn implements FleetActor {
       this.warm = true;
     }
     while (this.gone.length > 0 && performance.now() < deadline) this.afterGone(this.gone.shift() as string);
-    this.credit = Math.min(this.credit + (this.d.rate * this.tickMs) / 1000, Math.max(1, this.d.rate));
+    const rate = typeof this.d.rate === 'number' ? this.d.rate : this.d.rate();
+    if (rate <= 0) {
+      this.credit = 0;
+      return;
+    }
+    this.credit = Math.min(this.credit + (rate * this.tickMs) / 1000, Math.max(1, rate));
     while (this.credit >= 1 && performance.now() < deadline) {
       this.credit--;
       this.change(now);

@@ -11,7 +11,10 @@ import { createAttacher } from './attacher.js';
 import { createChurn } from './churn.js';
 import { FleetIndex } from './fleet-index.js';
 import { createKubelet } from './kubelet.js';
+import type { FleetFaults } from './fleet-faults.js';
+import { createNodeDeletions } from './node-deletion.js';
 import { createNodeFailures } from './node-failure.js';
+import { createNodeFlaps } from './node-flap.js';
 import { createNodeLeases } from './node-lease.js';
 import { resolveFleetActorOptions, type FleetActorOptions } from './options.js';
 import { createPrng } from './prng.js';
@@ -30,26 +33,33 @@ const INDEXED: ReadonlySet<ResourceName> = new Set<ResourceName>(['nodes', 'pods
 
 /**
  * Starts the actors switched on in `opts` (attacher, kubelet with node leases, churn when
- * `churn > 0`, node failures when `nodeFailureRate > 0`).
+ * `churn > 0`, node failures when `nodeFailureRate > 0`). With `faults`, the attacher consults
+ * them, churn follows their extra rate, and the node flap and node deletion actors run.
  * @example const actors = startFleetActors(store, { attacher: true, kubelet: true }); … await actors.stop();
  */
-export function startFleetActors(store: SimStore, partial: Partial<FleetActorOptions> = {}): FleetActors {
+export function startFleetActors(store: SimStore, partial: Partial<FleetActorOptions> = {}, faults?: FleetFaults): FleetActors {
   const opts = resolveFleetActorOptions(partial);
   const index = new FleetIndex();
   const prng = createPrng(opts.seed);
   const actors: FleetActor[] = [];
   if (opts.attacher) {
-    actors.push(createAttacher({ store, prng: prng.fork('attacher'), driver: opts.driver, attachLatencyMs: opts.attachLatencyMs, detachLatencyMs: opts.detachLatencyMs, attachFailureRate: opts.attachFailureRate }));
+    actors.push(createAttacher({ store, prng: prng.fork('attacher'), driver: opts.driver, attachLatencyMs: opts.attachLatencyMs, detachLatencyMs: opts.detachLatencyMs, attachFailureRate: opts.attachFailureRate, faults }));
   }
   if (opts.kubelet) {
     actors.push(createKubelet({ store, index, mountLatencyMs: opts.mountLatencyMs, unmountLatencyMs: opts.unmountLatencyMs }));
     actors.push(createNodeLeases({ store, index, leaseRenewMs: opts.leaseRenewMs }));
   }
-  if (opts.churn > 0) {
-    actors.push(createChurn({ store, index, prng: prng.fork('churn'), rate: opts.churn, driver: opts.driver, rwxFraction: opts.rwxFraction, targetPods: opts.nodes * opts.podsPerNode, graceful: opts.kubelet }));
+  if (opts.churn > 0 || faults) {
+    const rate = faults ? () => opts.churn + faults.churnRate() : opts.churn;
+    actors.push(createChurn({ store, index, prng: prng.fork('churn'), rate, driver: opts.driver, rwxFraction: opts.rwxFraction, targetPods: opts.nodes * opts.podsPerNode, graceful: opts.kubelet }));
   }
   if (opts.nodeFailureRate > 0) {
     actors.push(createNodeFailures({ store, index, prng: prng.fork('node-failure'), rate: opts.nodeFailureRate, recoveryMs: opts.nodeRecoveryMs, outOfServiceFraction: opts.outOfServiceFraction }));
+  }
+
+  if (faults) {
+    actors.push(createNodeFlaps({ store, index, prng: prng.fork('node-flap'), faults }));
+    actors.push(createNodeDeletions({ store, index, prng: prng.fork('node-deletion'), faults }));
   }
 
   const wanted = new Set<ResourceName>(INDEXED);

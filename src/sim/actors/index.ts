@@ -19,3 +19,4 @@ export {
   volumeAttachmentName,
 } from './names.js';
 export { createPrng, type Prng } from './prng.js';
+export { NO_FLEET_FAULTS, type FleetFaults } from './fleet-faults.js';

@@ -129,7 +129,7 @@ class NodeFailures implements FleetActor {
 }
 
 /** Sets the Ready condition, keeping lastTransitionTime when the status does not change. */
-function setReady(o: KubeObject, status: 'True' | 'Unknown', at: string): void {
+export function setReady(o: KubeObject, status: 'True' | 'Unknown', at: string): void {
   const st = (o.status ?? {}) as Record<string, unknown>;
   const conditions = Array.isArray(st.conditions) ? (st.conditions as Array<Record<string, unknown>>) : [];
   const prev = conditions.find((c) => c.type === 'Ready');

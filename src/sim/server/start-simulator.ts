@@ -3,9 +3,14 @@
  * population), HTTPS API server, kubeconfig. Tests, benches and the demo command use this;
  * `fleet-attach sim` is a flag parser around it. Ready means: listening, and the kubeconfig
  * (if asked for) written. `stop()` ends actors, watches, connections and timers.
+ *
+ * With `faultInjection` the API server listens on a loopback port behind the fault front
+ * (src/sim/faults), which owns the public address, the TLS and the admin endpoint
+ * `/fleet-attach/faults`; the actors consult the same injector.
  */
 import { logger } from '../../log/logger.js';
 import { populateFleet, startFleetActors, type FleetActorOptions, type FleetActors, type FleetPopulation } from '../actors/index.js';
+import { createFaultFront, createFaultInjector, type FaultFront, type FaultInjector } from '../faults/index.js';
 import { createSimStore, type ServableStore } from '../store/index.js';
 import { createApiServer, type ApiServer } from './api-server.js';
 import { randomToken } from './auth.js';
@@ -41,6 +46,14 @@ export interface SimulatorOptions {
   bookmarkIntervalMs?: number;
   maxWatchBacklogBytes?: number;
   faults?: FaultHooks;
+  /**
+   * Fault injection: a `--faults` spec (src/sim/faults/fault-spec.ts) or an injector the caller
+   * keeps to change the spec and read the counters at run time. `'none'` still puts the front
+   * in place, so that faults can be switched on later.
+   */
+  faultInjection?: string | FaultInjector;
+  /** Seed of a spec-built injector (default: the fleet's seed, else 1). */
+  faultSeed?: number;
 }
 
 export interface Simulator {
@@ -59,6 +72,8 @@ export interface Simulator {
   server: ApiServer;
   actors: FleetActors | undefined;
   population: FleetPopulation | undefined;
+  /** The fault injector when `faultInjection` was given. */
+  faults: FaultInjector | undefined;
   stop(): Promise<void>;
 }
 
@@ -77,19 +92,31 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     }
   }
   const store = opts.store ?? createSimStore({ watchWindow: opts.watchWindow });
+  const faults = typeof opts.faultInjection === 'string'
+    ? createFaultInjector({ spec: opts.faultInjection, seed: opts.faultSeed ?? opts.fleet?.seed ?? 1 })
+    : opts.faultInjection;
   let actors: FleetActors | undefined;
   let population: FleetPopulation | undefined;
   if (opts.fleet) {
     // Actors first: they then follow the population as it is created instead of listing it.
-    actors = startFleetActors(store, opts.fleet);
+    actors = startFleetActors(store, opts.fleet, faults);
     population = await populateFleet(store, opts.fleet, { onProgress: opts.onProgress });
   }
-  const server = createApiServer({ store, token, tls, bookmarkIntervalMs: opts.bookmarkIntervalMs, maxWatchBacklogBytes: opts.maxWatchBacklogBytes, faults: opts.faults });
+  // Behind the front, the API server speaks plain HTTP on loopback; the front owns TLS.
+  const server = createApiServer({ store, token, tls: faults ? undefined : tls, bookmarkIntervalMs: opts.bookmarkIntervalMs, maxWatchBacklogBytes: opts.maxWatchBacklogBytes, faults: opts.faults });
+  let front: FaultFront | undefined;
   let port: number;
   try {
-    port = await server.listen(host, opts.port ?? 0);
+    if (faults) {
+      const backendPort = await server.listen('127.0.0.1', 0);
+      front = createFaultFront({ backend: { host: '127.0.0.1', port: backendPort }, tls, token, injector: faults });
+      port = await front.listen(host, opts.port ?? 0);
+    } else {
+      port = await server.listen(host, opts.port ?? 0);
+    }
   } catch (err) {
     await actors?.stop();
+    await front?.close();
     await server.close();
     throw err;
   }
@@ -111,9 +138,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     server,
     actors,
     population,
+    faults,
     stop() {
       stopped ??= (async () => {
         await actors?.stop();
+        await front?.close();
         await server.close();
       })();
       return stopped;

@@ -1,0 +1,256 @@
+/**
+ * The fault front: an HTTP(S) server in front of the simulated API server (which then listens
+ * on a loopback port) that injects the request faults of a {@link FaultInjector} and serves
+ * the admin endpoint. It exists because some faults need the connection itself: cutting a
+ * watch stream that is already open, answering a write with an error after it was committed,
+ * and a 429 with a `Retry-After` header.
+ *
+ * Admin endpoint, `Authorization: Bearer <simulator token>` required:
+ *   GET  /fleet-attach/faults   → {"spec": "<canonical spec>", "counts": {kind: n}}
+ *   POST /fleet-attach/faults   body: a spec (text/plain) or {"spec": "..."} (application/json);
+ *                               replaces the spec at once; 400 with a Status naming the bad item.
+ *
+ * Only resource requests from authenticated clients get faults (discovery, health and
+ * unauthenticated requests pass through untouched); everything else is forwarded byte for byte.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { isFleetError } from '../../errors/index.js';
+import { logger } from '../../log/logger.js';
+import { createTokenCheck } from '../server/auth.js';
+import type { ApiVerb, RequestFacts } from '../server/faults.js';
+import { isWatch, type ResourceTarget } from '../server/read-handlers.js';
+import { mediaType, readBody } from '../server/request-body.js';
+import { parseRoute } from '../server/route.js';
+import { ApiError, badRequest, methodNotAllowed, sendJson, sendStatus, statusObject } from '../server/status.js';
+import type { TlsMaterial } from '../server/tls.js';
+import type { FaultInjector, RequestFault } from './fault-injector.js';
+import { formatFaultSpec } from './fault-spec.js';
+
+export const FAULTS_ADMIN_PATH = '/fleet-attach/faults';
+
+export interface FaultFrontOptions {
+  /** The API server requests are forwarded to (plain HTTP). */
+  backend: { host: string; port: number };
+  /** Serving certificate and key; undefined serves plain HTTP. */
+  tls?: TlsMaterial;
+  /** The simulator's bearer token (admin endpoint, and who gets faults). */
+  token: string;
+  injector: FaultInjector;
+}
+
+export interface FaultFront {
+  /** Listens on host:port (0 picks a free port); resolves to the bound port. */
+  listen(host: string, port: number): Promise<number>;
+  /** Watch streams open through the front. */
+  openWatches(): number;
+  /** Cuts every stream, closes every connection and stops listening. */
+  close(): Promise<void>;
+}
+
+const HOP_BY_HOP = ['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade'];
+const MAX_ADMIN_BODY = 64 << 10;
+const log = logger('sim-faults');
+
+export function createFaultFront(opts: FaultFrontOptions): FaultFront {
+  const { injector, backend } = opts;
+  const checkToken = createTokenCheck(opts.token);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256 });
+  const watches = new Set<() => void>();
+
+  const authorized = (req: IncomingMessage): boolean => {
+    try {
+      checkToken(req.headers);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    serve(req, res).catch((err: unknown) => {
+      if (!(err instanceof ApiError) || err.code >= 500) log.error({ err, method: req.method, url: req.url }, 'fault front request failed');
+      if (res.headersSent) res.destroy();
+      else sendStatus(res, err);
+    });
+  };
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
+    const qi = url.indexOf('?');
+    const path = qi < 0 ? url : url.slice(0, qi);
+    if (path === FAULTS_ADMIN_PATH) return admin(req, res);
+    const route = parseRoute(path);
+    const method = req.method ?? 'GET';
+    const verb = route.kind === 'resource' ? verbOf(method, route, new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1))) : undefined;
+    if (route.kind !== 'resource' || verb === undefined || !authorized(req)) return forward(req, res, false);
+    const facts: RequestFacts = { method, path: url, verb, resource: route.info.name, namespace: route.namespace, name: route.name, subresource: route.subresource };
+    const delay = injector.latencyMs();
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    const fault = injector.decide(facts);
+    if (!fault) return forward(req, res, verb === 'watch');
+    if (fault.kind === 'gone' && verb === 'watch') {
+      req.resume();
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      return void res.end(`{"type":"ERROR","object":${JSON.stringify(statusObject(410, 'Expired', fault.error.message))}}\n`);
+    }
+    if (fault.afterServing) return forwardThenFail(req, res, fault);
+    req.resume();
+    sendFault(res, fault);
+  }
+
+  async function admin(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    checkToken(req.headers);
+    if (req.method === 'POST' || req.method === 'PUT') {
+      const body = await readBody(req, MAX_ADMIN_BODY);
+      let text = body;
+      if (mediaType(req.headers['content-type']) === 'application/json') {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(body);
+        } catch {
+          throw badRequest('the body must be {"spec": "<fault spec>"} or a spec as text/plain');
+        }
+        const spec = (parsed as { spec?: unknown } | null)?.spec;
+        if (typeof spec !== 'string') throw badRequest('the body must be {"spec": "<fault spec>"}');
+        text = spec;
+      }
+      try {
+        injector.set(text);
+      } catch (err) {
+        if (isFleetError(err)) throw badRequest(err.message);
+        throw err;
+      }
+      log.info({ spec: formatFaultSpec(injector.spec()) }, 'fault spec changed');
+    } else if (req.method !== 'GET' && req.method !== 'HEAD') {
+      throw methodNotAllowed();
+    }
+    sendJson(res, 200, JSON.stringify({ spec: formatFaultSpec(injector.spec()), counts: injector.counts() }));
+  }
+
+  function upstream(req: IncomingMessage): http.ClientRequest {
+    const headers: http.OutgoingHttpHeaders = { ...req.headers, host: `${backend.host}:${backend.port}` };
+    for (const h of HOP_BY_HOP) delete headers[h];
+    const up = http.request({ host: backend.host, port: backend.port, method: req.method, path: req.url, headers, agent });
+    req.pipe(up);
+    return up;
+  }
+
+  function forward(req: IncomingMessage, res: ServerResponse, watch: boolean): void {
+    const up = upstream(req);
+    let upRes: IncomingMessage | undefined;
+    up.on('response', (ur) => {
+      upRes = ur;
+      const headers: http.OutgoingHttpHeaders = { ...ur.headers };
+      for (const h of HOP_BY_HOP) delete headers[h];
+      res.writeHead(ur.statusCode ?? 502, headers);
+      ur.pipe(res);
+      if (watch && ur.statusCode === 200) track(res, up, ur);
+    });
+    up.on('error', (err) => backendFailed(res, err));
+    // A client that goes away ends the backend request too (a watch would otherwise live on).
+    res.on('close', () => {
+      if (!upRes?.complete) up.destroy();
+    });
+  }
+
+  /** Serves the request, discards the answer, then fails it. */
+  function forwardThenFail(req: IncomingMessage, res: ServerResponse, fault: RequestFault): void {
+    const up = upstream(req);
+    up.on('response', (ur) => {
+      ur.resume();
+      ur.on('end', () => sendFault(res, fault));
+    });
+    up.on('error', (err) => backendFailed(res, err));
+  }
+
+  /** Arms the drop of one watch stream, if the spec asks for drops. */
+  function track(res: ServerResponse, up: http.ClientRequest, ur: IncomingMessage): void {
+    const drop = injector.watchDrop();
+    const cut = () => {
+      clearTimeout(timer);
+      watches.delete(cut);
+      ur.unpipe(res);
+      up.destroy();
+      if (drop?.abrupt) res.destroy();
+      else res.end();
+    };
+    const timer = drop
+      ? setTimeout(() => {
+          injector.count('drop-watch');
+          cut();
+        }, drop.afterMs)
+      : undefined;
+    watches.add(cut);
+    res.on('close', () => {
+      clearTimeout(timer);
+      watches.delete(cut);
+    });
+  }
+
+  const server = opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : http.createServer(handler);
+  server.keepAliveTimeout = 65_000;
+  server.requestTimeout = 0;
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+  });
+
+  return {
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve((server.address() as AddressInfo).port);
+        });
+      });
+    },
+    openWatches: () => watches.size,
+    close() {
+      for (const cut of [...watches]) cut();
+      return new Promise((resolve) => {
+        server.close(() => {
+          agent.destroy();
+          resolve();
+        });
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+function sendFault(res: ServerResponse, fault: RequestFault): void {
+  const e = fault.error;
+  const extra = fault.retryAfterSeconds !== undefined ? { 'Retry-After': String(fault.retryAfterSeconds) } : undefined;
+  sendJson(res, e.code, JSON.stringify(statusObject(e.code, e.reason, e.message, e.details)), extra);
+}
+
+function backendFailed(res: ServerResponse, err: Error): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  log.warn({ err }, 'backend request failed');
+  sendStatus(res, new ApiError(503, 'ServiceUnavailable', `the API server behind the fault front is unavailable: ${err.message}`));
+}
+
+/** The API verb of a resource request, or undefined for a method the server refuses (forwarded as is). */
+function verbOf(method: string, t: ResourceTarget, q: URLSearchParams): ApiVerb | undefined {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      if (t.name !== undefined) return 'get';
+      return isWatch(q) ? 'watch' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return t.name === undefined ? 'deletecollection' : 'delete';
+    default:
+      return undefined;
+  }
+}
