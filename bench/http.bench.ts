@@ -10,7 +10,8 @@
 // it does not share the server's event loop. Per fleet size, in one run:
 //   capacity: each endpoint alone, unthrottled, `--connections` connections, `--duration` s,
 //             `--reps` sweeps over the endpoints:
-//             a bare fastify route on the same app (the ceiling), /healthz, /api/v1/summary,
+//             a bare fastify route on the same app (the ceiling), a bare route sending a
+//             constant body the size of a node answer, /healthz, /api/v1/summary,
 //             /api/v1/nodes/{random}, /api/v1/volumes/{random}, /metrics.
 //   loop:     reconcile pass p50/p99 idle vs under a mixed load (node and volume lookups,
 //             summaries) capped with autocannon's overallRate `--rate` so it leaves the loop its
@@ -26,7 +27,7 @@ import { createControllerMetrics } from '../src/metrics/controller-metrics.js';
 import { createFakeInspectionView } from '../test/http/fake-inspection-view.js';
 import { PLUGIN, VOLUMES_PER_NODE, nodeName, rng, startStandInController, volumeName } from '../test/http/stand-in-controller.js';
 
-type Target = 'bare' | 'healthz' | 'summary' | 'node' | 'volume' | 'metrics' | 'mixed';
+type Target = 'bare' | 'bare-sized' | 'healthz' | 'summary' | 'node' | 'volume' | 'metrics' | 'mixed';
 
 // ---- load client (child process) ------------------------------------------------------------
 
@@ -45,6 +46,7 @@ function pathFor(target: Target, nodes: number, random: () => number, turn: numb
   const i = Math.floor(random() * nodes);
   switch (target) {
     case 'bare': return '/bare';
+    case 'bare-sized': return '/bare-sized';
     case 'healthz': return '/healthz';
     case 'summary': return '/api/v1/summary';
     case 'metrics': return '/metrics';
@@ -101,6 +103,8 @@ interface SizeResult {
   loaded_rate_req_per_s: number;
   loaded_p99_ms: number;
   node_vs_ceiling: number;
+  node_vs_same_size_body: number;
+  node_body_bytes: number;
 }
 
 /**
@@ -154,12 +158,17 @@ async function benchSize(nodes: number, clients: Clients, o: { duration: number;
   });
   const app = buildServer({ state, view, metrics, listenHost: '127.0.0.1' });
   app.get('/bare', () => ({ ok: true }));
+  // The same bytes as a node lookup, from a constant: separates the cost of moving the answer
+  // (serialising it, writing it, the client parsing it) from the cost of reading the state.
+  let sized = '';
+  app.get('/bare-sized', (_request, reply) => { reply.type('application/json; charset=utf-8').send(sized); });
   const url = await listenServer(app, '127.0.0.1:0');
-  console.log(`\n${nodes} nodes (${nodes * VOLUMES_PER_NODE} pairs): filled in ${fill.toFixed(1)} s; ${url}`);
+  sized = (await app.inject({ url: `/api/v1/nodes/${nodeName(Math.floor(nodes / 2))}` })).body;
+  console.log(`\n${nodes} nodes (${nodes * VOLUMES_PER_NODE} pairs): filled in ${fill.toFixed(1)} s; ${url}; node answer ${sized.length} bytes`);
 
-  const targets = ['bare', 'healthz', 'summary', 'node', 'volume', 'metrics'] as const;
+  const targets = ['bare', 'bare-sized', 'healthz', 'summary', 'node', 'volume', 'metrics'] as const;
   const label: Record<(typeof targets)[number], string> = {
-    bare: 'bare fastify route', healthz: '/healthz', summary: '/api/v1/summary', node: '/api/v1/nodes/{name}',
+    bare: 'bare fastify route', 'bare-sized': 'bare route, node-sized body', healthz: '/healthz', summary: '/api/v1/summary', node: '/api/v1/nodes/{name}',
     volume: '/api/v1/volumes/{uniqueName}', metrics: '/metrics',
   };
   for (const target of targets) await runLoad(clients.capacity, { url, target, nodes, duration: 1, connections: o.connections }); // JIT warm-up
@@ -230,6 +239,8 @@ async function benchSize(nodes: number, clients: Clients, o: { duration: number;
     loaded_rate_req_per_s: loadedResult.req_per_s,
     loaded_p99_ms: loadedResult.p99_ms,
     node_vs_ceiling: round(node.req_per_s / ceiling),
+    node_vs_same_size_body: round(node.req_per_s / endpoints[1].req_per_s),
+    node_body_bytes: sized.length,
   };
   return { endpoints, size };
 }

@@ -73,14 +73,13 @@ export function createFakeInspectionView(o: FakeInspectionViewOptions): FakeInsp
     watches: () => watches,
     volumesForPv: o.volumesForPv ?? ((pv) => pvs.get(pv) ?? []),
     podName: o.podName ?? ((uid) => pods.get(uid)),
-    // O(1) counter and pair checks first: only pairs that have operation state pay for a scan.
+    // O(1) pair checks first: only pairs that have operation state pay for a scan.
     pendingOperation(volume, node): PendingOperation | undefined {
-      if (state.counts().pendingOperations === 0 || !state.isOperationPending(volume, node)) return undefined;
+      if (!state.isOperationPending(volume, node)) return undefined;
       const forbidden = state.multiAttachForbidden(volume);
       return state.pendingOperations().find((p) => p.volume === volume && (forbidden || matchesPair(volume, node, p)));
     },
     backoff(volume, node, at): BackoffEntry[] {
-      if (state.counts().backoffOperations === 0) return [];
       if (state.isSafeToRetry(volume, node, 'attach', at) && state.isSafeToRetry(volume, node, 'detach', at)) return [];
       return state.backoffOperations(at).filter((b) => matchesPair(volume, node, b));
     },
