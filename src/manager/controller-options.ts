@@ -4,6 +4,7 @@
  */
 import type { LoadKubeConfigOptions } from '../kube/kube-config.js';
 import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+import type { RequestHook } from '../kube/request-hook.js';
 
 export interface ControllerOptions {
   kubeconfig: LoadKubeConfigOptions;
@@ -35,6 +36,8 @@ export interface ControllerOptions {
   bookmarkIntervalMs?: number;
   /** Share a registry (tests) instead of creating one. */
   metrics?: ControllerMetrics;
+  /** Also told of every API request: the client's reads and writes, and the reflectors' lists and watches (tests). */
+  onRequest?: RequestHook;
 }
 
 export const DEFAULT_CONTROLLER_OPTIONS: Omit<ControllerOptions, 'kubeconfig'> = {

@@ -64,9 +64,15 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     onRequest: (r) => {
       metrics.apiRequests.inc({ verb: r.verb, resource: r.resource, code: String(r.code) });
       metrics.apiRequestDuration.observe({ verb: r.verb, resource: r.resource }, r.durationMs / 1000);
+      o.onRequest?.(r);
     },
   });
-  const rOpts = { kc, ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}), ...(o.bookmarkIntervalMs ? { bookmarkIntervalMs: o.bookmarkIntervalMs } : {}) };
+  const rOpts = {
+    kc,
+    ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
+    ...(o.bookmarkIntervalMs ? { bookmarkIntervalMs: o.bookmarkIntervalMs } : {}),
+    ...(o.onRequest ? { onRequest: o.onRequest } : {}),
+  };
   const pods = createReflector({ ...rOpts, kind: POD_KIND });
   const pvcs = createReflector({ ...rOpts, kind: PVC_KIND });
   const pvs = createReflector({ ...rOpts, kind: PV_KIND });
