@@ -45,8 +45,8 @@ type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 function pathFor(target: Target, nodes: number, random: () => number, turn: number): string {
   const i = Math.floor(random() * nodes);
   switch (target) {
-    case 'bare': return '/bare';
-    case 'bare-sized': return '/bare-sized';
+    case 'bare': return `/bare/${nodeName(i)}`;
+    case 'bare-sized': return `/bare-sized/${nodeName(i)}`;
     case 'healthz': return '/healthz';
     case 'summary': return '/api/v1/summary';
     case 'metrics': return '/metrics';
@@ -157,11 +157,13 @@ async function benchSize(nodes: number, clients: Clients, o: { duration: number;
     conflicts: () => state.counts().conflicts,
   });
   const app = buildServer({ state, view, metrics, listenHost: '127.0.0.1' });
-  app.get('/bare', () => ({ ok: true }));
+  // Bare routes take the same random path parameter as a node lookup, so the load client does
+  // the same work (autocannon rebuilds every request that setupRequest rewrites).
+  app.get('/bare/:name', () => ({ ok: true }));
   // The same bytes as a node lookup, from a constant: separates the cost of moving the answer
   // (serialising it, writing it, the client parsing it) from the cost of reading the state.
   let sized = '';
-  app.get('/bare-sized', (_request, reply) => { reply.type('application/json; charset=utf-8').send(sized); });
+  app.get('/bare-sized/:name', (_request, reply) => { reply.type('application/json; charset=utf-8').send(sized); });
   const url = await listenServer(app, '127.0.0.1:0');
   sized = (await app.inject({ url: `/api/v1/nodes/${nodeName(Math.floor(nodes / 2))}` })).body;
   console.log(`\n${nodes} nodes (${nodes * VOLUMES_PER_NODE} pairs): filled in ${fill.toFixed(1)} s; ${url}; node answer ${sized.length} bytes`);
