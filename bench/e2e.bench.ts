@@ -1,0 +1,89 @@
+// End-to-end benchmark (issue 6): `npm run bench:e2e` [-- --nodes 10000,50000 --pods-per-node 10
+// --churn 1000 --steady 60 --timeout 900 --profile DIR].
+//
+// For each fleet size, from cold start, with the simulator and the controller as separate child
+// processes of this one (see bench/lib/e2e-run.ts for the phases): time to full convergence,
+// controller CPU seconds and peak RSS, initial-sync ingest rate, API writes/s; then `--steady`
+// seconds of churn at `--churn` pod changes/s: loop p50/p99, new-pod-to-VolumeAttachment
+// p50/p99; and the raw JSON.parse rate of the pod watch lines received in the same run.
+//
+// Results: bench/results/e2e.json (runs of other sizes already there are kept; a size measured
+// again replaces its run) and bench/results/{loop-time,convergence-time,ingest-vs-json-parse}.svg.
+// `node scripts/bench-table.js` then regenerates the README table.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { writeE2eCharts, type ChartRun } from './lib/e2e-charts.js';
+import { runE2e, type E2eRun } from './lib/e2e-run.js';
+
+const args = process.argv.slice(2);
+const arg = (name: string, dflt: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : dflt;
+};
+const num = (name: string, dflt: number) => {
+  const v = Number(arg(name, String(dflt)));
+  if (!Number.isFinite(v) || v < 0) throw new Error(`--${name} must be a non-negative number`);
+  return v;
+};
+
+const SIZES = arg('nodes', '10000,50000,100000').split(',').map((s) => {
+  const n = Number(s);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--nodes: not a positive integer: ${s}`);
+  return n;
+});
+const PODS_PER_NODE = num('pods-per-node', 10);
+const CHURN = num('churn', 1000);
+const STEADY_S = num('steady', 60);
+const TIMEOUT_S = num('timeout', 900);
+const PROFILE_DIR = arg('profile', '');
+
+const resultsDir = new URL('results/', import.meta.url);
+const resultsFile = new URL('e2e.json', resultsDir);
+mkdirSync(resultsDir, { recursive: true });
+
+function previousRuns(): E2eRun[] {
+  if (!existsSync(resultsFile)) return [];
+  try {
+    const prev = JSON.parse(readFileSync(resultsFile, 'utf8')) as { runs?: E2eRun[] };
+    return Array.isArray(prev.runs) ? prev.runs : [];
+  } catch {
+    return [];
+  }
+}
+
+const fmt = (v: unknown) => (v === null || v === undefined ? '—' : String(v));
+
+function save(runs: E2eRun[]): void {
+  const out = {
+    bench: 'e2e',
+    command: 'npm run bench:e2e',
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', node: process.version, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
+    config: { pods_per_node: PODS_PER_NODE, churn_per_s: CHURN, steady_s: STEADY_S, processes: 'simulator (bench/lib/sim-child.ts) and controller (bin/fleet-attach.js run) as child processes' },
+    targets: { converge_s_at_50k: 120, converge_s_at_100k_stretch: 240, loop_p99_ms_at_50k: 20, pod_to_va_p99_ms: 200, ingest_ratio_min: 0.7 },
+    runs,
+  };
+  writeFileSync(resultsFile, `${JSON.stringify(out, null, 2)}\n`);
+  const charts = writeE2eCharts(resultsDir, runs as unknown as ChartRun[], `2 cores, simulator + controller + bench on one machine; churn ${CHURN}/s; ${new Date().toISOString().slice(0, 10)}`);
+  console.log(`wrote bench/results/e2e.json and ${charts.map((c) => `bench/results/${c}`).join(', ')}`);
+}
+
+const runs = previousRuns().filter((r) => !SIZES.includes(r.nodes));
+for (const nodes of SIZES) {
+  console.log(`\n== ${nodes} nodes × ${PODS_PER_NODE} pods ==`);
+  const dir = PROFILE_DIR ? `${PROFILE_DIR}/${nodes}` : undefined;
+  if (dir) mkdirSync(dir, { recursive: true });
+  let run: E2eRun;
+  try {
+    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, ...(dir ? { profileDir: dir } : {}) });
+  } catch (err) {
+    console.error(`run at ${nodes} nodes failed: ${err instanceof Error ? err.message : String(err)}`);
+    run = { nodes, pods: nodes * PODS_PER_NODE, failed: err instanceof Error ? err.message.slice(0, 2000) : String(err) };
+  }
+  run.date = new Date().toISOString();
+  runs.push(run);
+  runs.sort((a, b) => a.nodes - b.nodes);
+  save(runs); // after every size, so a later failure keeps what was measured
+  const keys = ['converge_s', 'controller_cpu_s', 'peak_rss_mb', 'ingest_events_per_s', 'json_parse_events_per_s', 'ingest_ratio', 'api_writes_per_s', 'loop_p50_ms', 'loop_p99_ms', 'pod_to_va_p50_ms', 'pod_to_va_p99_ms'];
+  console.log(keys.map((k) => `${k}=${fmt(run[k])}`).join('  '));
+}

@@ -1,0 +1,62 @@
+/**
+ * The end-to-end bench's charts, from the runs in bench/results/e2e.json: loop time and
+ * convergence time against fleet size (with the issue's targets), and controller ingest against
+ * the raw JSON.parse rate of the same pod events.
+ */
+import { writeFileSync } from 'node:fs';
+import { barChart, compact, lineChart } from './svg-chart.js';
+
+export interface ChartRun {
+  nodes: number;
+  converge_s: number | null;
+  loop_p50_ms: number | null;
+  loop_p99_ms: number | null;
+  ingest_events_per_s: number | null;
+  ingest_cpu_events_per_s?: number | null;
+  json_parse_events_per_s: number | null;
+}
+
+const pts = (runs: readonly ChartRun[], f: (r: ChartRun) => number | null) =>
+  runs.flatMap((r) => (f(r) === null ? [] : [[r.nodes, f(r) as number] as const]));
+
+/** Writes loop-time.svg, convergence-time.svg and ingest-vs-json-parse.svg into `dir` (a file URL); returns their names. */
+export function writeE2eCharts(dir: URL, runs: readonly ChartRun[], subtitle: string): string[] {
+  const sorted = [...runs].sort((a, b) => a.nodes - b.nodes);
+  const files: Array<[string, string]> = [
+    ['loop-time.svg', lineChart({
+      title: 'Reconcile loop time under churn vs fleet size',
+      subtitle,
+      xLabel: 'nodes (10 pods each)',
+      yLabel: 'loop pass time (ms)',
+      series: [
+        { name: 'p99', points: pts(sorted, (r) => r.loop_p99_ms) },
+        { name: 'p50', points: pts(sorted, (r) => r.loop_p50_ms), dashed: true },
+      ],
+      targets: [{ label: 'target p99 ≤ 20 ms (at 50k)', y: 20 }],
+      yFormat: (v) => `${+v.toPrecision(3)}`,
+    })],
+    ['convergence-time.svg', lineChart({
+      title: 'Cold-start convergence time vs fleet size',
+      subtitle,
+      xLabel: 'nodes (10 pods each)',
+      yLabel: 'seconds to every pair attached and reported',
+      series: [{ name: 'converge', points: pts(sorted, (r) => r.converge_s) }],
+      targets: [{ label: 'targets (120 s at 50k, stretch 240 s at 100k)', points: [[50_000, 120], [100_000, 240]] }],
+      yFormat: (v) => `${+v.toPrecision(3)}`,
+    })],
+    ['ingest-vs-json-parse.svg', barChart({
+      title: 'Controller ingest vs raw JSON.parse of the same pod events',
+      subtitle,
+      yLabel: 'objects per second',
+      groups: sorted.map((r) => `${compact(r.nodes)} nodes`),
+      series: [
+        { name: 'ingest, end to end (initial sync)', values: sorted.map((r) => r.ingest_events_per_s) },
+        { name: 'controller parse + projection only', values: sorted.map((r) => r.ingest_cpu_events_per_s ?? null), color: '#2ca02c' },
+        { name: 'JSON.parse alone', values: sorted.map((r) => r.json_parse_events_per_s), color: '#7f7f7f' },
+      ],
+      groupNotes: sorted.map((r) => (r.ingest_events_per_s && r.json_parse_events_per_s ? `${Math.round((100 * r.ingest_events_per_s) / r.json_parse_events_per_s)}% end to end (target ≥ 70%)` : '')),
+    })],
+  ];
+  for (const [name, svg] of files) writeFileSync(new URL(name, dir), svg);
+  return files.map(([name]) => name);
+}

@@ -1,0 +1,20 @@
+/**
+ * The raw JSON.parse rate of a set of captured lines: the floor any JSON ingest in Node.js
+ * sits on. One warm-up pass, then the median of `passes` timed passes (lines per second).
+ */
+import { median } from './stats.js';
+
+export function jsonParseRate(lines: readonly string[], passes = 5): { eventsPerS: number; lines: number; bytes: number } | undefined {
+  if (lines.length === 0) return undefined;
+  let sink = 0;
+  const pass = () => {
+    const t0 = performance.now();
+    for (const l of lines) sink += (JSON.parse(l) as { type?: string }).type === 'ADDED' ? 1 : 0;
+    return performance.now() - t0;
+  };
+  pass();
+  const ms = median(Array.from({ length: passes }, pass)) ?? 0;
+  const bytes = lines.reduce((n, l) => n + l.length, 0);
+  if (sink < 0) console.log(sink); // keeps the parse observable
+  return { eventsPerS: lines.length / (ms / 1000), lines: lines.length, bytes };
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env node
+// Regenerates the README's benchmark tables from bench/results/*.json: everything between the
+// lines `<!-- bench:begin -->` and `<!-- bench:end -->` of README.md is replaced; nothing else
+// is touched. A results file that is missing or lacks a field gives "—", never an error.
+//
+//   node scripts/bench-table.js           rewrite README.md
+//   node scripts/bench-table.js --check   exit 1 if README.md is not what the results give
+//   node scripts/bench-table.js --print   print the generated block
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
+const root = new URL('..', import.meta.url);
+const README = new URL('README.md', root);
+const BEGIN = '<!-- bench:begin -->';
+const END = '<!-- bench:end -->';
+
+function load(name) {
+  const url = new URL(`bench/results/${name}.json`, root);
+  if (!existsSync(url)) return undefined;
+  try {
+    return JSON.parse(readFileSync(url, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+const isNum = (v) => typeof v === 'number' && Number.isFinite(v);
+/** Integers with thousands separators. */
+const int = (v) => (isNum(v) ? Math.round(v).toLocaleString('en-US') : '—');
+/** Three significant digits (no exponent), with a unit. */
+const sig = (v, unit = '') => (isNum(v) ? `${v >= 1000 ? Math.round(v).toLocaleString('en-US') : +v.toPrecision(3)}${unit}` : '—');
+/** 4.4 M, 121k. */
+const short = (v) => (!isNum(v) ? '—' : v >= 1e6 ? `${+(v / 1e6).toPrecision(2)} M` : v >= 1e3 ? `${Math.round(v / 1e3)}k` : String(Math.round(v)));
+const pct = (v) => (isNum(v) ? `${Math.round(v * 100)}%` : '—');
+/** An objects/s rate and its share of a baseline. */
+const rate = (v, share) => (isNum(v) ? `${short(v)}/s${isNum(share) ? ` (${pct(share)})` : ''}` : '—');
+const day = (d) => (typeof d === 'string' ? d.slice(0, 10) : '—');
+const loadAvg = (l) => (Array.isArray(l) && isNum(l[0]) ? l[0].toFixed(1) : '—');
+
+function table(head, rows) {
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+function kernelSection(k) {
+  if (!k?.sizes?.length) return '**Plan kernel** (`npm run bench:kernel`): no results yet.';
+  const rows = k.sizes.map((s) => [
+    int(s.nodes), int(s.pairs), sig(s.wasm_p50_ms, ' ms'), sig(s.wasm_p99_ms, ' ms'), sig(s.pool_p50_ms, ' ms'), sig(s.reference_p50_ms, ' ms'),
+    sig(s.floor_p50_ms, ' ms'), sig(s.wasm_vs_floor), isNum(s.speedup_vs_reference) ? `${int(s.speedup_vs_reference)}×` : '—', sig(s.bytes_per_pair),
+    `${short(s.mutations_per_s)} (${short(s.mutations_per_s_best_window)} best window)`,
+  ]);
+  return [
+    `**Plan kernel** (\`npm run bench:kernel\`; ${day(k.date)}, load average ${loadAvg(k.machine?.loadavg_at_end)}): nodes × 10 volumes, 1% of pairs differing.`,
+    '',
+    table(['nodes', 'pairs', 'plan p50 (WASM, main thread)', 'p99', 'pool p50', 'Map reference p50', 'sequential-read floor p50', 'WASM ÷ floor', 'reference ÷ WASM', 'bytes/pair', 'mutations/s'], rows),
+  ].join('\n');
+}
+
+function simSection(s) {
+  if (!s?.results?.length) return '**Simulator** (`npm run bench:sim`): no results yet.';
+  const rows = s.results.map((r) => [
+    int(r.nodes), short(r.objects), int(r.heapBytesPerObject), `${short(r.listObjectsPerSec)} obj/s`,
+    `${short(r.watchEventsDeliveredPerSec)} events/s`, `${short(r.populateObjectsPerSec)} obj/s`,
+  ]);
+  return [
+    `**Simulator** (\`npm run bench:sim\`; ${day(s.date)}, load average ${loadAvg(s.loadAverage)}):`,
+    '',
+    table(['nodes', 'objects', 'heap bytes/object', `paged list (${s.pageSize ?? 500}/page)`, `watch, ${s.results[0].watchers ?? 4} watchers`, 'populate'], rows),
+  ].join('\n');
+}
+
+function httpSection(h) {
+  if (!h?.endpoints?.length) return '**Inspection API** (`npm run bench:http`): no results yet.';
+  const largest = Math.max(...h.endpoints.map((e) => e.nodes ?? 0));
+  const rows = h.endpoints.filter((e) => e.nodes === largest).map((e) => [e.name, int(e.req_per_s), sig(e.p50_ms, ' ms'), sig(e.p99_ms, ' ms')]);
+  return [
+    `**Inspection API** (\`npm run bench:http\`; ${day(h.date)}, load average ${loadAvg(h.machine?.loadavg_end)}): each endpoint alone, ${int(largest)} nodes; reconcile loop p99 ${sig(h.loop_p99_ms_idle, ' ms')} idle, ${sig(h.loop_p99_ms_loaded, ' ms')} under a mixed API load.`,
+    '',
+    table(['endpoint', 'req/s', 'p50', 'p99'], rows),
+  ].join('\n');
+}
+
+function e2eSection(e) {
+  const runs = (e?.runs ?? []).filter((r) => !r.failed);
+  if (!runs.length) return '**End to end** (`npm run bench:e2e`): no results yet.';
+  const rows = runs.map((r) => [
+    int(r.nodes), int(r.pods), r.converged === false ? `not in ${int(r.converge_timeout_s ?? 900)} s` : sig(r.converge_s, ' s'), sig(r.controller_cpu_s, ' s'), int(r.peak_rss_mb),
+    rate(r.ingest_events_per_s, r.ingest_ratio), rate(r.ingest_cpu_events_per_s, r.ingest_cpu_ratio), short(r.json_parse_events_per_s),
+    int(r.api_writes_per_s), `${sig(r.loop_p50_ms)} / ${sig(r.loop_p99_ms)} ms`, `${sig(r.plan_p50_ms)} / ${sig(r.plan_p99_ms)} ms`,
+    `${sig(r.pod_to_va_p50_ms)} / ${sig(r.pod_to_va_p99_ms)} ms`,
+  ]);
+  const at = (n) => runs.find((r) => r.nodes === n);
+  const verdict = (ok, what) => `${what}: ${ok === undefined ? 'not measured' : ok ? '**met**' : '**missed**'}`;
+  const r50 = at(50_000);
+  const r100 = at(100_000);
+  const targets = [
+    verdict(r50 && (isNum(r50.converge_s) ? r50.converge_s <= 120 : false), '50k converge ≤ 120 s'),
+    verdict(r100 && (isNum(r100.converge_s) ? r100.converge_s <= 240 : false), '100k ≤ 240 s (stretch)'),
+    verdict(r50 && isNum(r50.loop_p99_ms) ? r50.loop_p99_ms <= 20 : r50 ? false : undefined, 'loop p99 ≤ 20 ms at 50k under churn'),
+    verdict(runs.every((r) => isNum(r.pod_to_va_p99_ms)) ? runs.every((r) => r.pod_to_va_p99_ms <= 200) : undefined, 'pod-to-VA p99 ≤ 200 ms'),
+    verdict(runs.every((r) => isNum(r.ingest_ratio)) ? runs.every((r) => r.ingest_ratio >= 0.7) : undefined, 'ingest ≥ 70% of JSON.parse'),
+  ];
+  return [
+    `**End to end** (\`npm run bench:e2e\`; ${day(e.date)}, load average ${loadAvg(e.machine?.loadavg_at_end)}): simulator and controller as separate processes on the same 2 cores, cold start, then ${int(e.config?.steady_s)} s of churn at ${int(e.config?.churn_per_s)} pod changes/s. Ingest is objects/s over the initial sync (end to end, and the controller's own parse + projection time), as a share of JSON.parse alone on the same pod events; loop and plan are the reconcile pass and its WASM plan during churn.`,
+    '',
+    table(['nodes', 'pods', 'converge', 'controller CPU', 'peak RSS MB', 'ingest', 'ingest (controller CPU)', 'JSON.parse', 'API writes/s', 'loop p50 / p99', 'plan p50 / p99', 'pod → VA p50 / p99'], rows),
+    '',
+    `Targets: ${targets.join('; ')}. Charts: \`bench/results/convergence-time.svg\`, \`loop-time.svg\`, \`ingest-vs-json-parse.svg\`.`,
+  ].join('\n');
+}
+
+export function benchBlock() {
+  return [kernelSection(load('kernel')), simSection(load('sim')), httpSection(load('http')), e2eSection(load('e2e'))].join('\n\n');
+}
+
+function main(args) {
+  const block = benchBlock();
+  if (args.includes('--print')) {
+    console.log(block);
+    return 0;
+  }
+  const text = readFileSync(README, 'utf8');
+  const b = text.indexOf(BEGIN);
+  const e = text.indexOf(END);
+  if (b < 0 || e < b) {
+    console.error(`README.md has no ${BEGIN} … ${END} block`);
+    return 2;
+  }
+  const next = `${text.slice(0, b + BEGIN.length)}\n${block}\n${text.slice(e)}`;
+  if (args.includes('--check')) {
+    if (next === text) return 0;
+    console.error('README.md benchmark tables are out of date: run node scripts/bench-table.js');
+    return 1;
+  }
+  if (next !== text) writeFileSync(README, next);
+  console.log(next === text ? 'README.md benchmark tables already up to date' : 'README.md benchmark tables regenerated');
+  return 0;
+}
+
+process.exitCode = main(process.argv.slice(2));
