@@ -1,6 +1,6 @@
 /**
  * The transitions of one pair's desired and actual state, with everything they drag along:
- * the counters, the node's desired count (B2), the report set (D6), the multi-attach error
+ * the counters, the report set (D6), the multi-attach error
  * flag (H4), the conflict set (G3) and the volume's confirmed-attachment bit (D7). Each takes
  * a live pair slot; freeing the slot when nothing holds it any more is part of the transition.
  */
@@ -15,7 +15,6 @@ export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string): 
   if (!pods.add(slot, uid)) return false;
   if (c.t.pods(slot) === 1) {
     c.t.pairFlags[slot] = (c.t.pairFlags[slot] | PF_DESIRED) & ~PF_MAE_REPORTED;
-    c.t.nodeDesired[c.pairNode(slot)]++;
     c.counters.desiredPairs++;
     c.refreshConflict(slot);
   }
@@ -27,7 +26,6 @@ export function removePod(c: WorldCore, pods: PodSets, slot: number, uid: string
   if (!pods.remove(slot, uid)) return false;
   if (c.t.pods(slot) === 0) {
     c.t.pairFlags[slot] &= ~(PF_DESIRED | PF_MAE_REPORTED);
-    c.t.nodeDesired[c.pairNode(slot)]--;
     c.counters.desiredPairs--;
     c.refreshConflict(slot);
     c.maybeFreePair(slot);

@@ -55,7 +55,6 @@ export class PlanClock {
     return [
       { name: 'nodeFlags', addr: o.nodeFlags, bytes: nodes },
       { name: 'nodeHead', addr: o.nodeHead, bytes: nodes * 4 },
-      { name: 'nodeDesired', addr: o.nodeDesired, bytes: nodes * 4 },
       { name: 'volumeWords', addr: o.volumeWords, bytes: volumes * 4 },
       { name: 'pairFlags', addr: o.pairFlags, bytes: pairs * 2 },
       { name: 'pairRecords', addr: o.pairRecords, bytes: pairs * PAIR_RECORD_WORDS * 4 },

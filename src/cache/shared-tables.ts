@@ -39,7 +39,6 @@ interface Table {
 const TABLES: Table[] = [
   { name: 'nodeFlags', width: 1, kind: 'nodes' },
   { name: 'nodeHead', width: 4, kind: 'nodes' },
-  { name: 'nodeDesired', width: 4, kind: 'nodes' },
   { name: 'volumeWords', width: VOLUME_WORD_SIZE, kind: 'volumes' },
   { name: 'pairFlags', width: 2, kind: 'pairs' },
   { name: 'pairRecords', width: PAIR_RECORD_SIZE, kind: 'pairs' },
@@ -55,7 +54,6 @@ export class SharedTables {
   offsets: Record<string, number> = {};
   nodeFlags!: Uint8Array;
   nodeHead!: Uint32Array;
-  nodeDesired!: Uint32Array;
   /** Volume words (head | flags << 24); use vflags/setVflags and vhead/setVhead. */
   private volumeWords!: Uint32Array;
   private volumeBytes!: Uint8Array;
@@ -178,7 +176,6 @@ export class SharedTables {
     this.bytes = new Uint8Array(buf);
     this.nodeFlags = new Uint8Array(buf, o.nodeFlags, c.nodes);
     this.nodeHead = new Uint32Array(buf, o.nodeHead, c.nodes);
-    this.nodeDesired = new Uint32Array(buf, o.nodeDesired, c.nodes);
     this.volumeWords = new Uint32Array(buf, o.volumeWords, c.volumes);
     this.volumeBytes = new Uint8Array(buf, o.volumeWords, c.volumes * VOLUME_WORD_SIZE);
     this.pairFlags = new Uint16Array(buf, o.pairFlags, c.pairs);

@@ -76,7 +76,6 @@ export class WorldCore {
       this.t.ensure('nodes', id);
       this.t.nodeFlags[id] = NF_LIVE;
       this.t.nodeHead[id] = NIL;
-      this.t.nodeDesired[id] = 0;
       this.inUse[id] = null;
     } else {
       this.t.nodeFlags[id] &= ~NF_REMOVED;
@@ -117,11 +116,16 @@ export class WorldCore {
   findPair(volume: number, node: number): number {
     const r = this.t.pairRecords;
     let a = this.t.vhead(volume);
+    if (a === NIL) return -1;
+    // Most volumes have one pair: the volume's first pair settles it without touching the
+    // node's list head (one cache miss fewer).
+    if (r[a * W + NODE] === node) return a;
+    a = r[a * W + NEXT_V];
     let b = this.t.nodeHead[node];
     // A pair is on both lists, so the walk can stop when either list ends.
     while (a !== NIL && b !== NIL) {
-      if (r[a * W + NODE] === node) return a;
       if (r[b * W + VOL] === volume) return b;
+      if (r[a * W + NODE] === node) return a;
       a = r[a * W + NEXT_V];
       b = r[b * W + NEXT_N];
     }
@@ -218,6 +222,23 @@ export class WorldCore {
   isMounted(volume: number, node: number): boolean {
     const set = this.inUse[node];
     return set === null || set === undefined || set.has(this.volumes.name(volume) as string);
+  }
+
+  /** D3: recomputes PF_MOUNTED of every pair of the node from its volumesInUse. */
+  refreshMountedOfNode(node: number): void {
+    const flags = this.t.pairFlags;
+    const r = this.t.pairRecords;
+    for (let p = this.t.nodeHead[node]; p !== NIL; p = r[p * W + NEXT_N]) {
+      flags[p] = this.isMounted(r[p * W + VOL], node) ? flags[p] | PF_MOUNTED : flags[p] & ~PF_MOUNTED;
+    }
+  }
+
+  /** B2: whether pods want any volume on the node. O(pairs of the node); node deletion only. */
+  nodeHasDesired(node: number): boolean {
+    const flags = this.t.pairFlags;
+    const r = this.t.pairRecords;
+    for (let p = this.t.nodeHead[node]; p !== NIL; p = r[p * W + NEXT_N]) if (flags[p] & PF_DESIRED) return true;
+    return false;
   }
 
   // ---- report set and node status (D6, K3) -------------------------------------------------

@@ -4,7 +4,7 @@
  */
 import {
   NF_HEALTHY, NF_IN_USE_OBSERVED, NF_MANAGED, NF_OUT_OF_SERVICE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED,
-  PF_DESIRED, PF_MAE_REPORTED, PF_MOUNTED, PF_TIMER_SET, VF_FORBIDDEN,
+  PF_DESIRED, PF_MAE_REPORTED, PF_TIMER_SET, VF_FORBIDDEN,
 } from '../kernel/abi.js';
 import { fleetError } from '../errors/index.js';
 import type { KernelAccess } from './kernel-access.js';
@@ -87,15 +87,12 @@ class WorldStateImpl implements WorldState {
     const c = this.core;
     c.inUse[node] = uniqueNames === null ? null : new Set(uniqueNames);
     c.t.nodeFlags[node] = uniqueNames === null ? c.t.nodeFlags[node] & ~NF_IN_USE_OBSERVED : c.t.nodeFlags[node] | NF_IN_USE_OBSERVED;
-    const flags = c.t.pairFlags;
-    c.forEachSlotOfNode(node, (p) => {
-      flags[p] = c.isMounted(c.pairVolume(p), node) ? flags[p] | PF_MOUNTED : flags[p] & ~PF_MOUNTED;
-    });
+    c.refreshMountedOfNode(node);
   }
   removeNode(node: NodeId): boolean {
     this.liveNode(node);
     const c = this.core;
-    if (c.t.nodeDesired[node] > 0) return false;
+    if (c.nodeHasDesired(node)) return false;
     this.nodeFlag(node, NF_MANAGED | NF_HEALTHY | NF_OUT_OF_SERVICE, false);
     c.t.nodeFlags[node] |= NF_REMOVED;
     c.maybeFreeNode(node);
