@@ -24,6 +24,7 @@ import { createLeaderElector, type LeaderElector } from '../leaderelection/index
 import { createControllerMetrics, type ControllerMetrics } from '../metrics/controller-metrics.js';
 import { createDesiredStatePopulator, type DesiredStatePopulator } from '../populator/desired-state-populator.js';
 import { loadActualState } from '../populator/actual-state-loader.js';
+import { NodeConditionCounter } from '../populator/node-condition-counter.js';
 import { createOperationExecutor, type OperationExecutor } from '../operations/operation-executor.js';
 import { createReconciler, type Reconciler } from '../reconciler/reconciler.js';
 import { logger } from '../log/logger.js';
@@ -37,6 +38,8 @@ export interface Controller {
   readonly reconciler: Reconciler;
   readonly executor: OperationExecutor;
   readonly populator: DesiredStatePopulator;
+  /** Healthy managed and out-of-service node counts, O(1). */
+  readonly conditions: NodeConditionCounter;
   readonly reflectors: ReadonlyArray<Reflector<unknown>>;
   readonly kc: FleetKubeConfig;
   readonly api: KubeApiClient;
@@ -88,7 +91,8 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const plugins = createVolumePluginManager({ plugins: [csi] });
   const translator = createCsiTranslator({ isMigrated: createMigrationPredicate({ csiNodeAnnotation: (n) => csiNodes.get(n)?.migratedPlugins.join(',') }) });
   const events = createEventRecorder({ sink: adapt.eventSink(api), waitingForDetachText: o.waitingForDetachText });
-  const populator = createDesiredStatePopulator({ state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: o.dswPopulatorPeriodMs, listPodsPeriodMs: o.dswListPodsPeriodMs });
+  const conditions = new NodeConditionCounter();
+  const populator = createDesiredStatePopulator({ conditions, state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: o.dswPopulatorPeriodMs, listPodsPeriodMs: o.dswListPodsPeriodMs });
   const podName = (uid: string) => populator.podName(uid);
   const executor = createOperationExecutor({
     state, plugins, metrics, events, podName,
@@ -115,7 +119,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
 
   const act = async () => {
     if (stopped || filled) return;
-    const loaded = loadActualState({ state, nodes: nodes.values(), volumeAttachments: vas.values(), pv: (n) => pvs.get(n), plugins, translator, log });
+    const loaded = loadActualState({ state, nodes: nodes.values(), volumeAttachments: vas.values(), pv: (n) => pvs.get(n), plugins, translator, log, conditions });
     log.info(loaded, 'actual state loaded (A2–A3)');
     populator.start();
     populator.addAllPods(); // A4
@@ -155,7 +159,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   });
 
   return {
-    state, metrics, reconciler, executor, populator, reflectors, kc, api,
+    state, metrics, reconciler, executor, populator, conditions, reflectors, kc, api,
     role: () => (!o.leaderElect ? 'single' : elector?.isLeader() ? 'leader' : 'standby'),
     ready() {
       if (!synced) {

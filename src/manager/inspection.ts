@@ -2,16 +2,13 @@
  * The controller's InspectionView (src/http/inspection-view.ts): what the inspection API reads
  * beyond the world state. Every method is a read over indexes the controller keeps anyway.
  */
-import type { InspectionView, NodeConditionCounts, WatchHealth } from '../http/inspection-view.js';
+import type { InspectionView, WatchHealth } from '../http/inspection-view.js';
 import type { Controller } from './controller.js';
 import type { ControllerOptions } from './controller-options.js';
-
-const CONDITION_COUNT_TTL_MS = 1000;
 
 export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions, 'maxWaitForUnmountMs' | 'disableForceDetachOnTimeout'>, extra: { poolUp?: () => boolean } = {}): InspectionView {
   const { state } = ctl;
   const lastEventAt = new Map<string, { events: number; at: number }>();
-  let conditions: { at: number; value: NodeConditionCounts } | undefined;
   return {
     readiness() {
       const r = ctl.ready();
@@ -43,24 +40,7 @@ export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions,
       if (state.isSafeToRetry(volume, node, 'attach', now) && state.isSafeToRetry(volume, node, 'detach', now)) return [];
       return state.backoffOperations(now).filter((b) => b.volume === volume && (b.volumeWide || b.node === node));
     },
-    nodeConditionCounts() {
-      const now = Date.now();
-      if (conditions && now - conditions.at < CONDITION_COUNT_TTL_MS) return conditions.value;
-      let healthy = 0;
-      let outOfService = 0;
-      for (let after = -1; ; ) {
-        const ids = state.nodeIds(after, 4096);
-        if (ids.length === 0) break;
-        after = ids[ids.length - 1];
-        for (const id of ids) {
-          const n = state.node(id);
-          if (n?.managed && n.healthy) healthy++;
-          if (n?.outOfService) outOfService++;
-        }
-      }
-      conditions = { at: now, value: { healthy, outOfService } };
-      return conditions.value;
-    },
+    nodeConditionCounts: () => ctl.conditions.counts(),
     now: () => Date.now(),
     options: { maxWaitForUnmountMs: o.maxWaitForUnmountMs, disableForceDetachOnTimeout: o.disableForceDetachOnTimeout },
   };

@@ -176,7 +176,8 @@ class Executor implements OperationExecutor {
 
   private recordError(volume: VolumeId, op: Op, node: string, error: unknown): void {
     const info = volumeInfoOf(this.d.state, volume);
-    if (info) info.lastError = { op, node, message: error instanceof Error ? error.message : String(error), at: this.now() };
+    // Replaced, not mutated: readers may hold the previous object.
+    if (info) this.d.state.setVolumeInfo(volume, { ...info, lastError: { op, node, message: error instanceof Error ? error.message : String(error), at: this.now() } });
   }
 
   /** J1/J2 recipients: every scheduled pod of the entry. */

@@ -13,6 +13,7 @@ import type { CsiTranslator, VolumePluginManager } from '../plugins/index.js';
 import { splitUniqueVolumeName } from '../plugins/index.js';
 import type { Logger } from '../log/logger.js';
 import { resolvePersistentVolume } from './volume-resolver.js';
+import type { NodeConditionCounter } from './node-condition-counter.js';
 import { volumeInfoFor, volumeInfoOf } from './volume-info.js';
 
 export interface ActualStateLoaderDeps {
@@ -23,6 +24,7 @@ export interface ActualStateLoaderDeps {
   plugins: VolumePluginManager;
   translator: CsiTranslator;
   log: Logger;
+  conditions?: NodeConditionCounter;
 }
 
 export function loadActualState(d: ActualStateLoaderDeps): { attached: number; uncertain: number; skipped: number } {
@@ -36,6 +38,7 @@ export function loadActualState(d: ActualStateLoaderDeps): { attached: number; u
     state.setNodeHealthy(node, n.ready);
     state.setNodeOutOfService(node, n.outOfService);
     state.setVolumesInUse(node, n.volumesInUse);
+    d.conditions?.set(n.name, n.managed, n.ready, n.outOfService);
     for (const av of n.volumesAttached) {
       const vol = state.internVolume(av.name);
       if (!volumeInfoOf(state, vol)) {

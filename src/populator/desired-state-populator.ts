@@ -16,6 +16,7 @@ import type { ProjectionHandler } from '../kube/projection-store.js';
 import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
 import { logger, type Logger } from '../log/logger.js';
 import { PodTracker } from './pod-tracker.js';
+import type { NodeConditionCounter } from './node-condition-counter.js';
 import { isPodTerminated } from './pod-terminated.js';
 import { resolvePodVolume } from './volume-resolver.js';
 import { volumeInfoFor, volumeInfoOf } from './volume-info.js';
@@ -39,6 +40,8 @@ export interface DesiredStatePopulatorDeps {
   populatorPeriodMs: number;
   /** C10 period (upstream 3 min, `--dsw-list-pods-period`). */
   listPodsPeriodMs: number;
+  /** Node condition counts for the inspection API (shared with the start-up loader). */
+  conditions?: NodeConditionCounter;
   now?: () => number;
   log?: Logger;
 }
@@ -137,6 +140,7 @@ class Populator implements DesiredStatePopulator {
     state.setNodeHealthy(id, n.ready);
     state.setNodeOutOfService(id, n.outOfService);
     state.setVolumesInUse(id, n.volumesInUse);
+    this.d.conditions?.set(n.name, n.managed, n.ready, n.outOfService);
     if (isAdd) state.setStatusUpdateNeeded(id); // B4 (only takes effect if the node's report set was used)
   }
 
@@ -147,6 +151,7 @@ class Populator implements DesiredStatePopulator {
     state.setVolumesInUse(id, n.volumesInUse); // D4: the deleted object's last volumesInUse stays
     state.setNodeHealthy(id, false); // an absent node is unhealthy
     state.setNodeOutOfService(id, false); // F5: node lookup error ⇒ no taint
+    this.d.conditions?.delete(n.name);
     if (!state.removeNode(id)) this.log.info({ node: n.name }, 'node deleted but pods still want volumes on it; keeping it (B2)');
   }
 
