@@ -71,8 +71,8 @@ export class WorldCore {
   }
 
   internNode(name: string): number {
-    const { id, created } = this.nodes.intern(name);
-    if (created) {
+    const id = this.nodes.intern(name);
+    if (this.nodes.created) {
       this.t.ensure('nodes', id);
       this.t.nodeFlags[id] = NF_LIVE;
       this.t.nodeHead[id] = NIL;
@@ -84,8 +84,8 @@ export class WorldCore {
   }
 
   internVolume(name: string): number {
-    const { id, created } = this.volumes.intern(name);
-    if (created) {
+    const id = this.volumes.intern(name);
+    if (this.volumes.created) {
       this.t.ensure('volumes', id);
       this.t.setVflags(id, VF_LIVE);
       this.t.setVhead(id, NIL);
@@ -163,14 +163,17 @@ export class WorldCore {
   maybeFreePair(slot: number): void {
     const f = this.t.pairFlags[slot];
     if ((f & (PF_DESIRED | PF_ATTACHED | PF_UNCERTAIN | PF_PENDING)) !== 0 || this.ops.holdsPair(slot)) return;
-    const r = this.t.pairRecords;
+    const t = this.t;
+    const r = t.pairRecords;
     const volume = r[slot * W + VOL];
     const node = r[slot * W + NODE];
-    this.unlink(this.t.vhead(volume), slot, NEXT_V, (first) => this.t.setVhead(volume, first));
-    this.unlink(this.t.nodeHead[node], slot, NEXT_N, (first) => {
-      this.t.nodeHead[node] = first;
-    });
-    this.t.pairFlags[slot] = 0;
+    const vhead = t.vhead(volume);
+    if (vhead === slot) t.setVhead(volume, r[slot * W + NEXT_V]);
+    else this.unlinkAfter(vhead, slot, NEXT_V);
+    const nhead = t.nodeHead[node];
+    if (nhead === slot) t.nodeHead[node] = r[slot * W + NEXT_N];
+    else this.unlinkAfter(nhead, slot, NEXT_N);
+    t.pairFlags[slot] = 0;
     r[slot * W + NEXT_V] = this.freePair;
     this.freePair = slot;
     this.counters.pairs--;
@@ -178,13 +181,9 @@ export class WorldCore {
     this.maybeFreeNode(node);
   }
 
-  /** Removes `slot` from a singly linked list given its head and the link field. */
-  private unlink(head: number, slot: number, next: number, setHead: (first: number) => void): void {
+  /** Removes `slot`, which is not the head, from a singly linked list given its head and link field. */
+  private unlinkAfter(head: number, slot: number, next: number): void {
     const r = this.t.pairRecords;
-    if (head === slot) {
-      setHead(r[slot * W + next]);
-      return;
-    }
     for (let p = head; p !== NIL; p = r[p * W + next]) {
       if (r[p * W + next] === slot) {
         r[p * W + next] = r[slot * W + next];
@@ -221,7 +220,7 @@ export class WorldCore {
 
   isMounted(volume: number, node: number): boolean {
     const set = this.inUse[node];
-    return set === null || set === undefined || set.has(this.volumes.name(volume) as string);
+    return set === null || set === undefined || (set.size !== 0 && set.has(this.volumes.name(volume) as string));
   }
 
   /** D3: recomputes PF_MOUNTED of every pair of the node from its volumesInUse. */
