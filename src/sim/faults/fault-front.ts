@@ -21,7 +21,7 @@ import { logger } from '../../log/logger.js';
 import { createTokenCheck } from '../server/auth.js';
 import type { ApiVerb, RequestFacts } from '../server/faults.js';
 import { isWatch, type ResourceTarget } from '../server/read-handlers.js';
-import { mediaType, readBody } from '../server/request-body.js';
+import { MAX_BODY_BYTES, mediaType, readBody } from '../server/request-body.js';
 import { parseRoute } from '../server/route.js';
 import { ApiError, badRequest, methodNotAllowed, sendJson, sendStatus, statusObject } from '../server/status.js';
 import type { TlsMaterial } from '../server/tls.js';
@@ -129,50 +129,65 @@ export function createFaultFront(opts: FaultFrontOptions): FaultFront {
     sendJson(res, 200, JSON.stringify({ spec: formatFaultSpec(injector.spec()), counts: injector.counts() }));
   }
 
-  function upstream(req: IncomingMessage): http.ClientRequest {
+  /**
+   * Sends one request to the backend and calls `onResponse` with its answer. The body is read
+   * first, so that a request that met a keep-alive socket the backend was just closing (reset
+   * before any answer) can be sent again once. Failures after the client went away stay quiet.
+   */
+  async function toBackend(req: IncomingMessage, res: ServerResponse, onResponse: (ur: IncomingMessage) => void): Promise<void> {
+    const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : await readBytes(req);
     const headers: http.OutgoingHttpHeaders = { ...req.headers, host: `${backend.host}:${backend.port}` };
     for (const h of HOP_BY_HOP) delete headers[h];
-    const up = http.request({ host: backend.host, port: backend.port, method: req.method, path: req.url, headers, agent });
-    req.pipe(up);
-    return up;
+    if (body) headers['content-length'] = body.length;
+    let current: http.ClientRequest | undefined;
+    let answered: IncomingMessage | undefined;
+    res.on('close', () => {
+      // A client that goes away ends the backend request too (a watch would otherwise live on).
+      if (!answered?.complete) current?.destroy();
+    });
+    const send = (retry: boolean) => {
+      const up = http.request({ host: backend.host, port: backend.port, method: req.method, path: req.url, headers, agent });
+      current = up;
+      up.on('response', (ur) => {
+        answered = ur;
+        onResponse(ur);
+      });
+      up.on('error', (err: NodeJS.ErrnoException) => {
+        if (res.destroyed || res.writableEnded) return;
+        if (retry && up.reusedSocket && answered === undefined && err.code === 'ECONNRESET') return send(false);
+        backendFailed(res, err);
+      });
+      up.end(body);
+    };
+    send(true);
   }
 
-  function forward(req: IncomingMessage, res: ServerResponse, watch: boolean): void {
-    const up = upstream(req);
-    let upRes: IncomingMessage | undefined;
-    up.on('response', (ur) => {
-      upRes = ur;
+  async function forward(req: IncomingMessage, res: ServerResponse, watch: boolean): Promise<void> {
+    await toBackend(req, res, (ur) => {
       const headers: http.OutgoingHttpHeaders = { ...ur.headers };
       for (const h of HOP_BY_HOP) delete headers[h];
       res.writeHead(ur.statusCode ?? 502, headers);
       ur.pipe(res);
-      if (watch && ur.statusCode === 200) track(res, up, ur);
-    });
-    up.on('error', (err) => backendFailed(res, err));
-    // A client that goes away ends the backend request too (a watch would otherwise live on).
-    res.on('close', () => {
-      if (!upRes?.complete) up.destroy();
+      if (watch && ur.statusCode === 200) track(res, ur);
     });
   }
 
   /** Serves the request, discards the answer, then fails it. */
-  function forwardThenFail(req: IncomingMessage, res: ServerResponse, fault: RequestFault): void {
-    const up = upstream(req);
-    up.on('response', (ur) => {
+  async function forwardThenFail(req: IncomingMessage, res: ServerResponse, fault: RequestFault): Promise<void> {
+    await toBackend(req, res, (ur) => {
       ur.resume();
       ur.on('end', () => sendFault(res, fault));
     });
-    up.on('error', (err) => backendFailed(res, err));
   }
 
   /** Arms the drop of one watch stream, if the spec asks for drops. */
-  function track(res: ServerResponse, up: http.ClientRequest, ur: IncomingMessage): void {
+  function track(res: ServerResponse, ur: IncomingMessage): void {
     const drop = injector.watchDrop();
     const cut = () => {
       clearTimeout(timer);
       watches.delete(cut);
       ur.unpipe(res);
-      up.destroy();
+      ur.destroy();
       if (drop?.abrupt) res.destroy();
       else res.end();
     };
@@ -224,6 +239,26 @@ function sendFault(res: ServerResponse, fault: RequestFault): void {
   const e = fault.error;
   const extra = fault.retryAfterSeconds !== undefined ? { 'Retry-After': String(fault.retryAfterSeconds) } : undefined;
   sendJson(res, e.code, JSON.stringify(statusObject(e.code, e.reason, e.message, e.details)), extra);
+}
+
+/** A request body, bounded as the API server bounds it (413 beyond). */
+function readBytes(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new ApiError(413, 'RequestEntityTooLarge', `the request body exceeds ${MAX_BODY_BYTES} bytes`));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
 }
 
 function backendFailed(res: ServerResponse, err: Error): void {
