@@ -184,7 +184,15 @@ class Loop implements Reconciler {
 
   private attachPass(plan: Plan): void {
     const { state } = this.d;
-    for (let i = 0; i < plan.attaches.length; i++) this.d.executor.startAttach(plan.attaches.volume(i), plan.attaches.node(i)); // G4; refusals are quiet
+    for (let i = 0; i < plan.attaches.length; i++) {
+      const volume = plan.attaches.volume(i);
+      const node = plan.attaches.node(i);
+      if (state.multiAttachForbidden(volume) && this.heldElsewhere(volume, node)) {
+        this.blockedByUncertain(volume, node);
+        continue;
+      }
+      this.d.executor.startAttach(volume, node); // G4; refusals are quiet
+    }
     for (let i = 0; i < plan.conflicts.length; i++) {
       const volume = plan.conflicts.volume(i);
       const node = plan.conflicts.node(i);
@@ -195,12 +203,39 @@ class Loop implements Reconciler {
     }
   }
 
+  /**
+   * Stricter than upstream, on purpose (safety first): upstream's G3 lets an Uncertain attachment
+   * elsewhere (D7: a VolumeAttachment found at start-up, A3; a failed attach, J2; a failed detach,
+   * J3) not block the attach of a multi-attach-forbidden volume, so a ReadWriteOnce volume can get
+   * VolumeAttachments on two nodes (kubernetes/kubernetes#124334 discussed it, unmerged). Here any
+   * actual entry on another node blocks it until that entry is detached — which the detach pass
+   * does as soon as the rules allow (F6/F7, the max-wait timer, the out-of-service taint).
+   * O(pairs of the volume), one or two for ReadWriteOnce volumes.
+   */
+  private heldElsewhere(volume: VolumeId, node: NodeId): boolean {
+    let held = false;
+    this.d.state.forEachPairOfVolume(volume, (p) => {
+      if (p.node !== node && p.attachState !== 'detached') held = true;
+    });
+    return held;
+  }
+
+  /** The Multi-Attach report for an attach blocked by an uncertain attachment elsewhere (once per entry, H4). */
+  private blockedByUncertain(volume: VolumeId, node: NodeId): void {
+    const { state } = this.d;
+    const pair = state.pair(volume, node);
+    if (!pair || pair.desiredPods === 0 || pair.multiAttachErrorReported) return;
+    if (state.isOperationPending(volume, node)) return; // G1 first (H5)
+    this.reportMultiAttach(volume, node, true);
+    state.setMultiAttachErrorReported(volume, node);
+  }
+
   /** H3: to each pod of the blocked entry, naming pods on the nodes holding the volume. */
-  private reportMultiAttach(volume: VolumeId, node: NodeId): void {
+  private reportMultiAttach(volume: VolumeId, node: NodeId, includeUncertain = false): void {
     const { state } = this.d;
     const others: PodName[] = [];
     state.forEachPairOfVolume(volume, (p) => {
-      if (p.node === node || p.attachState !== 'attached') return;
+      if (p.node === node || p.attachState === 'detached' || (p.attachState === 'uncertain' && !includeUncertain)) return;
       for (const uid of state.desiredPods(volume, p.node)) {
         const name = this.d.podName(uid);
         if (name) others.push(name);
