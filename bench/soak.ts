@@ -66,8 +66,11 @@ export interface SoakReport {
   initial_converge_s: number;
   reconverge_s: number | null;
   final: { desired: number; attached: number; pending: string[]; strayAttachments: number; strayReports: number };
+  /** Controller RSS when the fault phase starts and when the soak ends (a later incarnation after restarts). */
   rss_start_mb: number | null;
   rss_end_mb: number | null;
+  /** Every 15 s: seconds into the fault phase, controller pid and RSS, this process's RSS (the simulator). */
+  rss_samples: Array<{ t_s: number; pid: number | undefined; controller_mb: number | null; sim_mb: number }>;
   sim_rss_start_mb: number;
   sim_rss_end_mb: number;
   watch_cut_offs: number;
@@ -150,6 +153,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const phaseStart = Date.now();
     let done = 0;
     let lastLog = 0;
+    const samples: SoakReport['rss_samples'] = [];
     while (Date.now() - phaseStart < phaseMs) {
       const elapsed = Date.now() - phaseStart;
       if (done < killAt.length && elapsed >= killAt[done]) {
@@ -165,6 +169,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       }
       if (Date.now() - lastLog > 15_000) {
         lastLog = Date.now();
+        samples.push({ t_s: Math.round(elapsed / 1000), pid: ctl.pid, controller_mb: rssMb(ctl.pid), sim_mb: mb(process.memoryUsage().rss) });
         const c = checker.convergence();
         log(`${(elapsed / 1000).toFixed(0)} s: ${c.attached}/${c.desired} attached, stray ${c.strayAttachments}/${c.strayReports}, violations ${checker.violations().length}, controller rss ${rssMb(ctl.pid) ?? '?'} MB`);
       }
@@ -209,6 +214,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       final: { desired: final.desired, attached: final.attached, pending: final.pending, strayAttachments: final.strayAttachments, strayReports: final.strayReports },
       rss_start_mb: rssStart,
       rss_end_mb: rssMb(ctl.pid),
+      rss_samples: samples,
       sim_rss_start_mb: simRssStart,
       sim_rss_end_mb: mb(process.memoryUsage().rss),
       watch_cut_offs: sim.server.watchCutOffs(),

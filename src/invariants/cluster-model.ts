@@ -199,6 +199,33 @@ export class ClusterModel {
     return false;
   }
 
+  /**
+   * Pairs the controller must attach (C1): a live pod on an existing managed node whose claim
+   * resolves (C4) to a volume of a driver that requires attach (C7). Multi-attach-forbidden
+   * volumes desired on more than one node are left out and counted as conflicts.
+   */
+  desiredPairs(): { desired: Map<string, { u: string; node: string }>; conflicts: number } {
+    const desired = new Map<string, { u: string; node: string }>();
+    const forbiddenNodes = new Map<string, Set<string>>();
+    for (const [key, pod] of this.pods) {
+      if (!pod.live || !pod.node || !this.nodes.get(pod.node)?.managed) continue;
+      const namespace = key.slice(0, key.indexOf('/'));
+      for (const claim of pod.claims) {
+        const pv = this.resolveClaim(namespace, claim);
+        if (!pv?.u || (pv.driver !== undefined && this.attachRequired.get(pv.driver) === false)) continue;
+        desired.set(pairKey(pv.u, pod.node), { u: pv.u, node: pod.node });
+        if (pv.forbidden) addTo(forbiddenNodes, pv.u, pod.node);
+      }
+    }
+    let conflicts = 0;
+    for (const [u, nodes] of forbiddenNodes) {
+      if (nodes.size < 2) continue;
+      conflicts++;
+      for (const n of nodes) desired.delete(pairKey(u, n));
+    }
+    return { desired, conflicts };
+  }
+
   /** The VolumeAttachment of (volume, node), if one exists. */
   attachmentOf(volume: string, node: string): VaState | undefined {
     const names = this.vasByPair.get(pairKey(volume, node));

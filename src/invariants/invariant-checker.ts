@@ -262,28 +262,7 @@ class Checker implements InvariantChecker {
   convergence(): ConvergenceStatus {
     const m = this.model;
     const now = this.now();
-    const desired = new Map<string, { u: string; node: string }>();
-    const forbiddenNodes = new Map<string, Set<string>>();
-    for (const [key, pod] of m.pods) {
-      if (!pod.live || !pod.node || !m.nodes.get(pod.node)?.managed) continue;
-      const namespace = key.slice(0, key.indexOf('/'));
-      for (const claim of pod.claims) {
-        const pv = m.resolveClaim(namespace, claim);
-        if (!pv?.u || (pv.driver !== undefined && m.attachRequired.get(pv.driver) === false)) continue;
-        desired.set(pairKey(pv.u, pod.node), { u: pv.u, node: pod.node });
-        if (pv.forbidden) {
-          let s = forbiddenNodes.get(pv.u);
-          if (!s) forbiddenNodes.set(pv.u, (s = new Set()));
-          s.add(pod.node);
-        }
-      }
-    }
-    let conflicts = 0;
-    for (const [u, nodes] of forbiddenNodes) {
-      if (nodes.size < 2) continue;
-      conflicts++;
-      for (const n of nodes) desired.delete(pairKey(u, n));
-    }
+    const { desired, conflicts } = m.desiredPairs();
     let attached = 0;
     const pending: string[] = [];
     const stillPending = new Set<string>();

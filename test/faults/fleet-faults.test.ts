@@ -64,6 +64,21 @@ describe('fleet actors under faults', () => {
     }
   });
 
+  it('the attacher protects a PV while a VolumeAttachment of it exists, as external-attacher does', async () => {
+    const { store, actors } = await fleet('none');
+    try {
+      va(store, 'va-pv', 'pv-000001-00', 'node-000001');
+      await waitFor('attached', () => status(store, 'va-pv')?.attached === true);
+      assert.deepEqual(store.get('persistentvolumes', undefined, 'pv-000001-00')?.metadata.finalizers, ['external-attacher/sim.csi.fleet-attach.io']);
+      store.delete('persistentvolumes', undefined, 'pv-000001-00');
+      assert.ok(store.get('persistentvolumes', undefined, 'pv-000001-00')?.metadata.deletionTimestamp, 'being deleted, kept');
+      store.delete('volumeattachments', undefined, 'va-pv');
+      await waitFor('the PV gone once its VolumeAttachment is', () => !store.get('persistentvolumes', undefined, 'pv-000001-00'));
+    } finally {
+      await actors.stop();
+    }
+  });
+
   it('flap turns Ready nodes NotReady for a while and back', async () => {
     const { store, faults, actors } = await fleet('flap=50:down=300ms', 6);
     const notReady = (n: KubeObject) => (n.status as { conditions: Array<{ type: string; status: string }> }).conditions.some((c) => c.type === 'Ready' && c.status !== 'True');

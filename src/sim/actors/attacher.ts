@@ -6,6 +6,10 @@
  * the object. Unlike a real driver it refuses to attach a ReadWriteOnce(-Pod) volume to a
  * second node, reporting an attachError, so that a controller bug is visible.
  *
+ * As external-attacher does, it also puts its finalizer on the PersistentVolume of each
+ * VolumeAttachment it handles and takes it off once no VolumeAttachment of that PV remains,
+ * so a PV deleted while attached stays (being deleted) until it is detached.
+ *
  * Injected faults (FleetFaults, consulted per attempt): attach failures, detach failures
  * (`status.detachError`, finalizer kept, retried with the attach backoff) and slow detaches.
  */
@@ -60,9 +64,11 @@ class Attacher implements FleetActor {
   private readonly vas = new Map<string, VaRec>();
   private readonly byPv = new Map<string, Set<string>>();
   private readonly queue = new DelayQueue<string>();
+  /** PVs whose last VolumeAttachment went: their finalizer comes off at the next tick. */
+  private readonly pvReleases = new Set<string>();
   private readonly finalizer: string;
   private readonly writeError = createWriteErrorLog('attacher');
-  private readonly counters = { attached: 0, attachErrors: 0, multiAttachRefused: 0, detached: 0, detachErrors: 0, finalizersAdded: 0, writeErrors: 0 };
+  private readonly counters = { attached: 0, attachErrors: 0, multiAttachRefused: 0, detached: 0, detachErrors: 0, finalizersAdded: 0, pvFinalizersRemoved: 0, writeErrors: 0 };
 
   constructor(private readonly d: AttacherDeps) {
     this.finalizer = attacherFinalizer(d.driver);
@@ -96,6 +102,11 @@ class Attacher implements FleetActor {
   }
 
   tick(now: number, deadline: number): void {
+    for (const pv of this.pvReleases) {
+      if (performance.now() > deadline) break;
+      this.pvReleases.delete(pv);
+      if (!this.byPv.has(pv)) this.releasePv(pv);
+    }
     while (performance.now() < deadline) {
       const due = this.queue.popDue(now, 64);
       if (due.length === 0) return;
@@ -125,6 +136,7 @@ class Attacher implements FleetActor {
       return;
     }
     if (!rec.finalized) {
+      if (rec.pv) this.protectPv(rec.pv);
       this.write(name, 'finalize', (o) => {
         if (o.metadata.deletionTimestamp) return;
         o.metadata.finalizers = [...(o.metadata.finalizers ?? []), this.finalizer];
@@ -194,7 +206,36 @@ class Attacher implements FleetActor {
     if (rec.pv) {
       const set = this.byPv.get(rec.pv);
       set?.delete(name);
-      if (set?.size === 0) this.byPv.delete(rec.pv);
+      if (set?.size === 0) {
+        this.byPv.delete(rec.pv);
+        this.pvReleases.add(rec.pv);
+      }
+    }
+  }
+
+  /** Adds the finalizer to a PV not being deleted (no new finalizers on an object in deletion). */
+  private protectPv(pv: string): void {
+    try {
+      this.d.store.mutate('persistentvolumes', undefined, pv, (o) => {
+        if (o.metadata.deletionTimestamp || o.metadata.finalizers?.includes(this.finalizer)) return;
+        o.metadata.finalizers = [...(o.metadata.finalizers ?? []), this.finalizer];
+      });
+    } catch (err) {
+      this.counters.writeErrors++;
+      this.writeError(err, `finalize PersistentVolume ${pv}`);
+    }
+  }
+
+  private releasePv(pv: string): void {
+    try {
+      const done = this.d.store.mutate('persistentvolumes', undefined, pv, (o) => {
+        if (!o.metadata.finalizers?.includes(this.finalizer)) return;
+        o.metadata.finalizers = o.metadata.finalizers.filter((f) => f !== this.finalizer);
+      });
+      if (done) this.counters.pvFinalizersRemoved++;
+    } catch (err) {
+      this.counters.writeErrors++;
+      this.writeError(err, `release PersistentVolume ${pv}`);
     }
   }
 
