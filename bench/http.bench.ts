@@ -1,72 +1,125 @@
-// Inspection API benchmark (issue 5): `npm run bench:http` [-- --sizes 10000,100000 --duration 3
-// --reps 2 --window 5 --rounds 4 --rate 2000 --connections 10].
+// Inspection API benchmark (issue 5): `npm run bench:http` [-- --nodes 10000,100000 --churn 100
+// --duration 3 --reps 4 --window 10 --rounds 6 --rate 2000 --connections 10 --timeout 2400
+// --stand-in --out FILE].
 //
-// Stand-in controller: the real `startController` needs an API server holding the whole fleet,
-// so this bench runs test/http/stand-in-controller.ts: a WorldState filled directly (nodes x 10
-// volumes) and a 100 ms reconcile loop over the real planner (worker pool) with churn, so every
-// pass has work. The server reads that state through the fake InspectionView.
+// Subject, per fleet size: the real controller reconciling a simulated fleet. The simulator
+// (bench/lib/sim-child.ts: nodes × 10 pods, each with its own PVC/PV, attacher and kubelets on)
+// runs in a child process; the controller and its inspection API (startControllerWithApi, leader
+// election off, API qps/burst 20000, one plan worker) run in this process. The bench waits until
+// every desired pair is attached and reported, then starts `--churn` pod changes/s, which run
+// until the end of the size, so every reconcile pass has work while it is measured.
+// `--stand-in` measures test/http/stand-in-controller.ts instead (a WorldState filled directly, a
+// 100 ms loop over the real planner with churn; ready in seconds at 100k nodes): the HTTP path
+// alone, without the simulator's CPU and memory; it writes no results file unless `--out`.
 //
-// Load comes from autocannon in a child process (this file, forked with BENCH_HTTP_CLIENT=1), so
-// it does not share the server's event loop. Per fleet size, in one run:
+// Load comes from autocannon in child processes (this file with BENCH_HTTP_ROLE=client), so it
+// does not share the server's event loop; paths take random node names and a random sample of
+// volume names read from the controller's state. In one run per size:
 //   capacity: each endpoint alone, unthrottled, `--connections` connections, `--duration` s,
-//             `--reps` sweeps over the endpoints:
-//             a bare fastify route on the same app (the ceiling), a bare route sending a
-//             constant body the size of a node answer, /healthz, /api/v1/summary,
-//             /api/v1/nodes/{random}, /api/v1/volumes/{random}, /metrics.
-//   loop:     reconcile pass p50/p99 idle vs under a mixed load (node and volume lookups,
-//             summaries) capped with autocannon's overallRate `--rate` so it leaves the loop its
-//             share of the 2 cores, sent by a niced client process; `--rounds` alternations of
-//             `--window` s idle and loaded, so background noise falls on both alike.
-// Results: bench/results/http.json (top-level figures from the largest size).
-import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+//             `--reps` sweeps alternately forwards and backwards: a bare route (the ceiling) and a
+//             bare route sending a constant node-sized body, both on a second app built by the
+//             same buildServer over the same controller in this process; /healthz,
+//             /api/v1/summary, /api/v1/nodes/{name}, /api/v1/volumes/{uniqueName}, /metrics.
+//   paced:    node lookups alone at `--rate` req/s (latency when the server is not saturated).
+//   loop:     reconcile pass durations (every pass, teed from `reconciler.passTime`) idle vs under
+//             a mixed load (node and volume lookups, summaries) paced at `--rate` by a niced
+//             client; `--rounds` alternations of `--window` s each, so the machine's background
+//             load falls on both alike.
+// Processes: this file re-executes itself (BENCH_HTTP_ROLE=driver) with a heap sized for the
+// largest fleet; the driver and every child stop when the launcher goes away (IPC disconnect),
+// and bench/lib/children.ts kills children still running on any exit of the driver.
+// Results: bench/results/http.json; runs of other sizes already there (same subject) are kept,
+// the top-level figures come from the largest size.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { cpus, loadavg, setPriority } from 'node:os';
-import { buildServer, listenServer } from '../src/http/server.js';
-import { createControllerMetrics } from '../src/metrics/controller-metrics.js';
-import { createFakeInspectionView } from '../test/http/fake-inspection-view.js';
-import { PLUGIN, VOLUMES_PER_NODE, nodeName, rng, startStandInController, volumeName } from '../test/http/stand-in-controller.js';
+import { cpus, loadavg, setPriority, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { FastifyInstance } from 'fastify';
+import { forkTs, nextMessage, type Child } from './lib/children.js';
+import { readProc } from './lib/proc-stats.js';
+import { phaseBar } from './lib/progress.js';
+import type { SimChildMessage } from './lib/sim-child.js';
+import { percentile } from './lib/stats.js';
 
-type Target = 'bare' | 'bare-sized' | 'healthz' | 'summary' | 'node' | 'volume' | 'metrics' | 'mixed';
+const ROLE = process.env.BENCH_HTTP_ROLE;
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
+};
+const num = (name: string, fallback: number) => {
+  const v = Number(arg(name, String(fallback)));
+  if (!Number.isFinite(v) || v < 0) throw new Error(`--${name} must be a non-negative number`);
+  return v;
+};
+const STAND_IN = args.includes('--stand-in');
+const SIZES = arg('nodes', arg('sizes', '10000,100000')).split(',').map((s) => {
+  const n = Number(s);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--nodes: not a positive integer: ${s}`);
+  return n;
+});
+const PODS_PER_NODE = 10;
+/** Volume names sampled for lookups (the client holds them all). */
+const VOLUME_SAMPLE = 20_000;
+const heapMb = (nodes: number) => (nodes >= 50_000 ? (STAND_IN ? 4096 : 12_288) : 4096);
 
 // ---- load client (child process) ------------------------------------------------------------
 
-interface RunRequest { url: string; target: Target; nodes: number; duration: number; connections: number; rate?: number }
+type Target = 'bare' | 'bare-sized' | 'healthz' | 'summary' | 'node' | 'volume' | 'metrics' | 'mixed';
+interface Names { nodes: string[]; volumes: string[] }
+interface RunRequest { url: string; target: Target; duration: number; connections: number; rate?: number; seed: number }
+type ClientMessage = ({ type: 'names' } & Names) | ({ type: 'run' } & RunRequest);
 interface RunResult { req_per_s: number; p50_ms: number; p99_ms: number; non2xx: number; errors: number }
-interface AutocannonResult {
-  requests: { total: number };
-  latency: { p50: number; p99: number };
-  duration: number;
-  non2xx: number;
-  errors: number;
-}
+interface AutocannonResult { requests: { total: number }; latency: { p50: number; p99: number }; duration: number; non2xx: number; errors: number }
 type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 
-function pathFor(target: Target, nodes: number, random: () => number, turn: number): string {
-  const i = Math.floor(random() * nodes);
+/** Deterministic PRNG (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pathFor(target: Target, names: Names, random: () => number, turn: number): string {
+  const node = () => names.nodes[Math.floor(random() * names.nodes.length)];
   switch (target) {
-    case 'bare': return `/bare/${nodeName(i)}`;
-    case 'bare-sized': return `/bare-sized/${nodeName(i)}`;
+    case 'bare': return `/bare/${node()}`;
+    case 'bare-sized': return `/bare-sized/${node()}`;
     case 'healthz': return '/healthz';
     case 'summary': return '/api/v1/summary';
     case 'metrics': return '/metrics';
-    case 'node': return `/api/v1/nodes/${nodeName(i)}`;
-    case 'volume': return `/api/v1/volumes/${encodeURIComponent(volumeName(i, Math.floor(random() * VOLUMES_PER_NODE)))}`;
-    case 'mixed': return pathFor(turn % 10 === 9 ? 'summary' : turn % 3 === 2 ? 'volume' : 'node', nodes, random, 0);
+    case 'node': return `/api/v1/nodes/${node()}`;
+    case 'volume': return `/api/v1/volumes/${encodeURIComponent(names.volumes[Math.floor(random() * names.volumes.length)])}`;
+    case 'mixed': return pathFor(turn % 10 === 9 ? 'summary' : turn % 3 === 2 ? 'volume' : 'node', names, random, 0);
   }
 }
 
-async function clientMain(): Promise<void> {
+function clientMain(): void {
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-  process.on('message', async (msg: RunRequest) => {
-    const random = rng(msg.nodes ^ msg.target.length);
+  let names: Names = { nodes: [], volumes: [] };
+  process.on('disconnect', () => process.exit(0));
+  process.on('message', async (msg: ClientMessage) => {
+    if (msg.type === 'names') {
+      names = { nodes: msg.nodes, volumes: msg.volumes };
+      return;
+    }
+    const random = rng(msg.seed);
     let turn = 0;
+    // Bare routes take the same random path parameter as node lookups, so the client does the
+    // same work for both (autocannon rebuilds every request setupRequest rewrites).
     const result = await autocannon({
       url: msg.url,
       connections: msg.connections,
       duration: msg.duration,
       ...(msg.rate ? { overallRate: msg.rate } : {}),
-      requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: pathFor(msg.target, msg.nodes, random, turn++) }) }],
+      requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: pathFor(msg.target, names, random, turn++) }) }],
     });
     const out: RunResult = {
       req_per_s: Math.round(result.requests.total / result.duration),
@@ -79,69 +132,160 @@ async function clientMain(): Promise<void> {
   });
 }
 
-// ---- driver ----------------------------------------------------------------------------------
+// ---- subjects: what the load is sent to -------------------------------------------------------
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-
-interface EndpointResult { name: string; nodes: number; req_per_s: number; p50_ms: number; p99_ms: number }
-interface SizeResult {
-  nodes: number;
-  fill_s: number;
-  ceiling_req_per_s: number;
-  loop_p99_ms_idle: number;
-  loop_p99_ms_loaded: number;
-  loop_p50_ms_idle: number;
-  loop_p50_ms_loaded: number;
-  loop_p90_ms_idle: number;
-  loop_p90_ms_loaded: number;
-  loop_passes_idle: number;
-  loop_passes_loaded: number;
-  loaded_rate_req_per_s: number;
-  loaded_p99_ms: number;
-  node_vs_ceiling: number;
-  node_vs_same_size_body: number;
-  node_body_bytes: number;
+interface Subject {
+  /** The inspection API under test. */
+  apiUrl: string;
+  /** An app with `/bare/:name` and `/bare-sized/:name` in the same process. */
+  bareUrl: string;
+  names: Names;
+  nodeBodyBytes: number;
+  /** Every reconcile pass duration (ms) is pushed to `sink` while it is set. */
+  setPassSink(sink: number[] | undefined): void;
+  /** Setup figures and end-of-run readings for the results. */
+  figures(): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
 }
 
 /**
- * Two load clients: `capacity` at normal priority, and `background`, niced, for the loop-impact
- * phase. In production the API's clients run elsewhere; on this 2-core box the rate-limited load
- * generator must not take CPU from the controller's threads, only the requests it sends should.
+ * The ceiling routes: a constant `{ok: true}`, and the bytes of a node answer from a constant,
+ * which separates moving the answer (serialising, writing, the client parsing it) from reading
+ * the state.
  */
-interface Clients { capacity: ChildProcess; background: ChildProcess }
-
-const BACKGROUND_NICE = 10;
-
-function startClients(): Clients {
-  const start = () => fork(new URL(import.meta.url).pathname, [], { env: { ...process.env, BENCH_HTTP_CLIENT: '1' }, execArgv: ['--import', 'tsx'] });
-  const background = start();
-  if (background.pid !== undefined) setPriority(background.pid, BACKGROUND_NICE);
-  return { capacity: start(), background };
-}
-
-function runLoad(child: ChildProcess, req: RunRequest): Promise<RunResult> {
-  return new Promise((resolve) => {
-    child.once('message', (m) => resolve(m as RunResult));
-    child.send(req);
-  });
+function addBareRoutes(app: FastifyInstance, sized: () => string): void {
+  app.get('/bare/:name', () => ({ ok: true }));
+  app.get('/bare-sized/:name', (_request, reply) => { reply.type('application/json; charset=utf-8').send(sized()); });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Nearest-rank percentile. */
-const percentile = (xs: number[], q: number) => {
-  if (xs.length === 0) return 0;
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-};
-const round = (x: number) => Math.round(x * 1000) / 1000;
+const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+const seconds = (fromMs: number) => round((performance.now() - fromMs) / 1000, 1);
 
-async function benchSize(nodes: number, clients: Clients, o: { duration: number; reps: number; window: number; rounds: number; rate: number; connections: number }) {
+/** Up to `k` items of `n` drawn uniformly (reservoir), in a seeded order. */
+function sample<T>(n: number, k: number, at: (i: number) => T, random: () => number): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < n; i++) {
+    if (out.length < k) out.push(at(i));
+    else {
+      const j = Math.floor(random() * (i + 1));
+      if (j < k) out[j] = at(i);
+    }
+  }
+  return out;
+}
+
+async function startControllerSubject(nodes: number, o: Options): Promise<Subject> {
+  const { startControllerWithApi } = await import('../src/manager/run-controller.js');
+  const { createInspectionView } = await import('../src/manager/inspection.js');
+  const { buildServer, listenServer } = await import('../src/http/server.js');
+  const dir = mkdtempSync(join(tmpdir(), 'fa-http-bench-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const expected = nodes * PODS_PER_NODE;
+  let sim: Child | undefined;
+  let running: Awaited<ReturnType<typeof startControllerWithApi>> | undefined;
+  let bare: FastifyInstance | undefined;
+  const stop = async () => {
+    await bare?.close();
+    await running?.stop();
+    await sim?.stop(10_000);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const tSim = performance.now();
+    sim = forkTs(new URL('./lib/sim-child.ts', import.meta.url).pathname, [`--max-old-space-size=${nodes >= 50_000 ? 8192 : 4096}`], {
+      FA_SIM_CHILD: JSON.stringify({ nodes, podsPerNode: PODS_PER_NODE, seed: 1, kubeconfigOut: kubeconfig }),
+      LOG_LEVEL: 'warn',
+    });
+    const fleetBar = phaseBar('fleet', nodes, 'nodes');
+    sim.process.on('message', (m: SimChildMessage) => m.type === 'progress' && fleetBar.update(m.done));
+    await nextMessage<SimChildMessage>(sim, (m) => m.type === 'ready', o.timeout * 1000);
+    const simS = seconds(tSim);
+    fleetBar.done(`${simS} s`);
+
+    const tCtl = performance.now();
+    running = await startControllerWithApi({
+      kubeconfig: { path: kubeconfig }, listen: '127.0.0.1:0', leaderElect: false, kubeApiQps: 20_000, kubeApiBurst: 20_000, workers: 1,
+    });
+    const { ctl } = running;
+    const bar = phaseBar('converge', expected, 'pairs');
+    for (;;) {
+      const c = ctl.state.counts();
+      bar.update(Math.min(c.attached, c.reportedAttached), `desired ${c.desiredPairs}  attached ${c.attached}  reported ${c.reportedAttached}  pending ${c.pendingOperations}`);
+      if (c.desiredPairs === expected && c.attached === expected && c.reportedAttached === expected) break;
+      if (performance.now() - tCtl > o.timeout * 1000) throw new Error(`not converged within ${o.timeout} s: ${JSON.stringify(c)}`);
+      if (sim.process.exitCode !== null) throw new Error(`simulator exited (${sim.process.exitCode})`);
+      await sleep(500);
+    }
+    const convergeS = seconds(tCtl);
+    bar.done(`${convergeS} s`);
+
+    // Names from the controller's own state: every node, a sample of the volumes.
+    const random = rng(nodes);
+    const nodeNames = ctl.state.nodeIds(-1, Number.MAX_SAFE_INTEGER).map((n) => ctl.state.nodeName(n));
+    const volumeIds = ctl.state.volumeIds(-1, Number.MAX_SAFE_INTEGER);
+    const volumes = sample(volumeIds.length, VOLUME_SAMPLE, (i) => ctl.state.volumeName(volumeIds[i]), random);
+
+    const view = createInspectionView(ctl, { maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false });
+    bare = buildServer({ state: ctl.state, view, metrics: ctl.metrics, listenHost: '127.0.0.1' });
+    let sized = '';
+    addBareRoutes(bare, () => sized);
+    const bareUrl = await listenServer(bare, '127.0.0.1:0');
+    sized = await (await fetch(`${running.url}/api/v1/nodes/${nodeNames[Math.floor(nodeNames.length / 2)]}`)).text();
+
+    let churnIndexMs: number | null = null;
+    if (o.churn > 0) {
+      sim.process.send({ type: 'churn', rate: o.churn });
+      const m = await nextMessage<SimChildMessage>(sim, (x) => x.type === 'churn-started', 10 * 60_000);
+      churnIndexMs = m.type === 'churn-started' ? Math.round(m.indexMs) : null;
+      await sleep(3000); // the first changes reach the controller
+    }
+
+    // Tee every pass: the window itself keeps only its last samples, for /api/v1/summary.
+    const window = ctl.reconciler.passTime;
+    const record = window.record.bind(window);
+    let sink: number[] | undefined;
+    window.record = (ms) => {
+      record(ms);
+      sink?.push(ms);
+    };
+    const simChild = sim;
+    return {
+      apiUrl: running.url,
+      bareUrl,
+      names: { nodes: nodeNames, volumes },
+      nodeBodyBytes: Buffer.byteLength(sized),
+      setPassSink: (s) => { sink = s; },
+      async figures() {
+        simChild.process.send({ type: 'stats' });
+        const stats = await nextMessage<SimChildMessage>(simChild, (m) => m.type === 'stats', 60_000);
+        const churn = stats.type === 'stats' ? stats.stats.churn ?? {} : {};
+        return {
+          sim_generate_s: simS,
+          converge_s: convergeS,
+          churn_per_s: o.churn,
+          churn_index_ms: churnIndexMs,
+          churn_stats: churn,
+          counts_at_end: ctl.state.counts(),
+          controller_process_peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+          sim_peak_rss_mb: Math.round(readProc(simChild.pid)?.peakRssMb ?? 0),
+        };
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function startStandInSubject(nodes: number): Promise<Subject> {
+  const { startStandInController, nodeName, volumeName, PLUGIN, VOLUMES_PER_NODE } = await import('../test/http/stand-in-controller.js');
+  const { createFakeInspectionView } = await import('../test/http/fake-inspection-view.js');
+  const { createControllerMetrics } = await import('../src/metrics/controller-metrics.js');
+  const { buildServer, listenServer } = await import('../src/http/server.js');
   const loop = startStandInController(nodes);
-  const { state, fillSeconds: fill } = loop;
+  const { state } = loop;
   const view = createFakeInspectionView({
     state,
     now: () => Date.now(),
@@ -157,130 +301,256 @@ async function benchSize(nodes: number, clients: Clients, o: { duration: number;
     conflicts: () => state.counts().conflicts,
   });
   const app = buildServer({ state, view, metrics, listenHost: '127.0.0.1' });
-  // Bare routes take the same random path parameter as a node lookup, so the load client does
-  // the same work (autocannon rebuilds every request that setupRequest rewrites).
-  app.get('/bare/:name', () => ({ ok: true }));
-  // The same bytes as a node lookup, from a constant: separates the cost of moving the answer
-  // (serialising it, writing it, the client parsing it) from the cost of reading the state.
   let sized = '';
-  app.get('/bare-sized/:name', (_request, reply) => { reply.type('application/json; charset=utf-8').send(sized); });
+  addBareRoutes(app, () => sized);
   const url = await listenServer(app, '127.0.0.1:0');
   sized = (await app.inject({ url: `/api/v1/nodes/${nodeName(Math.floor(nodes / 2))}` })).body;
-  console.log(`\n${nodes} nodes (${nodes * VOLUMES_PER_NODE} pairs): filled in ${fill.toFixed(1)} s; ${url}; node answer ${sized.length} bytes`);
-
-  const targets = ['bare', 'bare-sized', 'healthz', 'summary', 'node', 'volume', 'metrics'] as const;
-  const label: Record<(typeof targets)[number], string> = {
-    bare: 'bare fastify route', 'bare-sized': 'bare route, node-sized body', healthz: '/healthz', summary: '/api/v1/summary', node: '/api/v1/nodes/{name}',
-    volume: '/api/v1/volumes/{uniqueName}', metrics: '/metrics',
+  const random = rng(nodes);
+  return {
+    apiUrl: url,
+    bareUrl: url,
+    names: {
+      nodes: Array.from({ length: nodes }, (_, i) => nodeName(i)),
+      volumes: sample(nodes * VOLUMES_PER_NODE, VOLUME_SAMPLE, (j) => volumeName(Math.floor(j / VOLUMES_PER_NODE), j % VOLUMES_PER_NODE), random),
+    },
+    nodeBodyBytes: Buffer.byteLength(sized),
+    setPassSink: (s) => { loop.samples = s; },
+    figures: async () => ({ fill_s: round(loop.fillSeconds) }),
+    async stop() {
+      await app.close();
+      await loop.stop();
+    },
   };
-  for (const target of targets) await runLoad(clients.capacity, { url, target, nodes, duration: 1, connections: o.connections }); // JIT warm-up
-  // `--reps` sweeps over all endpoints, alternately forwards and backwards, so drift in the
-  // machine's background load is shared: req/s is the mean over the sweeps, latencies the worst.
-  const sweeps = new Map<string, RunResult[]>();
-  for (let rep = 0; rep < o.reps; rep++) {
-    for (const target of rep % 2 === 0 ? targets : [...targets].reverse()) {
-      const r = await runLoad(clients.capacity, { url, target, nodes, duration: o.duration, connections: o.connections });
-      if (r.non2xx || r.errors) console.log(`  ${label[target]}: non2xx ${r.non2xx} errors ${r.errors}`);
-      sweeps.set(target, [...(sweeps.get(target) ?? []), r]);
-    }
-  }
-  const endpoints: EndpointResult[] = targets.map((target) => {
-    const rs = sweeps.get(target) ?? [];
-    return {
-      name: label[target],
-      nodes,
-      req_per_s: Math.round(rs.reduce((a, r) => a + r.req_per_s, 0) / rs.length),
-      p50_ms: Math.max(...rs.map((r) => r.p50_ms)),
-      p99_ms: Math.max(...rs.map((r) => r.p99_ms)),
-    };
-  });
-  for (const e of endpoints) console.log(`  ${e.name.padEnd(30)} ${String(e.req_per_s).padStart(7)} req/s  p50 ${e.p50_ms} ms  p99 ${e.p99_ms} ms`);
-
-  // Loop impact: idle and loaded windows interleaved, so background noise on the shared
-  // machine falls on both alike; percentiles over all samples of each kind.
-  const idleSamples: number[] = [];
-  const loadedSamples: number[] = [];
-  let loadedRate = 0;
-  let loadedP99 = 0;
-  for (let round = 0; round < o.rounds; round++) {
-    await sleep(1000);
-    loop.samples = idleSamples;
-    await sleep(o.window * 1000);
-    loop.samples = undefined;
-    const run = runLoad(clients.background, { url, target: 'mixed', nodes, duration: o.window + 1, connections: o.connections, rate: o.rate });
-    await sleep(1000);
-    loop.samples = loadedSamples;
-    const r = await run;
-    loop.samples = undefined;
-    loadedRate += r.req_per_s / o.rounds;
-    loadedP99 = Math.max(loadedP99, r.p99_ms);
-  }
-  const stats = (xs: number[]) => ({ p50: percentile(xs, 0.5), p90: percentile(xs, 0.9), p99: percentile(xs, 0.99), n: xs.length });
-  const idle = stats(idleSamples);
-  const loaded = stats(loadedSamples);
-  const loadedResult = { req_per_s: Math.round(loadedRate), p99_ms: loadedP99 };
-  console.log(`  loop pass idle   p50 ${idle.p50.toFixed(2)} ms  p90 ${idle.p90.toFixed(2)} ms  p99 ${idle.p99.toFixed(2)} ms  (${idle.n} passes)`);
-  console.log(`  loop pass loaded p50 ${loaded.p50.toFixed(2)} ms  p90 ${loaded.p90.toFixed(2)} ms  p99 ${loaded.p99.toFixed(2)} ms  (${loaded.n} passes, mixed load ${loadedResult.req_per_s} req/s, p99 ${loadedResult.p99_ms} ms)`);
-
-  await app.close();
-  await loop.stop();
-  const ceiling = endpoints[0].req_per_s;
-  const node = endpoints.find((e) => e.name.startsWith('/api/v1/nodes'))!;
-  const size: SizeResult = {
-    nodes,
-    fill_s: round(fill),
-    ceiling_req_per_s: ceiling,
-    loop_p99_ms_idle: round(idle.p99),
-    loop_p99_ms_loaded: round(loaded.p99),
-    loop_p50_ms_idle: round(idle.p50),
-    loop_p50_ms_loaded: round(loaded.p50),
-    loop_p90_ms_idle: round(idle.p90),
-    loop_p90_ms_loaded: round(loaded.p90),
-    loop_passes_idle: idle.n,
-    loop_passes_loaded: loaded.n,
-    loaded_rate_req_per_s: loadedResult.req_per_s,
-    loaded_p99_ms: loadedResult.p99_ms,
-    node_vs_ceiling: round(node.req_per_s / ceiling),
-    node_vs_same_size_body: round(node.req_per_s / endpoints[1].req_per_s),
-    node_body_bytes: sized.length,
-  };
-  return { endpoints, size };
 }
 
-async function main(): Promise<void> {
-  const sizes = arg('sizes', '10000,100000').split(',').map(Number);
-  const o = { duration: Number(arg('duration', '3')), reps: Number(arg('reps', '2')), window: Number(arg('window', '5')), rounds: Number(arg('rounds', '4')), rate: Number(arg('rate', '2000')), connections: Number(arg('connections', '10')) };
-  const loadStart = loadavg().map(round);
+// ---- driver ----------------------------------------------------------------------------------
+
+interface Options { duration: number; reps: number; window: number; rounds: number; rate: number; connections: number; churn: number; timeout: number }
+interface EndpointResult { name: string; nodes: number; req_per_s: number; p50_ms: number; p99_ms: number; non2xx?: number }
+type SizeRun = Record<string, unknown> & { nodes: number };
+
+/**
+ * Two load clients: `capacity` at normal priority, and `background`, niced, for the loop-impact
+ * phase: in production the API's clients run elsewhere; on this 2-core box the paced load
+ * generator must not take CPU from the controller's threads, only the requests it sends should.
+ */
+interface Clients { capacity: Child; background: Child }
+const BACKGROUND_NICE = 10;
+
+function startClients(): Clients {
+  const start = () => forkTs(new URL(import.meta.url).pathname, [], { BENCH_HTTP_ROLE: 'client' });
+  const background = start();
+  setPriority(background.pid, BACKGROUND_NICE);
+  return { capacity: start(), background };
+}
+
+async function runLoad(client: Child, req: RunRequest): Promise<RunResult> {
+  const reply = nextMessage<RunResult>(client, () => true, (req.duration + 60) * 1000);
+  client.process.send({ type: 'run', ...req } satisfies ClientMessage);
+  return reply;
+}
+
+const TARGETS = ['bare', 'bare-sized', 'healthz', 'summary', 'node', 'volume', 'metrics'] as const;
+const LABEL: Record<(typeof TARGETS)[number], string> = {
+  bare: 'bare fastify route', 'bare-sized': 'bare route, node-sized body', healthz: '/healthz', summary: '/api/v1/summary',
+  node: '/api/v1/nodes/{name}', volume: '/api/v1/volumes/{uniqueName}', metrics: '/metrics',
+};
+
+async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{ endpoints: EndpointResult[]; run: SizeRun }> {
+  const loadStart = loadavg().map((l) => round(l, 2));
+  const t0 = performance.now();
+  const subject = STAND_IN ? await startStandInSubject(nodes) : await startControllerSubject(nodes, o);
+  try {
+    const setupS = seconds(t0);
+    for (const c of [clients.capacity, clients.background]) c.process.send({ type: 'names', ...subject.names } satisfies ClientMessage);
+    const urlOf = (t: Target) => (t === 'bare' || t === 'bare-sized' ? subject.bareUrl : subject.apiUrl);
+    console.log(`\n${nodes} nodes: ready in ${setupS} s; API ${subject.apiUrl}, bare ${subject.bareUrl}; node answer ${subject.nodeBodyBytes} bytes; load average ${loadStart.join(' ')}`);
+    let seed = nodes;
+    const load = (client: Child, target: Target, duration: number, rate?: number) =>
+      runLoad(client, { url: urlOf(target), target, duration, connections: o.connections, seed: seed++, ...(rate ? { rate } : {}) });
+
+    for (const target of TARGETS) await load(clients.capacity, target, 1); // JIT warm-up
+    // Sweeps alternately forwards and backwards, so drift in the machine's background load is
+    // shared: req/s is the mean over the sweeps, latencies the worst.
+    const sweeps = new Map<Target, RunResult[]>();
+    for (let rep = 0; rep < o.reps; rep++) {
+      for (const target of rep % 2 === 0 ? TARGETS : [...TARGETS].reverse()) {
+        sweeps.set(target, [...(sweeps.get(target) ?? []), await load(clients.capacity, target, o.duration)]);
+      }
+    }
+    const summarise = (name: string, rs: RunResult[]): EndpointResult => {
+      const non2xx = rs.reduce((a, r) => a + r.non2xx + r.errors, 0);
+      return {
+        name, nodes,
+        req_per_s: Math.round(rs.reduce((a, r) => a + r.req_per_s, 0) / rs.length),
+        p50_ms: Math.max(...rs.map((r) => r.p50_ms)),
+        p99_ms: Math.max(...rs.map((r) => r.p99_ms)),
+        ...(non2xx ? { non2xx } : {}),
+      };
+    };
+    const endpoints = TARGETS.map((t) => summarise(LABEL[t], sweeps.get(t) ?? []));
+    const paced = summarise(`/api/v1/nodes/{name} paced at ${o.rate}/s`, [await load(clients.capacity, 'node', o.duration * 2, o.rate)]);
+    endpoints.push(paced);
+    for (const e of endpoints) console.log(`  ${e.name.padEnd(38)} ${String(e.req_per_s).padStart(7)} req/s  p50 ${e.p50_ms} ms  p99 ${e.p99_ms} ms${e.non2xx ? `  (non-2xx/errors ${e.non2xx})` : ''}`);
+
+    // Loop impact: idle and loaded windows interleaved; percentiles over every pass of each kind.
+    // The event loop delay of this process (controller and API share it) in the same windows
+    // bounds what any request waits behind the controller's synchronous work.
+    const idle: number[] = [];
+    const loaded: number[] = [];
+    const mixed: RunResult[] = [];
+    // One monitor per kind, enabled only during its windows (it keeps its samples across them).
+    const eldIdle = monitorEventLoopDelay({ resolution: 5 });
+    const eldLoaded = monitorEventLoopDelay({ resolution: 5 });
+    for (let r = 0; r < o.rounds; r++) {
+      await sleep(1000);
+      subject.setPassSink(idle);
+      eldIdle.enable();
+      await sleep(o.window * 1000);
+      subject.setPassSink(undefined);
+      eldIdle.disable();
+      const run = load(clients.background, 'mixed', o.window + 1, o.rate);
+      await sleep(1000);
+      subject.setPassSink(loaded);
+      eldLoaded.enable();
+      mixed.push(await run);
+      subject.setPassSink(undefined);
+      eldLoaded.disable();
+    }
+    const ms = (ns: number) => round(ns / 1e6, 1);
+    const eldStats = (h: IntervalHistogram) => ({ p50_ms: ms(h.percentile(50)), p99_ms: ms(h.percentile(99)), max_ms: ms(h.max) });
+    const stats = (xs: number[]) => ({
+      p50: percentile(xs, 0.5) ?? 0, p90: percentile(xs, 0.9) ?? 0, p99: percentile(xs, 0.99) ?? 0, mean: xs.reduce((a, x) => a + x, 0) / Math.max(1, xs.length), n: xs.length,
+    });
+    const li = stats(idle);
+    const ll = stats(loaded);
+    const mixedRate = Math.round(mixed.reduce((a, r) => a + r.req_per_s, 0) / mixed.length);
+    const mixedP99 = Math.max(...mixed.map((r) => r.p99_ms));
+    console.log(`  loop pass idle   p50 ${li.p50.toFixed(2)} ms  p90 ${li.p90.toFixed(2)} ms  p99 ${li.p99.toFixed(2)} ms  (${li.n} passes)`);
+    console.log(`  loop pass loaded p50 ${ll.p50.toFixed(2)} ms  p90 ${ll.p90.toFixed(2)} ms  p99 ${ll.p99.toFixed(2)} ms  (${ll.n} passes; mixed load ${mixedRate} req/s, p99 ${mixedP99} ms)`);
+    const delay = { idle: eldStats(eldIdle), loaded: eldStats(eldLoaded) };
+    console.log(`  event loop delay idle p99 ${delay.idle.p99_ms} ms (max ${delay.idle.max_ms}), loaded p99 ${delay.loaded.p99_ms} ms (max ${delay.loaded.max_ms})`);
+
+    const ceiling = endpoints[0].req_per_s;
+    const node = endpoints[TARGETS.indexOf('node')];
+    const loopRatio = li.p99 > 0 ? ll.p99 / li.p99 : 0;
+    const run: SizeRun = {
+      nodes,
+      subject: STAND_IN ? 'stand-in' : 'controller',
+      date: new Date().toISOString(),
+      setup_s: setupS,
+      ...(await subject.figures()),
+      ceiling_req_per_s: ceiling,
+      node_vs_ceiling: round(node.req_per_s / ceiling),
+      node_vs_same_size_body: round(node.req_per_s / endpoints[1].req_per_s),
+      node_body_bytes: subject.nodeBodyBytes,
+      node_p99_ms_saturated: node.p99_ms,
+      node_p99_ms_paced: paced.p99_ms,
+      loop_p50_ms_idle: round(li.p50), loop_p50_ms_loaded: round(ll.p50),
+      loop_p90_ms_idle: round(li.p90), loop_p90_ms_loaded: round(ll.p90),
+      loop_p99_ms_idle: round(li.p99), loop_p99_ms_loaded: round(ll.p99),
+      loop_p99_loaded_vs_idle: round(loopRatio),
+      loop_mean_ms_idle: round(li.mean), loop_mean_ms_loaded: round(ll.mean),
+      loop_passes_idle: li.n, loop_passes_loaded: ll.n,
+      event_loop_delay: delay,
+      loaded_rate_req_per_s: mixedRate,
+      loaded_p99_ms: mixedP99,
+      targets: {
+        node_vs_ceiling_min_0_5: node.req_per_s / ceiling >= 0.5,
+        node_p99_max_5ms_paced: paced.p99_ms <= 5,
+        node_p99_max_5ms_saturated: node.p99_ms <= 5,
+        loop_p99_loaded_max_1_2x_idle: loopRatio <= 1.2,
+      },
+      loadavg_start: loadStart,
+      loadavg_end: loadavg().map((l) => round(l, 2)),
+    };
+    return { endpoints, run };
+  } finally {
+    await subject.stop();
+  }
+}
+
+async function driverMain(): Promise<void> {
+  if (process.channel) {
+    // The launcher went away: stop like on SIGTERM (children.ts kills the children).
+    process.channel.unref();
+    process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
+  }
+  const o: Options = {
+    duration: num('duration', 3), reps: num('reps', 4), window: num('window', 10), rounds: num('rounds', 6), rate: num('rate', 2000),
+    connections: num('connections', 10), churn: num('churn', 100), timeout: num('timeout', 2400),
+  };
+  const outArg = arg('out', '');
+  const outFile = outArg ? new URL(outArg, `file://${process.cwd()}/`) : STAND_IN ? undefined : new URL('./results/http.json', import.meta.url);
+  const subjectText = STAND_IN
+    ? 'stand-in loop over a directly filled WorldState (real planner, worker pool); test/http/stand-in-controller.ts'
+    : `startControllerWithApi (leader election off, qps/burst 20000, 1 plan worker) in the bench process against the simulator (bench/lib/sim-child.ts, child process): nodes x ${PODS_PER_NODE} pods, attacher and kubelets on, converged, then ${o.churn} pod changes/s`;
   const clients = startClients();
   const endpoints: EndpointResult[] = [];
-  const runs: SizeResult[] = [];
+  const runs: SizeRun[] = [];
   try {
-    for (const nodes of sizes) {
-      const r = await benchSize(nodes, clients, o);
-      endpoints.push(...r.endpoints);
-      runs.push(r.size);
+    for (const nodes of SIZES) {
+      console.log(`\n== ${nodes} nodes (${STAND_IN ? 'stand-in' : 'controller + simulator'}) ==`);
+      try {
+        const r = await benchSize(nodes, clients, o);
+        endpoints.push(...r.endpoints);
+        runs.push(r.run);
+      } catch (err) {
+        console.error(`run at ${nodes} nodes failed: ${err instanceof Error ? err.stack : String(err)}`);
+        runs.push({ nodes, subject: STAND_IN ? 'stand-in' : 'controller', failed: err instanceof Error ? err.message.slice(0, 2000) : String(err), loadavg_end: loadavg().map((l) => round(l, 2)) });
+      }
+      if (outFile) save(outFile, subjectText, o, endpoints, runs);
     }
   } finally {
-    clients.capacity.kill();
-    clients.background.kill();
+    await Promise.all([clients.capacity.stop(5000), clients.background.stop(5000)]);
   }
-  const top = runs[runs.length - 1];
-  const out = {
-    ceiling_req_per_s: top.ceiling_req_per_s,
-    loop_p99_ms_idle: top.loop_p99_ms_idle,
-    loop_p99_ms_loaded: top.loop_p99_ms_loaded,
-    endpoints,
-    command: `npm run bench:http -- ${args.join(' ')}`.trim(),
-    date: new Date().toISOString(),
-    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_start: loadStart, loadavg_end: loadavg().map(round) },
-    controller: 'stand-in loop over a directly filled WorldState (real planner, worker pool); not startController',
-    options: { ...o, background_client_nice: BACKGROUND_NICE },
-    runs,
-  };
-  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-  writeFileSync(new URL('./results/http.json', import.meta.url), `${JSON.stringify(out, null, 2)}\n`);
-  console.log('\nwrote bench/results/http.json');
+  if (runs.some((r) => r.failed)) process.exitCode = 1;
 }
 
-if (process.env.BENCH_HTTP_CLIENT === '1') await clientMain();
-else await main();
+/** Writes the results, keeping the previous file's runs of other sizes with the same subject. */
+function save(file: URL, subject: string, o: Options, endpoints: EndpointResult[], runs: SizeRun[]): void {
+  let prev: { subject?: string; endpoints?: EndpointResult[]; runs?: SizeRun[] } = {};
+  try {
+    if (existsSync(file)) prev = JSON.parse(readFileSync(file, 'utf8')) as typeof prev;
+  } catch { /* unreadable: start afresh */ }
+  const mine = new Set(runs.map((r) => r.nodes));
+  const keep = prev.subject === subject ? (prev.runs ?? []).filter((r) => !mine.has(r.nodes) && !r.failed) : [];
+  const kept = new Set(keep.map((r) => r.nodes));
+  const allRuns = [...keep, ...runs].sort((a, b) => a.nodes - b.nodes);
+  const allEndpoints = [...(prev.subject === subject ? (prev.endpoints ?? []).filter((e) => kept.has(e.nodes)) : []), ...endpoints].sort((a, b) => a.nodes - b.nodes);
+  const top = [...allRuns].reverse().find((r) => !r.failed);
+  const out = {
+    ceiling_req_per_s: top?.ceiling_req_per_s ?? null,
+    loop_p99_ms_idle: top?.loop_p99_ms_idle ?? null,
+    loop_p99_ms_loaded: top?.loop_p99_ms_loaded ?? null,
+    endpoints: allEndpoints,
+    subject,
+    command: `npm run bench:http -- ${args.join(' ')}`.trim(),
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_end: loadavg().map((l) => round(l, 2)) },
+    options: { ...o, background_client_nice: BACKGROUND_NICE, volume_sample: VOLUME_SAMPLE },
+    targets: { node_vs_ceiling_min: 0.5, node_p99_max_ms: 5, loop_p99_loaded_vs_idle_max: 1.2 },
+    runs: allRuns,
+  };
+  mkdirSync(new URL('.', file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
+  console.log(`wrote ${file.pathname}`);
+}
+
+/**
+ * Re-executes this file as the driver with a heap sized for the largest fleet (the controller
+ * lives in the driver) and quiet logs; forwards signals and exits with the driver's code.
+ */
+function launch(): void {
+  const heap = Math.max(...SIZES.map(heapMb));
+  const driver = spawn(process.execPath, [...process.execArgv, `--max-old-space-size=${heap}`, new URL(import.meta.url).pathname, ...args], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, BENCH_HTTP_ROLE: 'driver', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
+  });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => driver.kill(sig));
+  driver.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+if (ROLE === 'client') clientMain();
+else if (ROLE === 'driver') await driverMain();
+else launch();

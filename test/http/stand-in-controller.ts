@@ -1,10 +1,11 @@
 /**
- * Stand-in controller for the inspection API bench (bench/http.bench.ts) until it runs over
- * `startController`: a WorldState filled directly (nodes x 10 volumes: 9 RWO volumes of its own
- * and one RWX volume shared by 10 nodes, every pair desired, attached and mounted) and a
- * reconcile loop every 100 ms (sliding) that runs the real planner (worker pool), starts the
- * plan's detaches and attaches and completes them on the next pass, and churns pods (they leave,
- * the "kubelet" unmounts, the detach follows; they come back later) so every pass has work.
+ * Stand-in controller for `npm run bench:http -- --stand-in` (bench/http.bench.ts): the HTTP
+ * path alone, without a simulator. A WorldState filled directly (nodes x 10 volumes: 9 RWO
+ * volumes of its own and one RWX volume shared by 10 nodes, every pair desired, attached and
+ * mounted; ready in seconds at 100k nodes) and a reconcile loop every 100 ms (sliding) that runs
+ * the real planner (worker pool), starts the plan's detaches and attaches and completes them on
+ * the next pass, and churns pods (they leave, the "kubelet" unmounts, the detach follows; they
+ * come back later) so every pass has work. The default bench runs the real controller.
  */
 import { performance } from 'node:perf_hooks';
 import { createWorldState, type NodeId, type VolumeId, type WorldState } from '../../src/cache/world-state.js';
