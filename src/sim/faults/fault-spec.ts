@@ -75,7 +75,8 @@ function rate(item: string, raw: string): number {
 function duration(item: string, raw: string): number {
   const v = parseDuration(raw);
   if (v === undefined || !Number.isFinite(v) || v < 0 || v > 86_400_000) throw bad(item, `"${raw}" is not a duration between 0 and 24h (e.g. 500ms, 30s)`);
-  return v;
+  // Microsecond precision: `4.06s` is 4060 ms, not 4059.9999999999995.
+  return Math.round(v * 1000) / 1000;
 }
 
 /** Parses a spec; throws FA_ERR_FLAG_INVALID naming the offending item. */
