@@ -45,7 +45,10 @@ export class WorldCore {
   readonly morePods = new Map<number, string[]>();
   /** Per node: last observed volumesInUse, null = never observed (D3). */
   readonly inUse: Array<Set<string> | null> = [];
-  readonly volumeInfo = new Map<number, unknown>();
+  /** Per node: that list as last given, to recognise an unchanged one without hashing. */
+  readonly inUseList: Array<readonly string[] | null> = [];
+  /** Opaque host metadata per volume id (an array: a Map churns as ids come and go). */
+  readonly volumeInfo: unknown[] = [];
   readonly conflictSlots = new Set<number>();
   readonly counters: Counters = {
     managedNodes: 0, pairs: 0, desiredPairs: 0, attached: 0, uncertain: 0, reportedAttached: 0,
@@ -77,6 +80,7 @@ export class WorldCore {
       this.t.nodeFlags[id] = NF_LIVE;
       this.t.nodeHead[id] = NIL;
       this.inUse[id] = null;
+      this.inUseList[id] = null;
     } else {
       this.t.nodeFlags[id] &= ~NF_REMOVED;
     }
@@ -99,6 +103,7 @@ export class WorldCore {
     if ((f & NF_REMOVED) === 0 || (f & NF_STATUS_NEEDED) !== 0 || this.t.nodeHead[node] !== NIL) return;
     this.t.nodeFlags[node] = 0;
     this.inUse[node] = null;
+    this.inUseList[node] = null;
     this.nodes.release(node);
   }
 
@@ -106,7 +111,7 @@ export class WorldCore {
   maybeFreeVolume(volume: number): boolean {
     if (this.t.vhead(volume) !== NIL || this.ops.holdsVolume(volume)) return false;
     this.t.setVflags(volume, 0);
-    this.volumeInfo.delete(volume);
+    this.volumeInfo[volume] = undefined;
     this.volumes.release(volume);
     return true;
   }

@@ -34,21 +34,42 @@ export function pairState(core: WorldCore, slot: number, timeBase: number): Pair
 
 export function nodeState(core: WorldCore, node: number): NodeState | undefined {
   const name = core.nodes.name(node);
-  if (name === undefined) return undefined;
-  const f = core.t.nodeFlags[node];
-  let pairs = 0;
-  core.forEachSlotOfNode(node, () => pairs++);
-  const inUse = core.inUse[node];
-  return {
-    id: node,
-    name,
-    managed: (f & NF_MANAGED) !== 0,
-    healthy: (f & NF_HEALTHY) !== 0,
-    outOfService: (f & NF_OUT_OF_SERVICE) !== 0,
-    volumesInUse: inUse ? [...inUse] : null,
-    statusUpdateNeeded: (f & NF_STATUS_NEEDED) !== 0,
-    pairs,
-  };
+  return name === undefined ? undefined : new NodeView(core, node, name, core.t.nodeFlags[node]);
+}
+
+/**
+ * A node snapshot whose flags are read at once and whose two costly fields (the pair count,
+ * O(pairs of the node), and the volumesInUse copy) are computed when read: the populator asks
+ * node(id).managed on every pod event.
+ */
+class NodeView implements NodeState {
+  readonly managed: boolean;
+  readonly healthy: boolean;
+  readonly outOfService: boolean;
+  readonly statusUpdateNeeded: boolean;
+
+  constructor(private readonly core: WorldCore, readonly id: number, readonly name: string, flags: number) {
+    this.managed = (flags & NF_MANAGED) !== 0;
+    this.healthy = (flags & NF_HEALTHY) !== 0;
+    this.outOfService = (flags & NF_OUT_OF_SERVICE) !== 0;
+    this.statusUpdateNeeded = (flags & NF_STATUS_NEEDED) !== 0;
+  }
+
+  get volumesInUse(): readonly string[] | null {
+    const inUse = this.core.inUse[this.id];
+    return inUse ? [...inUse] : null;
+  }
+
+  get pairs(): number {
+    let pairs = 0;
+    this.core.forEachSlotOfNode(this.id, () => pairs++);
+    return pairs;
+  }
+
+  toJSON(): NodeState {
+    const { id, name, managed, healthy, outOfService, volumesInUse, statusUpdateNeeded, pairs } = this;
+    return { id, name, managed, healthy, outOfService, volumesInUse, statusUpdateNeeded, pairs };
+  }
 }
 
 export function volumeState(core: WorldCore, volume: number): VolumeState | undefined {
@@ -66,7 +87,7 @@ export function volumeState(core: WorldCore, volume: number): VolumeState | unde
     multiAttachForbidden: (core.t.vflags(volume) & VF_FORBIDDEN) !== 0,
     attachedNodes,
     pairs,
-    info: core.volumeInfo.get(volume),
+    info: core.volumeInfo[volume],
   };
 }
 

@@ -85,6 +85,9 @@ class WorldStateImpl implements WorldState {
   setVolumesInUse(node: NodeId, uniqueNames: readonly string[] | null): void {
     this.liveNode(node);
     const c = this.core;
+    // Most node updates repeat the list (the kubelet reports it sorted): nothing changes then.
+    if (sameList(c.inUseList[node], uniqueNames)) return;
+    c.inUseList[node] = uniqueNames === null ? null : uniqueNames.slice();
     c.inUse[node] = uniqueNames === null ? null : new Set(uniqueNames);
     c.t.nodeFlags[node] = uniqueNames === null ? c.t.nodeFlags[node] & ~NF_IN_USE_OBSERVED : c.t.nodeFlags[node] | NF_IN_USE_OBSERVED;
     c.refreshMountedOfNode(node);
@@ -134,10 +137,10 @@ class WorldStateImpl implements WorldState {
   }
   setVolumeInfo(volume: VolumeId, info: unknown): void {
     this.liveVolume(volume);
-    this.core.volumeInfo.set(volume, info);
+    this.core.volumeInfo[volume] = info;
   }
   volumeInfo(volume: VolumeId): unknown {
-    return this.core.volumeInfo.get(volume);
+    return this.core.volumeLive(volume) ? this.core.volumeInfo[volume] : undefined;
   }
 
   // ---- desired state -------------------------------------------------------------------------
@@ -301,4 +304,12 @@ class WorldStateImpl implements WorldState {
   private dead(kind: string, id: number): never {
     throw fleetError('FA_ERR_INTERNAL', `${kind} id ${id} is not live`);
   }
+}
+
+/** Same names in the same order (null for never observed). */
+function sameList(a: readonly string[] | null | undefined, b: readonly string[] | null): boolean {
+  if (a === null || a === undefined || b === null) return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
