@@ -1,11 +1,10 @@
 /**
- * Invariant (a) against the two sequences the soak found, reduced to one volume each. Both are
- * upstream behaviour (D7: only confirmed attachments block an attach elsewhere; A3 loads
- * VolumeAttachments as Uncertain; J3 makes a failed detach Uncertain), so the controller
- * creates a VolumeAttachment for a ReadWriteOnce volume on a second node while the first
- * one still exists. Upstream discussed waiting for uncertain attachments in
- * kubernetes/kubernetes#124334 (closed unmerged). Marked `todo` until the controller decides to
- * be stricter than upstream here: the assertions run and report, without failing the suite.
+ * Invariant (a) against the two sequences the soak found, reduced to one volume each: a
+ * ReadWriteOnce volume whose first attachment is Uncertain, after a restart with the first
+ * node object gone (A3 loads VolumeAttachments as Uncertain) and after a failed detach (J3).
+ * Upstream attaches elsewhere at once there (D7: only confirmed attachments block; waiting was
+ * proposed in kubernetes/kubernetes#124334, closed unmerged); this controller waits for the
+ * uncertain attachment to go, so no second VolumeAttachment may appear.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -15,7 +14,6 @@ import {
   attachVolume, never, node, pod, setVolumesInUse, startHarness, startControllerOn, vaExists, vaName, waitFor, type Harness,
 } from '../controller/harness.js';
 
-const TODO = 'controller follows upstream D7 (uncertain attachments do not block an attach elsewhere); see the issue 7 report';
 const MAX_WAIT = 60_000;
 
 describe('multi-attach of a ReadWriteOnce volume whose first attachment is uncertain', () => {
@@ -34,7 +32,7 @@ describe('multi-attach of a ReadWriteOnce volume whose first attachment is uncer
     await h.stop();
   });
 
-  it('after a restart, when the first node object is gone', { todo: TODO }, async () => {
+  it('after a restart, when the first node object is gone', async () => {
     const first = await attachVolume(h.sim, 'restart', { nodeName: 'node-a', mounted: true });
     await h.ctl.stop();
     // While no controller runs: node-a disappears, its pod is recreated on node-b.
@@ -47,7 +45,7 @@ describe('multi-attach of a ReadWriteOnce volume whose first attachment is uncer
     assert.deepEqual(checker.violations().map((v) => v.kind), []);
   });
 
-  it('after a detach that failed with status.detachError', { todo: TODO }, async () => {
+  it('after a detach that failed with status.detachError', async () => {
     const ctl = second ?? h.ctl;
     const vaA = await attachVolume(h.sim, 'detach', { nodeName: 'node-b', mounted: true });
     // The attacher's finalizer keeps the VA while the detach fails.
