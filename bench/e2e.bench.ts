@@ -1,5 +1,5 @@
 // End-to-end benchmark (issue 6): `npm run bench:e2e` [-- --nodes 10000,50000 --pods-per-node 10
-// --churn 1000 --steady 60 --timeout 900 --profile DIR].
+// --churn 1000 --steady 60 --timeout 900 --profile DIR --kube-api-qps 20000 --out FILE].
 //
 // For each fleet size, from cold start, with the simulator and the controller as separate child
 // processes of this one (see bench/lib/e2e-run.ts for the phases): time to full convergence,
@@ -36,9 +36,12 @@ const CHURN = num('churn', 1000);
 const STEADY_S = num('steady', 60);
 const TIMEOUT_S = num('timeout', 900);
 const PROFILE_DIR = arg('profile', '');
+const QPS = num('kube-api-qps', 20_000);
 
 const resultsDir = new URL('results/', import.meta.url);
-const resultsFile = new URL('e2e.json', resultsDir);
+// `--out FILE` keeps an experiment (other qps, churn…) out of the published results and charts.
+const OUT = arg('out', '');
+const resultsFile = OUT ? new URL(OUT, `file://${process.cwd()}/`) : new URL('e2e.json', resultsDir);
 mkdirSync(resultsDir, { recursive: true });
 
 function previousRuns(): E2eRun[] {
@@ -59,11 +62,12 @@ function save(runs: E2eRun[]): void {
     command: 'npm run bench:e2e',
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', node: process.version, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
-    config: { pods_per_node: PODS_PER_NODE, churn_per_s: CHURN, steady_s: STEADY_S, processes: 'simulator (bench/lib/sim-child.ts) and controller (bin/fleet-attach.js run) as child processes' },
+    config: { pods_per_node: PODS_PER_NODE, churn_per_s: CHURN, steady_s: STEADY_S, kube_api_qps: QPS, processes: 'simulator (bench/lib/sim-child.ts) and controller (bin/fleet-attach.js run) as child processes' },
     targets: { converge_s_at_50k: 120, converge_s_at_100k_stretch: 240, loop_p99_ms_at_50k: 20, pod_to_va_p99_ms: 200, ingest_ratio_min: 0.7 },
     runs,
   };
   writeFileSync(resultsFile, `${JSON.stringify(out, null, 2)}\n`);
+  if (OUT) return console.log(`wrote ${OUT}`);
   const charts = writeE2eCharts(resultsDir, runs as unknown as ChartRun[], `2 cores, simulator + controller + bench on one machine; churn ${CHURN}/s; ${new Date().toISOString().slice(0, 10)}`);
   console.log(`wrote bench/results/e2e.json and ${charts.map((c) => `bench/results/${c}`).join(', ')}`);
 }
@@ -75,7 +79,7 @@ for (const nodes of SIZES) {
   if (dir) mkdirSync(dir, { recursive: true });
   let run: E2eRun;
   try {
-    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, ...(dir ? { profileDir: dir } : {}) });
+    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, ...(dir ? { profileDir: dir } : {}) });
   } catch (err) {
     console.error(`run at ${nodes} nodes failed: ${err instanceof Error ? err.message : String(err)}`);
     run = { nodes, pods: nodes * PODS_PER_NODE, failed: err instanceof Error ? err.message.slice(0, 2000) : String(err) };

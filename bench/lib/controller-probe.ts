@@ -37,7 +37,8 @@ export interface ControllerProbe {
 
 export function createControllerProbe(url: string): ControllerProbe {
   const get = async (path: string) => {
-    const res = await fetch(`${url}${path}`);
+    // A controller whose event loop is stuck must not hang the bench: the caller decides.
+    const res = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(30_000) });
     if (!res.ok) throw new Error(`GET ${path}: HTTP ${res.status}`);
     return res;
   };

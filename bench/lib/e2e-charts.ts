@@ -16,12 +16,16 @@ export interface ChartRun {
   json_parse_events_per_s: number | null;
 }
 
-const pts = (runs: readonly ChartRun[], f: (r: ChartRun) => number | null) =>
-  runs.flatMap((r) => (f(r) === null ? [] : [[r.nodes, f(r) as number] as const]));
+const pts = (runs: readonly ChartRun[], f: (r: ChartRun) => number | null | undefined) =>
+  runs.flatMap((r) => {
+    const y = f(r);
+    return typeof y === 'number' && Number.isFinite(y) ? [[r.nodes, y] as const] : [];
+  });
+const num = (v: number | null | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /** Writes loop-time.svg, convergence-time.svg and ingest-vs-json-parse.svg into `dir` (a file URL); returns their names. */
 export function writeE2eCharts(dir: URL, runs: readonly ChartRun[], subtitle: string): string[] {
-  const sorted = [...runs].sort((a, b) => a.nodes - b.nodes);
+  const sorted = [...runs].filter((r) => typeof r.nodes === 'number').sort((a, b) => a.nodes - b.nodes);
   const files: Array<[string, string]> = [
     ['loop-time.svg', lineChart({
       title: 'Reconcile loop time under churn vs fleet size',
@@ -50,9 +54,9 @@ export function writeE2eCharts(dir: URL, runs: readonly ChartRun[], subtitle: st
       yLabel: 'objects per second',
       groups: sorted.map((r) => `${compact(r.nodes)} nodes`),
       series: [
-        { name: 'ingest, end to end (initial sync)', values: sorted.map((r) => r.ingest_events_per_s) },
-        { name: 'controller parse + projection only', values: sorted.map((r) => r.ingest_cpu_events_per_s ?? null), color: '#2ca02c' },
-        { name: 'JSON.parse alone', values: sorted.map((r) => r.json_parse_events_per_s), color: '#7f7f7f' },
+        { name: 'ingest, end to end (initial sync)', values: sorted.map((r) => num(r.ingest_events_per_s)) },
+        { name: 'controller parse + projection (pods)', values: sorted.map((r) => num(r.ingest_cpu_events_per_s)), color: '#2ca02c' },
+        { name: 'JSON.parse alone', values: sorted.map((r) => num(r.json_parse_events_per_s)), color: '#7f7f7f' },
       ],
       groupNotes: sorted.map((r) => (r.ingest_events_per_s && r.json_parse_events_per_s ? `${Math.round((100 * r.ingest_events_per_s) / r.json_parse_events_per_s)}% end to end (target ≥ 70%)` : '')),
     })],

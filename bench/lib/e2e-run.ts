@@ -10,9 +10,10 @@
  *             histogram between two /metrics scrapes), new-pod-to-VolumeAttachment latency
  *             (PodVaTracker), API writes/s, CPU;
  *   parse     JSON.parse over the pod watch lines the bench received, the ingest baseline.
- * Children are stopped on every path; a throw leaves nothing running.
+ * Children are stopped on every path. A failure (controller crash, timeout of a phase) ends the
+ * run with `failed` set and whatever was measured before it.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { forkTs, nextMessage, spawnNode, type Child } from './children.js';
@@ -20,8 +21,8 @@ import { createControllerProbe, listeningUrl, parseListedLine, type ControllerPr
 import { jsonParseRate } from './json-parse-rate.js';
 import { NodeStatusCounter } from './node-status-counter.js';
 import { PodVaTracker } from './pod-va-tracker.js';
-import { sampleProcess, type ProcSampler } from './proc-stats.js';
-import { phaseBar } from './progress.js';
+import { cpuPressure, sampleProcess, type ProcSampler } from './proc-stats.js';
+import { phaseBar, stopAllBars } from './progress.js';
 import { fractionAtOrBelow, histogramDelta, histogramQuantile, sumOf, type PromSample } from './prom-text.js';
 import { createRawKube, type RawKube } from './raw-kube.js';
 import type { SimChildMessage } from './sim-child.js';
@@ -37,6 +38,8 @@ export interface E2eConfig {
   seed: number;
   /** Write a V8 CPU profile of the controller here (`--cpu-prof`). */
   profileDir?: string;
+  /** The controller's --kube-api-qps and --kube-api-burst (20,000: no client-side limit in practice). */
+  kubeApiQps: number;
 }
 
 export type E2eRun = Record<string, unknown> & { nodes: number; pods: number };
@@ -57,7 +60,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
   const dir = mkdtempSync(join(tmpdir(), 'fa-e2e-bench-'));
   const expected = cfg.nodes * cfg.podsPerNode;
   const heapMb = cfg.nodes >= 50_000 ? 8192 : 4096;
-  const out: E2eRun = { nodes: cfg.nodes, pods: expected, loadavg_start: loadavg().map((l) => round(l, 2)) };
+  const out: E2eRun = { nodes: cfg.nodes, pods: expected, kube_api_qps: cfg.kubeApiQps, loadavg_start: loadavg().map((l) => round(l, 2)) };
   let sim: Child | undefined;
   let ctl: Child | undefined;
   let kube: RawKube | undefined;
@@ -89,7 +92,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     ctl = spawnNode(
       ['--import', GUARD, `--max-old-space-size=${heapMb}`, ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
       BIN,
-      ['run', '--kubeconfig', kubeconfig, '--leader-elect=false', '--kube-api-qps', '20000', '--kube-api-burst', '20000', '--listen', '127.0.0.1:0'],
+      ['run', '--kubeconfig', kubeconfig, '--leader-elect=false', '--kube-api-qps', String(cfg.kubeApiQps), '--kube-api-burst', String(cfg.kubeApiQps), '--listen', '127.0.0.1:0'],
       { LOG_LEVEL: 'info' },
     );
     ctl.onLine((l) => {
@@ -103,6 +106,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     nodeStatus.stop();
     const benchCpu = process.cpuUsage(benchCpu0);
     const mConv = await probe.metrics();
+    out.cpu_pressure_converge = cpuPressure() ?? null;
     const convSample = ctlProc.last();
     out.converged = conv.convergedAt !== undefined;
     out.converge_timeout_s = cfg.convergeTimeoutS;
@@ -127,7 +131,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     sim.process.send({ type: 'churn', rate: cfg.churn });
     const churnStarted = await nextMessage<SimChildMessage>(sim, (m) => m.type === 'churn-started', 10 * 60_000);
     out.churn_index_ms = churnStarted.type === 'churn-started' ? Math.round(churnStarted.indexMs) : null;
-    Object.assign(out, await steady(cfg, probe, ctlProc, simProc, sim, tracker));
+    Object.assign(out, await steady(cfg, probe, ctl, ctlProc, simProc, sim, tracker));
 
     // ---- stop; JSON.parse baseline ----
     out.peak_rss_mb = Math.round(ctlProc.last().peakRssMb);
@@ -143,7 +147,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     ctlProc.stop();
     const parse = jsonParseRate(tracker.podLines);
     out.json_parse_events_per_s = parse ? Math.round(parse.eventsPerS) : null;
-    out.json_parse_sample = parse ? { lines: parse.lines, mean_bytes: Math.round(parse.bytes / parse.lines) } : null;
+    out.json_parse_sample = parse ? { lines: parse.lines, mean_bytes: Math.round(parse.bytes / parse.lines), best_events_per_s: Math.round(parse.bestEventsPerS) } : null;
     const ingest = out.ingest_events_per_s as number | null;
     out.ingest_ratio = ingest && parse ? round(ingest / parse.eventsPerS, 3) : null;
     const ingestCpu = out.ingest_cpu_events_per_s as number | null;
@@ -151,7 +155,17 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     if (cfg.profileDir) out.controller_cpu_profile = readdirSync(cfg.profileDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(cfg.profileDir!, f));
     out.loadavg_end = loadavg().map((l) => round(l, 2));
     return out;
+  } catch (err) {
+    // What was measured before the failure stays in the record.
+    out.failed = err instanceof Error ? err.message.slice(0, 4000) : String(err);
+    out.loadavg_end = loadavg().map((l) => round(l, 2));
+    return out;
   } finally {
+    stopAllBars();
+    if (ctl) {
+      out.controller_log = join(tmpdir(), `fa-e2e-${cfg.nodes}-controller.log`);
+      writeFileSync(out.controller_log as string, ctl.output());
+    }
     tracker?.stop();
     nodeStatus?.stop();
     kube?.close();
@@ -173,6 +187,26 @@ async function waitForUrl(ctl: Child, timeoutMs: number): Promise<string> {
 }
 
 /**
+ * The summary. A failed or timed-out request (a controller whose event loop is stuck answers
+ * nothing) is retried until `deadline`; a controller that exited, or no answer by the deadline,
+ * throws with the controller's log tail.
+ */
+async function summaryOf(probe: ControllerProbe, ctl: Child, deadline: number): Promise<ControllerSummary> {
+  for (;;) {
+    try {
+      return await probe.summary();
+    } catch (err) {
+      const { exitCode, signalCode } = ctl.process;
+      if (exitCode !== null || signalCode !== null || performance.now() > deadline) {
+        const why = exitCode !== null || signalCode !== null ? `controller exited (code ${exitCode}, signal ${signalCode})` : 'controller not answering its summary by the deadline';
+        throw new Error(`${why}: ${err instanceof Error ? err.message : String(err)}\n${ctl.output().slice(-4000)}`);
+      }
+      await sleep(1000);
+    }
+  }
+}
+
+/**
  * Polls until every desired pair is attached and reported: the controller's summary says so and
  * the Nodes on the API server list every volume in status.volumesAttached. Or the deadline.
  */
@@ -180,7 +214,7 @@ async function converge(probe: ControllerProbe, ctl: Child, nodes: NodeStatusCou
   const bar = phaseBar('converge', expected, 'pairs');
   let summaryAt: number | undefined;
   for (;;) {
-    const s = await probe.summary();
+    const s = await summaryOf(probe, ctl, deadline);
     const now = performance.now();
     const synced = s.watches.filter((w) => w.synced).length;
     const p = s.pairs;
@@ -203,8 +237,9 @@ async function converge(probe: ControllerProbe, ctl: Child, nodes: NodeStatusCou
 /**
  * Initial-sync ingest from the reflectors' `listed` lines (first list of each resource):
  * objects per second end to end (over the window in which the seven lists ran concurrently:
- * server, transfer, parse, projection), the controller's own processing rate (objects per
- * second of its JSON.parse + projection time), and the pods list alone.
+ * server, transfer, parse, projection); the controller's own processing rate of pods (pods per
+ * second of its JSON.parse + projection time, comparable to JSON.parse alone on the same pod
+ * objects); and the pods list in detail.
  */
 function ingestFigures(listed: readonly ListedLine[], t0Epoch: number): Record<string, unknown> {
   const first = new Map<string, ListedLine>();
@@ -214,13 +249,12 @@ function ingestFigures(listed: readonly ListedLine[], t0Epoch: number): Record<s
   const start = Math.min(...all.map((l) => l.time - l.totalMs));
   const end = Math.max(...all.map((l) => l.time));
   const items = all.reduce((n, l) => n + l.items, 0);
-  const cpuMs = all.reduce((n, l) => n + l.parseMs + l.projectMs, 0);
   const pods = first.get('pods');
   return {
     sync_s: round((end - t0Epoch) / 1000),
     ingest_objects: items,
     ingest_events_per_s: Math.round(items / ((end - start) / 1000)),
-    ingest_cpu_events_per_s: Math.round(items / (cpuMs / 1000)),
+    ingest_cpu_events_per_s: pods ? Math.round(pods.items / ((pods.parseMs + pods.projectMs) / 1000)) : null,
     pods_list: pods ? {
       items: pods.items, mb: round(pods.bytes / 2 ** 20), total_ms: Math.round(pods.totalMs), fetch_ms: Math.round(pods.fetchMs),
       parse_ms: Math.round(pods.parseMs), project_ms: Math.round(pods.projectMs), items_per_s: Math.round(pods.items / (pods.totalMs / 1000)),
@@ -248,7 +282,7 @@ async function verifyCluster(kube: RawKube, expected: number): Promise<Record<st
   return { ok, volume_attachments: vas, attached, in_node_status: listedInStatus };
 }
 
-async function steady(cfg: E2eConfig, probe: ControllerProbe, ctlProc: ProcSampler, simProc: ProcSampler, sim: Child, tracker: PodVaTracker): Promise<Record<string, unknown>> {
+async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child, ctlProc: ProcSampler, simProc: ProcSampler, sim: Child, tracker: PodVaTracker): Promise<Record<string, unknown>> {
   const churnAt = async () => {
     sim.process.send({ type: 'stats' });
     return (await nextMessage<SimChildMessage>(sim, (m) => m.type === 'stats', 60_000) as Stats).stats.churn ?? {};
@@ -264,10 +298,11 @@ async function steady(cfg: E2eConfig, probe: ControllerProbe, ctlProc: ProcSampl
   let s: ControllerSummary | undefined;
   while (seconds(tA) < cfg.steadyS) {
     await sleep(Math.min(1000, Math.max(0, cfg.steadyS * 1000 - (performance.now() - tA))));
-    s = await probe.summary();
+    s = await summaryOf(probe, ctl, performance.now() + 120_000);
     bar.update(Math.min(cfg.steadyS, Math.floor(seconds(tA))), `loop p99 ${s.loop.pass.p99Ms.toFixed(1)} ms  desired ${s.pairs.desired}  attached ${s.pairs.attached}  pending ${s.operations.pending}  conflicts ${s.conflicts}`);
   }
   tracker.endWindow();
+  const pressure = cpuPressure() ?? null;
   const mB = await probe.metrics();
   const span = seconds(tA);
   const cpu = ctlProc.last().cpuS - cpuA;
@@ -284,6 +319,7 @@ async function steady(cfg: E2eConfig, probe: ControllerProbe, ctlProc: ProcSampl
   const changes = (c: Record<string, number>) => (c.podsDeleted ?? 0) + (c.podsCreated ?? 0);
   return {
     steady_s: round(span),
+    cpu_pressure_steady: pressure,
     loop_p50_ms: round((q(0.5)?.value ?? NaN) * 1000, 2),
     loop_p99_ms: round((q(0.99)?.value ?? NaN) * 1000, 2),
     loop_p99_bucket_ms: q(0.99) ? [q(0.99)!.lower * 1000, q(0.99)!.upper * 1000] : null,

@@ -75,3 +75,17 @@ export function sampleProcess(pid: number, intervalMs = 1000): ProcSampler {
     stop: () => clearInterval(timer),
   };
 }
+
+/**
+ * CPU pressure (Linux PSI, /proc/pressure/cpu): the share of the last 10 s and 60 s in which
+ * some runnable task waited for a CPU. On a shared machine this says how much of the figures
+ * is contention; undefined where PSI is unavailable.
+ */
+export function cpuPressure(): { some_avg10: number; some_avg60: number } | undefined {
+  try {
+    const m = /^some avg10=([\d.]+) avg60=([\d.]+)/m.exec(readFileSync('/proc/pressure/cpu', 'utf8'));
+    return m ? { some_avg10: Number(m[1]), some_avg60: Number(m[2]) } : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -12,6 +12,15 @@ export interface PhaseBar {
   done(detail?: string): void;
 }
 
+// Bars still running: a phase that throws must not leave one printing (and keeping the process alive).
+const active = new Set<cliProgress.SingleBar>();
+
+/** Stops every bar still running (after a failure). */
+export function stopAllBars(): void {
+  for (const b of active) b.stop();
+  active.clear();
+}
+
 export function phaseBar(label: string, total: number, unit: string): PhaseBar {
   const tty = Boolean(process.stderr.isTTY);
   const bar = new cliProgress.SingleBar({
@@ -23,6 +32,7 @@ export function phaseBar(label: string, total: number, unit: string): PhaseBar {
     etaBuffer: 50,
   }, cliProgress.Presets.shades_classic);
   bar.start(Math.max(1, total), 0, { detail: '' });
+  active.add(bar);
   let last = 0;
   return {
     update(value, detail) {
@@ -35,6 +45,7 @@ export function phaseBar(label: string, total: number, unit: string): PhaseBar {
     done(detail) {
       bar.update(last, detail === undefined ? {} : { detail });
       bar.stop();
+      active.delete(bar);
     },
   };
 }
