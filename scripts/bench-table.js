@@ -79,15 +79,19 @@ function httpSection(h) {
 }
 
 function e2eSection(e) {
-  const runs = (e?.runs ?? []).filter((r) => !r.failed);
-  if (!runs.length) return '**End to end** (`npm run bench:e2e`): no results yet.';
-  const rows = runs.map((r) => [
-    int(r.nodes), int(r.pods), r.converged === false ? `not in ${int(r.converge_timeout_s ?? 900)} s` : sig(r.converge_s, ' s'), sig(r.controller_cpu_s, ' s'), int(r.peak_rss_mb),
+  const all = e?.runs ?? [];
+  const runs = all.filter((r) => !r.failed);
+  if (!all.length) return '**End to end** (`npm run bench:e2e`): no results yet.';
+  /** A failed run: its first line, shortened (e.g. "controller exited (code null, signal SIGABRT)"). */
+  const failure = (r) => `failed: ${String(r.failed).split('\n')[0].replace(/:[^:]*$/, '').slice(0, 80)}`;
+  const converge = (r) => (r.failed ? failure(r) : r.converged === false ? `not in ${int(r.converge_timeout_s ?? 900)} s` : sig(r.converge_s, ' s'));
+  const rows = all.map((r) => [
+    int(r.nodes), int(r.pods), converge(r), sig(r.controller_cpu_s, ' s'), int(r.peak_rss_mb ?? r.peak_rss_mb_at_failure),
     rate(r.ingest_events_per_s, r.ingest_ratio), rate(r.ingest_cpu_events_per_s, r.ingest_cpu_ratio), short(r.json_parse_events_per_s),
-    int(r.api_writes_per_s), `${sig(r.loop_p50_ms)} / ${sig(r.loop_p99_ms)} ms`, `${sig(r.plan_p50_ms)} / ${sig(r.plan_p99_ms)} ms`,
+    int(r.api_writes_per_s), `${r.loop_p50_beyond_last_bucket ? '> ' : ''}${sig(r.loop_p50_ms)} / ${r.loop_p99_beyond_last_bucket ? '> ' : ''}${sig(r.loop_p99_ms)} ms`, `${sig(r.plan_p50_ms)} / ${sig(r.plan_p99_ms)} ms`,
     `${sig(r.pod_to_va_p50_ms)} / ${sig(r.pod_to_va_p99_ms)} ms`,
   ]);
-  const at = (n) => runs.find((r) => r.nodes === n);
+  const at = (n) => all.find((r) => r.nodes === n);
   const verdict = (ok, what) => `${what}: ${ok === undefined ? 'not measured' : ok ? '**met**' : '**missed**'}`;
   const r50 = at(50_000);
   const r100 = at(100_000);
@@ -95,8 +99,8 @@ function e2eSection(e) {
     verdict(r50 && (isNum(r50.converge_s) ? r50.converge_s <= 120 : false), '50k converge ≤ 120 s'),
     verdict(r100 && (isNum(r100.converge_s) ? r100.converge_s <= 240 : false), '100k ≤ 240 s (stretch)'),
     verdict(r50 && isNum(r50.loop_p99_ms) ? r50.loop_p99_ms <= 20 : r50 ? false : undefined, 'loop p99 ≤ 20 ms at 50k under churn'),
-    verdict(runs.every((r) => isNum(r.pod_to_va_p99_ms)) ? runs.every((r) => r.pod_to_va_p99_ms <= 200) : undefined, 'pod-to-VA p99 ≤ 200 ms'),
-    verdict(runs.every((r) => isNum(r.ingest_ratio)) ? runs.every((r) => r.ingest_ratio >= 0.7) : undefined, 'ingest ≥ 70% of JSON.parse'),
+    verdict(runs.some((r) => isNum(r.pod_to_va_p99_ms)) ? runs.every((r) => !isNum(r.pod_to_va_p99_ms) || r.pod_to_va_p99_ms <= 200) : undefined, 'pod-to-VA p99 ≤ 200 ms'),
+    verdict(runs.some((r) => isNum(r.ingest_ratio)) ? runs.every((r) => !isNum(r.ingest_ratio) || r.ingest_ratio >= 0.7) : undefined, 'ingest ≥ 70% of JSON.parse'),
   ];
   return [
     `**End to end** (\`npm run bench:e2e\`; ${day(e.date)}, load average ${loadAvg(e.machine?.loadavg_at_end)}): simulator and controller as separate processes on the same 2 cores, cold start, then ${int(e.config?.steady_s)} s of churn at ${int(e.config?.churn_per_s)} pod changes/s. Ingest is objects/s over the initial sync (all seven lists, end to end), and pods/s of the controller's own parse + projection time; both as a share of JSON.parse alone on the same pod objects (watch lines received by the bench); loop and plan are the reconcile pass and its WASM plan during churn.`,

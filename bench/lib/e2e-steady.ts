@@ -1,0 +1,95 @@
+/**
+ * The steady-state phase of an end-to-end run: churn on, then `steadyS` seconds measured from
+ * outside the controller — loop and plan time from the reconcile histograms between two
+ * /metrics scrapes, new-pod-to-VolumeAttachment latency (PodVaTracker), API calls, CPU shares.
+ */
+import { nextMessage, type Child } from './children.js';
+import type { ControllerProbe, ControllerSummary } from './controller-probe.js';
+import type { E2eConfig } from './e2e-run.js';
+import { apiCalls, seconds, sleep, summaryOf } from './e2e-phases.js';
+import type { PodVaTracker } from './pod-va-tracker.js';
+import { cpuPressure, type ProcSampler } from './proc-stats.js';
+import { phaseBar } from './progress.js';
+import { fractionAtOrBelow, histogramDelta, histogramQuantile, sumOf, type PromSample } from './prom-text.js';
+import type { SimChildMessage } from './sim-child.js';
+import { round } from './stats.js';
+
+const WRITES = ['create', 'patch', 'update', 'delete'];
+const LOOP = 'fleet_attach_reconcile_duration_seconds';
+const PLAN = 'fleet_attach_plan_duration_seconds';
+
+type Stats = Extract<SimChildMessage, { type: 'stats' }>;
+
+export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child, ctlProc: ProcSampler, simProc: ProcSampler, sim: Child, tracker: PodVaTracker): Promise<Record<string, unknown>> {
+  const churnAt = async () => {
+    sim.process.send({ type: 'stats' });
+    return (await nextMessage<SimChildMessage>(sim, (m) => m.type === 'stats', 60_000) as Stats).stats.churn ?? {};
+  };
+  const churnA = await churnAt();
+  const mA: PromSample[] = await probe.metrics();
+  const cpuA = ctlProc.last().cpuS;
+  const simCpuA = simProc.last().cpuS;
+  const benchCpuA = process.cpuUsage();
+  const tA = performance.now();
+  tracker.beginWindow();
+  const bar = phaseBar('steady', cfg.steadyS, 's');
+  let s: ControllerSummary | undefined;
+  while (seconds(tA) < cfg.steadyS) {
+    await sleep(Math.min(1000, Math.max(0, cfg.steadyS * 1000 - (performance.now() - tA))));
+    s = await summaryOf(probe, ctl, performance.now() + 120_000);
+    bar.update(Math.min(cfg.steadyS, Math.floor(seconds(tA))), `loop p99 ${s.loop.pass.p99Ms.toFixed(1)} ms  desired ${s.pairs.desired}  attached ${s.pairs.attached}  pending ${s.operations.pending}  conflicts ${s.conflicts}`);
+  }
+  tracker.endWindow();
+  const pressure = cpuPressure() ?? null;
+  const mB = await probe.metrics();
+  const span = seconds(tA);
+  const cpu = ctlProc.last().cpuS - cpuA;
+  const simCpu = simProc.last().cpuS - simCpuA;
+  const benchCpu = process.cpuUsage(benchCpuA);
+  const churnB = await churnAt();
+  await sleep(3000); // VolumeAttachments of the window's last pods
+  bar.done();
+  const loop = histogramDelta(mA, mB, LOOP);
+  const plan = histogramDelta(mA, mB, PLAN);
+  const q = (x: number) => histogramQuantile(loop, x);
+  const writes = sumOf(mB, 'fleet_attach_api_requests_total', { verb: WRITES }) - sumOf(mA, 'fleet_attach_api_requests_total', { verb: WRITES });
+  const pv = tracker.result();
+  const changes = (c: Record<string, number>) => (c.podsDeleted ?? 0) + (c.podsCreated ?? 0);
+  return {
+    steady_s: round(span),
+    cpu_pressure_steady: pressure,
+    loop_p50_ms: round((q(0.5)?.value ?? NaN) * 1000, 2),
+    loop_p99_ms: round((q(0.99)?.value ?? NaN) * 1000, 2),
+    loop_p99_bucket_ms: q(0.99) ? [q(0.99)!.lower * 1000, q(0.99)!.upper * 1000] : null,
+    // Beyond the histogram's last bound (2.5 s) the quantile is only known to exceed it.
+    loop_p50_beyond_last_bucket: q(0.5)?.open ?? false,
+    loop_p99_beyond_last_bucket: q(0.99)?.open ?? false,
+    loop_le_20ms_fraction: round(fractionAtOrBelow(loop, 0.02), 4),
+    loop_passes: loop.count,
+    loop_mean_ms: round((loop.sum / loop.count) * 1000, 2),
+    plan_p50_ms: round((histogramQuantile(plan, 0.5)?.value ?? NaN) * 1000, 2),
+    plan_p99_ms: round((histogramQuantile(plan, 0.99)?.value ?? NaN) * 1000, 2),
+    plan_window_p99_ms: s ? round(s.loop.plan.p99Ms, 2) : null,
+    loop_window_p50_ms: s ? round(s.loop.pass.p50Ms, 2) : null,
+    loop_window_p99_ms: s ? round(s.loop.pass.p99Ms, 2) : null,
+    pod_to_va_p50_ms: round(pv.podToVaMs.p50, 1),
+    pod_to_va_p99_ms: round(pv.podToVaMs.p99, 1),
+    pod_to_va_max_ms: round(pv.podToVaMs.max, 1),
+    pod_to_attached_p50_ms: round(pv.podToAttachedMs.p50, 1),
+    pod_to_attached_p99_ms: round(pv.podToAttachedMs.p99, 1),
+    new_pods: pv.newPods,
+    new_pod_volumes: pv.volumes,
+    new_pod_volumes_with_va: pv.matched,
+    rescheduled_pods: pv.otherPods,
+    churn_changes_per_s: round((changes(churnB) - changes(churnA)) / span, 0),
+    churn_stats: churnB,
+    steady_api_writes_per_s: round(writes / span, 0),
+    steady_watch_events_per_s: round((sumOf(mB, 'fleet_attach_watch_events_total') - sumOf(mA, 'fleet_attach_watch_events_total')) / span, 0),
+    steady_controller_cpu_share: round(cpu / span, 2),
+    steady_sim_cpu_share: round(simCpu / span, 2),
+    steady_bench_cpu_share: round((benchCpu.user + benchCpu.system) / 1e6 / span, 2),
+    steady_api_calls: apiCalls(mA, mB, span),
+    bench_pod_events: pv.podEvents,
+    bench_va_events: pv.vaEvents,
+  };
+}
