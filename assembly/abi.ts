@@ -4,7 +4,7 @@
 //
 // Every line of the form `export const NAME: u32 = <integer>;` is part of the ABI.
 
-export const ABI_VERSION: u32 = 5;
+export const ABI_VERSION: u32 = 6;
 export const ABI_MAGIC: u32 = 0x46415354;
 
 // ---- header: table addresses and capacities, at a fixed address -----------------------------
@@ -43,6 +43,8 @@ export const PF_BACKOFF_DETACH: u32 = 1024;
 export const PF_CONFLICT: u32 = 2048;
 // host only: a backoff entry (inside its window or not) exists for a key of this pair
 export const PF_BACKOFF_ENTRY: u32 = 4096;
+// host only: the pair has more than one pod (the others are in a host-side list)
+export const PF_MORE_PODS: u32 = 8192;
 // A pair needs the kernel's attention unless (flags & PF_SCAN_MASK) is 0 or PF_STEADY.
 export const PF_SCAN_MASK: u32 = 30;
 export const PF_STEADY: u32 = 6;
@@ -52,10 +54,12 @@ export const PR_VOLUME: u32 = 0;
 export const PR_NODE: u32 = 4;
 // detach-request time, ms since the state's time base (valid while PF_TIMER_SET)
 export const PR_TIMER: u32 = 8;
+// host only: the pair's links in its volume's list (doubly linked, so a pair of a volume
+// shared by many nodes is unlinked in O(1)) and in its node's list (singly linked: a node has
+// few pairs); slot numbers, VW_HEAD_NIL = none
 export const PR_NEXT_OF_VOLUME: u32 = 12;
-export const PR_NEXT_OF_NODE: u32 = 16;
-// desired pod count, u16 (the other 2 bytes are spare)
-export const PR_PODS: u32 = 20;
+export const PR_PREV_OF_VOLUME: u32 = 16;
+export const PR_NEXT_OF_NODE: u32 = 20;
 
 // ---- volumes: one u32 word each: the head of the volume's pair list in the low 24 bits
 // (VW_HEAD_NIL = none) and the flags in the high byte (byte VW_FLAGS_BYTE, little-endian), so

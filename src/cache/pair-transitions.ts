@@ -1,7 +1,7 @@
 /**
  * The transitions of one pair's desired and actual state, with everything they drag along:
- * the counters, the report set (D6), the multi-attach error
- * flag (H4), the conflict set (G3) and the volume's confirmed-attachment bit (D7). Each takes
+ * the counters, the report set (D6), the multi-attach error flag (H4), the conflict set (G3)
+ * and the volume's confirmed-attachment bit (D7). Each takes
  * a live pair slot; freeing the slot when nothing holds it any more is part of the transition.
  */
 import {
@@ -13,7 +13,7 @@ import type { WorldCore } from './world-core.js';
 /** C1: adds a pod; the first one creates the desired entry (H4 flag cleared). */
 export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string): boolean {
   if (!pods.add(slot, uid)) return false;
-  if (c.t.pods(slot) === 1) {
+  if ((c.t.pairFlags[slot] & PF_DESIRED) === 0) {
     c.t.pairFlags[slot] = (c.t.pairFlags[slot] | PF_DESIRED) & ~PF_MAE_REPORTED;
     c.counters.desiredPairs++;
     c.refreshConflict(slot);
@@ -24,7 +24,7 @@ export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string): 
 /** C1/H4: removes a pod; the last one removes the entry and its multi-attach error flag. */
 export function removePod(c: WorldCore, pods: PodSets, slot: number, uid: string): boolean {
   if (!pods.remove(slot, uid)) return false;
-  if (c.t.pods(slot) === 0) {
+  if (c.podFirst[slot] === undefined) {
     c.t.pairFlags[slot] &= ~(PF_DESIRED | PF_MAE_REPORTED);
     c.counters.desiredPairs--;
     c.refreshConflict(slot);

@@ -1,13 +1,12 @@
 /**
- * PodSets: the pods wanting each desired pair (C1), by pod UID. The count lives in the packed
- * pair record (PR_PODS, u16, so at most 65535 pods per pair); the members live here, host-side: the
- * first pod of a pair in an array indexed by pair slot, any further ones in a map (rare).
- * UIDs are compared within the pair's own set, so no global pod index is needed.
+ * PodSets: the pods wanting each desired pair (C1), by pod UID, host-side: the first pod of a
+ * pair in an array indexed by pair slot, any further ones in a map (rare), flagged by
+ * PF_MORE_PODS so that the one-pod case never looks in the map. A pair is desired exactly
+ * when it has a first pod. UIDs are compared within the pair's own set, so no global pod index
+ * is needed; no count is stored (the set sizes are the counts).
  */
-import { fleetError } from '../errors/index.js';
+import { PF_MORE_PODS } from '../kernel/abi.js';
 import type { WorldCore } from './world-core.js';
-
-const MAX_PODS_PER_PAIR = 0xffff;
 
 export class PodSets {
   constructor(private readonly core: WorldCore) {}
@@ -18,42 +17,44 @@ export class PodSets {
     const first = c.podFirst[slot];
     if (first === undefined) {
       c.podFirst[slot] = uid;
-    } else {
-      if (first === uid) return false;
-      const more = c.morePods.get(slot);
-      if (more === undefined) c.morePods.set(slot, [uid]);
-      else if (more.includes(uid)) return false;
-      else {
-        if (c.t.pods(slot) === MAX_PODS_PER_PAIR) {
-          throw fleetError('FA_ERR_STATE_CAPACITY', `more than ${MAX_PODS_PER_PAIR} pods want one volume on one node`);
-        }
-        more.push(uid);
-      }
+      return true;
     }
-    c.t.setPods(slot, c.t.pods(slot) + 1);
+    if (first === uid) return false;
+    const flags = c.t.pairFlags;
+    if ((flags[slot] & PF_MORE_PODS) === 0) {
+      c.morePods.set(slot, [uid]);
+      flags[slot] |= PF_MORE_PODS;
+      return true;
+    }
+    const more = c.morePods.get(slot) as string[];
+    if (more.includes(uid)) return false;
+    more.push(uid);
     return true;
   }
 
   /** Removes the pod from the pair's set; false if it was not there. */
   remove(slot: number, uid: string): boolean {
     const c = this.core;
-    const count = c.t.pods(slot);
-    if (count === 0) return false;
-    if (count === 1) {
+    const first = c.podFirst[slot];
+    if (first === undefined) return false;
+    const flags = c.t.pairFlags;
+    if ((flags[slot] & PF_MORE_PODS) === 0) {
       // The common case: one pod, no map lookup.
-      if (c.podFirst[slot] !== uid) return false;
+      if (first !== uid) return false;
       c.podFirst[slot] = undefined;
-    } else {
-      const more = c.morePods.get(slot) as string[];
-      if (c.podFirst[slot] === uid) c.podFirst[slot] = more.shift();
-      else {
-        const i = more.indexOf(uid);
-        if (i < 0) return false;
-        more.splice(i, 1);
-      }
-      if (more.length === 0) c.morePods.delete(slot);
+      return true;
     }
-    c.t.setPods(slot, count - 1);
+    const more = c.morePods.get(slot) as string[];
+    if (first === uid) c.podFirst[slot] = more.shift();
+    else {
+      const i = more.indexOf(uid);
+      if (i < 0) return false;
+      more.splice(i, 1);
+    }
+    if (more.length === 0) {
+      c.morePods.delete(slot);
+      flags[slot] &= ~PF_MORE_PODS;
+    }
     return true;
   }
 
@@ -61,7 +62,12 @@ export class PodSets {
     const c = this.core;
     const first = c.podFirst[slot];
     if (first === undefined) return [];
-    const more = c.morePods.get(slot);
-    return more === undefined ? [first] : [first, ...more];
+    return (c.t.pairFlags[slot] & PF_MORE_PODS) === 0 ? [first] : [first, ...(c.morePods.get(slot) as string[])];
   }
+}
+
+/** Number of pods wanting the pair. */
+export function podCount(c: WorldCore, slot: number): number {
+  if (c.podFirst[slot] === undefined) return 0;
+  return (c.t.pairFlags[slot] & PF_MORE_PODS) === 0 ? 1 : 1 + (c.morePods.get(slot) as string[]).length;
 }

@@ -11,8 +11,8 @@
 import {
   ABI_MAGIC, CAPACITY_ALIGN, HEADER_ADDR, HEADER_SIZE, H_LAYOUT_GENERATION, H_MAGIC, H_NODE_CAPACITY,
   H_NODE_FLAGS, H_PAIR_CAPACITY, H_PAIR_FLAGS, H_PAIR_RECORDS, H_VOLUME_CAPACITY, H_VOLUME_WORDS,
-  MEMORY_INITIAL_PAGES, MEMORY_MAXIMUM_PAGES, NIL, PAIR_RECORD_SIZE, PR_PODS, VOLUME_WORD_SIZE, VW_FLAGS_BYTE,
-  VW_HEAD_MASK, VW_HEAD_NIL,
+  MEMORY_INITIAL_PAGES, MEMORY_MAXIMUM_PAGES, PAIR_RECORD_SIZE, VOLUME_WORD_SIZE, VW_FLAGS_BYTE, VW_HEAD_MASK,
+  VW_HEAD_NIL,
 } from '../kernel/abi.js';
 import { fleetError } from '../errors/index.js';
 
@@ -58,8 +58,6 @@ export class SharedTables {
   private volumeWords!: Uint32Array;
   private volumeBytes!: Uint8Array;
   pairFlags!: Uint16Array;
-  /** The pair records as u16 halves, for the pod count (see pods/setPods). */
-  private pairHalves!: Uint16Array;
   pairRecords!: Uint32Array;
   bytes!: Uint8Array;
   private generation = 0;
@@ -89,23 +87,14 @@ export class SharedTables {
     this.volumeBytes[volume * VOLUME_WORD_SIZE + VW_FLAGS_BYTE] = flags;
   }
 
-  /** First pair slot of a volume's list, or NIL. */
+  /** First pair slot of a volume's list, or VW_HEAD_NIL (pair-links END). */
   vhead(volume: number): number {
-    const head = this.volumeWords[volume] & VW_HEAD_MASK;
-    return head === VW_HEAD_NIL ? NIL : head;
+    return this.volumeWords[volume] & VW_HEAD_MASK;
   }
 
+  /** `slot` is a pair slot or VW_HEAD_NIL. */
   setVhead(volume: number, slot: number): void {
-    this.volumeWords[volume] = (this.volumeWords[volume] & ~VW_HEAD_MASK) | (slot === NIL ? VW_HEAD_NIL : slot);
-  }
-
-  /** Desired pod count of a pair (PR_PODS). */
-  pods(slot: number): number {
-    return this.pairHalves[slot * (PAIR_RECORD_SIZE / 2) + PR_PODS / 2];
-  }
-
-  setPods(slot: number, count: number): void {
-    this.pairHalves[slot * (PAIR_RECORD_SIZE / 2) + PR_PODS / 2] = count;
+    this.volumeWords[volume] = (this.volumeWords[volume] & ~VW_HEAD_MASK) | slot;
   }
 
   /** Makes room for slot index `slot` of `kind` (no-op if it fits). */
@@ -179,7 +168,6 @@ export class SharedTables {
     this.volumeWords = new Uint32Array(buf, o.volumeWords, c.volumes);
     this.volumeBytes = new Uint8Array(buf, o.volumeWords, c.volumes * VOLUME_WORD_SIZE);
     this.pairFlags = new Uint16Array(buf, o.pairFlags, c.pairs);
-    this.pairHalves = new Uint16Array(buf, o.pairRecords, c.pairs * (PAIR_RECORD_SIZE / 2));
     this.pairRecords = new Uint32Array(buf, o.pairRecords, c.pairs * PAIR_RECORD_WORDS);
   }
 

@@ -1,22 +1,21 @@
 /**
  * WorldCore: the tables, the interners and the invariants that tie them together: pair
- * records linked into their volume's and their node's list, ids freed only when nothing
- * references them, the counters, the conflict set (G3), the VF_ATTACHED_ANY bit (D7) and the
- * report sets (D6). WorldStateImpl (the public API) and OperationTable build on it.
+ * records linked into their volume's and their node's list (pair-links.ts), ids freed only
+ * when nothing references them, the counters, the conflict set (G3), the VF_ATTACHED_ANY bit
+ * (D7) and the report sets (D6). WorldStateImpl (the public API) and OperationTable build on it.
  */
 import {
-  NF_LIVE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED, NIL, PF_ATTACHED, PF_CONFLICT, PF_DESIRED, PF_LIVE,
-  PF_MOUNTED, PF_PENDING, PF_REPORTED, PF_UNCERTAIN, PR_NEXT_OF_NODE, PR_NEXT_OF_VOLUME, PR_NODE, PR_TIMER, PR_VOLUME,
+  NF_LIVE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED, PF_ATTACHED, PF_CONFLICT, PF_DESIRED, PF_LIVE,
+  PF_MOUNTED, PF_PENDING, PF_REPORTED, PF_UNCERTAIN, PR_NODE, PR_TIMER, PR_VOLUME,
   VF_ATTACHED_ANY, VF_FORBIDDEN, VF_LIVE,
 } from '../kernel/abi.js';
 import { Interner } from './interner.js';
+import { END, FREE_LINK, linkPair, nextOfNode, nextOfVolume, unlinkPair } from './pair-links.js';
 import { PAIR_RECORD_WORDS, SharedTables, type Capacities } from './shared-tables.js';
 
 const W = PAIR_RECORD_WORDS;
 const VOL = PR_VOLUME / 4;
 const NODE = PR_NODE / 4;
-const NEXT_V = PR_NEXT_OF_VOLUME / 4;
-const NEXT_N = PR_NEXT_OF_NODE / 4;
 
 export interface Counters {
   managedNodes: number;
@@ -56,7 +55,7 @@ export class WorldCore {
   };
   /** One past the highest pair slot ever used. */
   pairHighWater = 0;
-  private freePair = NIL;
+  private freePair = END;
   ops!: OperationRefs;
 
   constructor(caps: Partial<Capacities>) {
@@ -78,7 +77,7 @@ export class WorldCore {
     if (this.nodes.created) {
       this.t.ensure('nodes', id);
       this.t.nodeFlags[id] = NF_LIVE;
-      this.t.nodeHead[id] = NIL;
+      this.t.nodeHead[id] = END;
       this.inUse[id] = null;
       this.inUseList[id] = null;
     } else {
@@ -92,7 +91,7 @@ export class WorldCore {
     if (this.volumes.created) {
       this.t.ensure('volumes', id);
       this.t.setVflags(id, VF_LIVE);
-      this.t.setVhead(id, NIL);
+      this.t.setVhead(id, END);
     }
     return id;
   }
@@ -100,7 +99,7 @@ export class WorldCore {
   /** Frees a removed node nothing references (not even a pending status write, K3/K4). */
   maybeFreeNode(node: number): void {
     const f = this.t.nodeFlags[node];
-    if ((f & NF_REMOVED) === 0 || (f & NF_STATUS_NEEDED) !== 0 || this.t.nodeHead[node] !== NIL) return;
+    if ((f & NF_REMOVED) === 0 || (f & NF_STATUS_NEEDED) !== 0 || this.t.nodeHead[node] !== END) return;
     this.t.nodeFlags[node] = 0;
     this.inUse[node] = null;
     this.inUseList[node] = null;
@@ -109,7 +108,7 @@ export class WorldCore {
 
   /** Frees a volume with no pairs and no volume-wide operation state. */
   maybeFreeVolume(volume: number): boolean {
-    if (this.t.vhead(volume) !== NIL || this.ops.holdsVolume(volume)) return false;
+    if (this.t.vhead(volume) !== END || this.ops.holdsVolume(volume)) return false;
     this.t.setVflags(volume, 0);
     this.volumeInfo[volume] = undefined;
     this.volumes.release(volume);
@@ -121,18 +120,18 @@ export class WorldCore {
   findPair(volume: number, node: number): number {
     const r = this.t.pairRecords;
     let a = this.t.vhead(volume);
-    if (a === NIL) return -1;
+    if (a === END) return -1;
     // Most volumes have one pair: the volume's first pair settles it without touching the
     // node's list head (one cache miss fewer).
     if (r[a * W + NODE] === node) return a;
-    a = r[a * W + NEXT_V];
+    a = nextOfVolume(r, a);
     let b = this.t.nodeHead[node];
     // A pair is on both lists, so the walk can stop when either list ends.
-    while (a !== NIL && b !== NIL) {
+    while (a !== END && b !== END) {
       if (r[b * W + VOL] === volume) return b;
       if (r[a * W + NODE] === node) return a;
-      a = r[a * W + NEXT_V];
-      b = r[b * W + NEXT_N];
+      a = nextOfVolume(r, a);
+      b = nextOfNode(r, b);
     }
     return -1;
   }
@@ -141,9 +140,9 @@ export class WorldCore {
     const found = this.findPair(volume, node);
     if (found >= 0) return found;
     let slot: number;
-    if (this.freePair !== NIL) {
+    if (this.freePair !== END) {
       slot = this.freePair;
-      this.freePair = this.t.pairRecords[slot * W + NEXT_V];
+      this.freePair = this.t.pairRecords[slot * W + FREE_LINK];
     } else {
       slot = this.pairHighWater++;
       this.t.ensure('pairs', slot);
@@ -154,11 +153,7 @@ export class WorldCore {
     r[slot * W + VOL] = volume;
     r[slot * W + NODE] = node;
     r[slot * W + PR_TIMER / 4] = 0;
-    r[slot * W + NEXT_V] = t.vhead(volume);
-    r[slot * W + NEXT_N] = t.nodeHead[node];
-    t.setVhead(volume, slot);
-    t.nodeHead[node] = slot;
-    t.setPods(slot, 0);
+    linkPair(t, slot, volume, node);
     t.pairFlags[slot] = PF_LIVE | (this.isMounted(volume, node) ? PF_MOUNTED : 0);
     this.counters.pairs++;
     return slot;
@@ -172,29 +167,13 @@ export class WorldCore {
     const r = t.pairRecords;
     const volume = r[slot * W + VOL];
     const node = r[slot * W + NODE];
-    const vhead = t.vhead(volume);
-    if (vhead === slot) t.setVhead(volume, r[slot * W + NEXT_V]);
-    else this.unlinkAfter(vhead, slot, NEXT_V);
-    const nhead = t.nodeHead[node];
-    if (nhead === slot) t.nodeHead[node] = r[slot * W + NEXT_N];
-    else this.unlinkAfter(nhead, slot, NEXT_N);
+    unlinkPair(t, slot, volume, node);
     t.pairFlags[slot] = 0;
-    r[slot * W + NEXT_V] = this.freePair;
+    r[slot * W + FREE_LINK] = this.freePair;
     this.freePair = slot;
     this.counters.pairs--;
     this.maybeFreeVolume(volume);
     this.maybeFreeNode(node);
-  }
-
-  /** Removes `slot`, which is not the head, from a singly linked list given its head and link field. */
-  private unlinkAfter(head: number, slot: number, next: number): void {
-    const r = this.t.pairRecords;
-    for (let p = head; p !== NIL; p = r[p * W + next]) {
-      if (r[p * W + next] === slot) {
-        r[p * W + next] = r[slot * W + next];
-        return;
-      }
-    }
   }
 
   pairVolume(slot: number): number {
@@ -207,8 +186,8 @@ export class WorldCore {
 
   forEachSlotOfNode(node: number, fn: (slot: number) => void): void {
     const r = this.t.pairRecords;
-    for (let p = this.t.nodeHead[node]; p !== NIL; ) {
-      const next = r[p * W + NEXT_N];
+    for (let p = this.t.nodeHead[node]; p !== END; ) {
+      const next = nextOfNode(r, p);
       fn(p);
       p = next;
     }
@@ -216,8 +195,8 @@ export class WorldCore {
 
   forEachSlotOfVolume(volume: number, fn: (slot: number) => void): void {
     const r = this.t.pairRecords;
-    for (let p = this.t.vhead(volume); p !== NIL; ) {
-      const next = r[p * W + NEXT_V];
+    for (let p = this.t.vhead(volume); p !== END; ) {
+      const next = nextOfVolume(r, p);
       fn(p);
       p = next;
     }
@@ -232,7 +211,7 @@ export class WorldCore {
   refreshMountedOfNode(node: number): void {
     const flags = this.t.pairFlags;
     const r = this.t.pairRecords;
-    for (let p = this.t.nodeHead[node]; p !== NIL; p = r[p * W + NEXT_N]) {
+    for (let p = this.t.nodeHead[node]; p !== END; p = nextOfNode(r, p)) {
       flags[p] = this.isMounted(r[p * W + VOL], node) ? flags[p] | PF_MOUNTED : flags[p] & ~PF_MOUNTED;
     }
   }
@@ -241,7 +220,7 @@ export class WorldCore {
   nodeHasDesired(node: number): boolean {
     const flags = this.t.pairFlags;
     const r = this.t.pairRecords;
-    for (let p = this.t.nodeHead[node]; p !== NIL; p = r[p * W + NEXT_N]) if (flags[p] & PF_DESIRED) return true;
+    for (let p = this.t.nodeHead[node]; p !== END; p = nextOfNode(r, p)) if (flags[p] & PF_DESIRED) return true;
     return false;
   }
 
@@ -283,7 +262,7 @@ export class WorldCore {
   anyPairOfVolume(volume: number, bits: number): boolean {
     const flags = this.t.pairFlags;
     const r = this.t.pairRecords;
-    for (let p = this.t.vhead(volume); p !== NIL; p = r[p * W + NEXT_V]) if (flags[p] & bits) return true;
+    for (let p = this.t.vhead(volume); p !== END; p = nextOfVolume(r, p)) if (flags[p] & bits) return true;
     return false;
   }
 
@@ -296,7 +275,7 @@ export class WorldCore {
 
   refreshVolumeConflicts(volume: number): void {
     const r = this.t.pairRecords;
-    for (let p = this.t.vhead(volume); p !== NIL; p = r[p * W + NEXT_V]) this.refreshConflict(p);
+    for (let p = this.t.vhead(volume); p !== END; p = nextOfVolume(r, p)) this.refreshConflict(p);
   }
 
   refreshConflict(slot: number): void {

@@ -6,6 +6,7 @@ import {
   NF_HEALTHY, NF_MANAGED, NF_OUT_OF_SERVICE, NF_STATUS_NEEDED, PF_ATTACHED, PF_MAE_REPORTED,
   PF_MOUNTED, PF_REPORTED, PF_TIMER_SET, PF_UNCERTAIN, PR_TIMER, VF_FORBIDDEN,
 } from '../kernel/abi.js';
+import { podCount } from './pod-sets.js';
 import { PAIR_RECORD_WORDS } from './shared-tables.js';
 import type { WorldCore } from './world-core.js';
 import type { AttachState, NodeState, PairState, VolumeState } from './world-state.js';
@@ -23,7 +24,7 @@ export function pairState(core: WorldCore, slot: number, timeBase: number): Pair
   return {
     volume: core.pairVolume(slot),
     node: core.pairNode(slot),
-    desiredPods: core.t.pods(slot),
+    desiredPods: podCount(core, slot),
     multiAttachErrorReported: (f & PF_MAE_REPORTED) !== 0,
     attachState: attachStateOf(f),
     mounted: (f & PF_MOUNTED) !== 0,

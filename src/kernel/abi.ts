@@ -3,7 +3,7 @@
  * with the plan kernel. Keep in step with assembly/abi.ts (test/kernel/abi.test.ts compares
  * every constant by name and value, and the compiled module's abiVersion()).
  */
-export const ABI_VERSION = 5;
+export const ABI_VERSION = 6;
 export const ABI_MAGIC = 0x46415354;
 // ---- header: table addresses and capacities, at a fixed address -----------------------------
 export const HEADER_ADDR = 64;
@@ -33,6 +33,7 @@ export const PF_BACKOFF_ATTACH = 512;
 export const PF_BACKOFF_DETACH = 1024;
 export const PF_CONFLICT = 2048;
 export const PF_BACKOFF_ENTRY = 4096;
+export const PF_MORE_PODS = 8192;
 export const PF_SCAN_MASK = 30;
 export const PF_STEADY = 6;
 export const PAIR_RECORD_SIZE = 24;
@@ -40,8 +41,8 @@ export const PR_VOLUME = 0;
 export const PR_NODE = 4;
 export const PR_TIMER = 8;
 export const PR_NEXT_OF_VOLUME = 12;
-export const PR_NEXT_OF_NODE = 16;
-export const PR_PODS = 20;
+export const PR_PREV_OF_VOLUME = 16;
+export const PR_NEXT_OF_NODE = 20;
 // ---- volumes: one u32 word each: the head of the volume's pair list in the low 24 bits
 export const VOLUME_WORD_SIZE = 4;
 export const VW_HEAD_MASK = 0xffffff;
