@@ -24,10 +24,11 @@
  * may run during a plan (informer event handlers) wrap their mutations in {@link WorldState.whenIdle}.
  * Read methods are always allowed.
  *
- * Cost: every mutation is O(1) amortised except where stated: a pair lookup walks the node's
- * and the volume's pair lists in step and stops at the shorter; freeing a pair unlinks it from
- * both (singly linked, 4 bytes per link): O(pairs of the node + pairs of the volume); node-wide
- * calls are O(pairs of the node). Counts are maintained incrementally: counts() is O(1).
+ * Cost: every mutation is O(1) amortised except where stated: a pair lookup checks the
+ * volume's first pair (enough for every volume with one pair), then walks the node's and the
+ * volume's pair lists in step and stops at the shorter; freeing a pair is O(1) on the volume's
+ * list (doubly linked) and O(pairs of the node) on the node's (singly linked); node-wide calls
+ * are O(pairs of the node). Counts are maintained incrementally: counts() is O(1).
  */
 import type { KernelAccess } from './kernel-access.js';
 
