@@ -10,6 +10,7 @@
 // Results: bench/results/e2e.json (runs of other sizes already there are kept; a size measured
 // again replaces its run) and bench/results/{loop-time,convergence-time,ingest-vs-json-parse}.svg.
 // `node scripts/bench-table.js` then regenerates the README table.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { writeE2eCharts, type ChartRun } from './lib/e2e-charts.js';
@@ -54,6 +55,16 @@ function previousRuns(): E2eRun[] {
   }
 }
 
+/** The commit measured, and whether the controller's sources differed from it (a shared working tree). */
+function revision(): { commit: string; sources_modified: boolean } | null {
+  try {
+    const git = (...a: string[]) => execFileSync('git', a, { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' }).trim();
+    return { commit: git('rev-parse', '--short', 'HEAD'), sources_modified: git('status', '--porcelain', '--', 'src', 'assembly', 'bin') !== '' };
+  } catch {
+    return null;
+  }
+}
+
 const fmt = (v: unknown) => (v === null || v === undefined ? '—' : String(v));
 
 function save(runs: E2eRun[]): void {
@@ -85,6 +96,7 @@ for (const nodes of SIZES) {
     run = { nodes, pods: nodes * PODS_PER_NODE, failed: err instanceof Error ? err.message.slice(0, 2000) : String(err) };
   }
   run.date = new Date().toISOString();
+  run.revision = revision();
   runs.push(run);
   runs.sort((a, b) => a.nodes - b.nodes);
   save(runs); // after every size, so a later failure keeps what was measured
