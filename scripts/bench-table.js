@@ -89,7 +89,7 @@ function e2eSection(e) {
     int(r.nodes), int(r.pods), converge(r), sig(r.controller_cpu_s, ' s'), int(r.peak_rss_mb ?? r.peak_rss_mb_at_failure),
     rate(r.ingest_events_per_s, r.ingest_ratio), rate(r.ingest_cpu_events_per_s, r.ingest_cpu_ratio), short(r.json_parse_events_per_s),
     int(r.api_writes_per_s), `${r.loop_p50_beyond_last_bucket ? '> ' : ''}${sig(r.loop_p50_ms)} / ${r.loop_p99_beyond_last_bucket ? '> ' : ''}${sig(r.loop_p99_ms)} ms`, `${sig(r.plan_p50_ms)} / ${sig(r.plan_p99_ms)} ms`,
-    `${sig(r.pod_to_va_p50_ms)} / ${sig(r.pod_to_va_p99_ms)} ms`,
+    `${r.pod_to_va_p50_at_least ? '≥ ' : ''}${sig(r.pod_to_va_p50_ms)} / ${r.pod_to_va_p99_at_least ? '≥ ' : ''}${sig(r.pod_to_va_p99_ms)} ms`,
   ]);
   const at = (n) => all.find((r) => r.nodes === n);
   const verdict = (ok, what) => `${what}: ${ok === undefined ? 'not measured' : ok ? '**met**' : '**missed**'}`;

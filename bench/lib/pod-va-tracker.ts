@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RawKube, RawWatch } from './raw-kube.js';
-import { percentile } from './stats.js';
+import { censoredPercentile } from './stats.js';
 
 export interface PodVaResult {
   /** New pods first seen inside the window. */
@@ -22,8 +22,13 @@ export interface PodVaResult {
   /** Of those, volumes whose VolumeAttachment was seen (and latencies, ms). */
   volumes: number;
   matched: number;
-  podToVaMs: { p50?: number; p99?: number; max?: number };
-  podToAttachedMs: { p50?: number; p99?: number };
+  /**
+   * Percentiles over every volume of the window's new pods; one still without its
+   * VolumeAttachment counts with the time it has waited so far, and a percentile that depends
+   * on such a wait is a lower bound (`atLeast`).
+   */
+  podToVaMs: { p50?: number; p99?: number; max?: number; p50AtLeast: boolean; p99AtLeast: boolean };
+  podToAttachedMs: { p50?: number; p99?: number; p50AtLeast: boolean; p99AtLeast: boolean };
   /** Pods in the window whose claims predate the watch (reschedules). */
   otherPods: number;
   podEvents: number;
@@ -138,25 +143,34 @@ export class PodVaTracker {
   }
 
   result(): PodVaResult {
+    const now = performance.now();
     const toVa: number[] = [];
+    const vaWaiting: number[] = [];
     const toAttached: number[] = [];
+    const attachWaiting: number[] = [];
     let volumes = 0;
     for (const [name, seen] of this.expected) {
       if (!seen.inWindow) continue;
       volumes++;
       const va = this.vaSeenAt.get(name);
       if (va !== undefined) toVa.push(Math.max(0, va - seen.t));
+      else vaWaiting.push(now - seen.t);
       const at = this.attachedAt.get(name);
       if (at !== undefined) toAttached.push(Math.max(0, at - seen.t));
+      else attachWaiting.push(now - seen.t);
     }
+    const va50 = censoredPercentile(toVa, vaWaiting, 0.5);
+    const va99 = censoredPercentile(toVa, vaWaiting, 0.99);
+    const at50 = censoredPercentile(toAttached, attachWaiting, 0.5);
+    const at99 = censoredPercentile(toAttached, attachWaiting, 0.99);
     let newPods = 0;
     for (const key of this.windowPods) if (this.resolvedPods.has(key)) newPods++;
     return {
       newPods,
       volumes,
       matched: toVa.length,
-      podToVaMs: { p50: percentile(toVa, 0.5), p99: percentile(toVa, 0.99), max: toVa.length ? Math.max(...toVa) : undefined },
-      podToAttachedMs: { p50: percentile(toAttached, 0.5), p99: percentile(toAttached, 0.99) },
+      podToVaMs: { p50: va50.value, p99: va99.value, max: toVa.length ? Math.max(...toVa) : undefined, p50AtLeast: va50.atLeast, p99AtLeast: va99.atLeast },
+      podToAttachedMs: { p50: at50.value, p99: at99.value, p50AtLeast: at50.atLeast, p99AtLeast: at99.atLeast },
       otherPods: this.windowPods.size - newPods,
       podEvents: this.podEvents,
       vaEvents: this.vaEvents,
