@@ -57,8 +57,8 @@ class NodeView implements NodeState {
   }
 
   get volumesInUse(): readonly string[] | null {
-    const inUse = this.core.inUse[this.id];
-    return inUse ? [...inUse] : null;
+    const list = this.core.inUseList[this.id];
+    return list ? [...new Set(list)] : null;
   }
 
   get pairs(): number {

@@ -3,7 +3,7 @@
  * Contracts are documented on the interface in world-state.ts.
  */
 import {
-  NF_HEALTHY, NF_IN_USE_OBSERVED, NF_MANAGED, NF_OUT_OF_SERVICE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED,
+  NF_HEALTHY, NF_MANAGED, NF_OUT_OF_SERVICE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED,
   PF_DESIRED, PF_MAE_REPORTED, PF_TIMER_SET, VF_FORBIDDEN,
 } from '../kernel/abi.js';
 import { fleetError } from '../errors/index.js';
@@ -13,6 +13,7 @@ import { PlanClock } from './plan-clock.js';
 import { PlanGate } from './plan-gate.js';
 import { WorldCore } from './world-core.js';
 import { PodSets } from './pod-sets.js';
+import { applyVolumesInUse } from './volumes-in-use.js';
 import { addPod, markAttached, markDetached, markUncertain, removePod } from './pair-transitions.js';
 import {
   attachStateOf, flaggedNodes, liveIds, nodeState, pairState, reportSet, volumeState,
@@ -84,13 +85,7 @@ class WorldStateImpl implements WorldState {
   }
   setVolumesInUse(node: NodeId, uniqueNames: readonly string[] | null): void {
     this.liveNode(node);
-    const c = this.core;
-    // Most node updates repeat the list (the kubelet reports it sorted): nothing changes then.
-    if (sameList(c.inUseList[node], uniqueNames)) return;
-    c.inUseList[node] = uniqueNames === null ? null : uniqueNames.slice();
-    c.inUse[node] = uniqueNames === null ? null : new Set(uniqueNames);
-    c.t.nodeFlags[node] = uniqueNames === null ? c.t.nodeFlags[node] & ~NF_IN_USE_OBSERVED : c.t.nodeFlags[node] | NF_IN_USE_OBSERVED;
-    c.refreshMountedOfNode(node);
+    applyVolumesInUse(this.core, node, uniqueNames);
   }
   removeNode(node: NodeId): boolean {
     this.liveNode(node);
@@ -306,10 +301,3 @@ class WorldStateImpl implements WorldState {
   }
 }
 
-/** Same names in the same order (null for never observed). */
-function sameList(a: readonly string[] | null | undefined, b: readonly string[] | null): boolean {
-  if (a === null || a === undefined || b === null) return a === b;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
