@@ -9,9 +9,17 @@
 //   reference the Map-based reference plan (src/kernel/reference) on the same fleet
 //   floor     a bare sequential SIMD read of every byte of the packed tables (and of the
 //             pair/node flag bytes only, which is what the kernel scans)
-// plus the bytes of packed state per pair and the mutation throughput of WorldState.
+// plus the bytes of packed state per pair and the mutation throughput of WorldState in two mixes:
+//   churn     by id on every steady pair in a random order (each pair cold): remove + add its pod,
+//             mark uncertain + attached, start + complete an attach: 6 mutations per pair
+//   events    what the controller calls per event (populator, reconciler, executor, status
+//             writer), one pod lifecycle per node per round, each event on a cold pair, names and
+//             UIDs looked up as the informers deliver them (see eventMix)
+// Names and pod UIDs are flat strings parsed from JSON, as the informers deliver them (the
+// cons strings template literals build cost more to compare), and UIDs have the Kubernetes
+// 36-character form.
 // Results: bench/results/kernel.json.
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createWorldState, type WorldState } from '../src/cache/world-state.js';
@@ -65,30 +73,42 @@ function fleet(nodes: number): FleetPair[] {
 
 const nodeName = (n: number) => `node-${n}`;
 const volumeName = (v: number) => `kubernetes.io/csi/bench.csi.k8s.io^pv-${v}`;
+const hex = (x: number, width: number) => (x >>> 0).toString(16).padStart(width, '0').slice(-width);
+/** A pod UID in the Kubernetes form (a 36-character UUID), one per (node, volume, generation). */
+const podUid = (node: number, volume: number, gen = 0) =>
+  `${hex(Math.imul(node + gen * 7_919_993, 2654435761), 8)}-${hex(gen, 4)}-4${hex(node, 3)}-8${hex(volume >>> 12, 3)}-${hex(volume, 12)}`;
+/** Strings as the informers deliver them: flat, parsed from JSON, new objects every time. */
+const fromJson = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 
-function buildState(nodes: number, pairs: FleetPair[]): WorldState {
+interface BuiltState { state: WorldState; inUse: string[][] }
+
+function buildState(nodes: number, pairs: FleetPair[]): BuiltState {
   const volumes = nodes * (VOLUMES_PER_NODE - 1) + Math.ceil(nodes / 10);
   const state = createWorldState({ capacity: { nodes, volumes, pairs: pairs.length } });
   const inUse: string[][] = Array.from({ length: nodes }, () => []);
+  const nodeNames = fromJson(Array.from({ length: nodes }, (_, n) => nodeName(n)));
   for (let n = 0; n < nodes; n++) {
-    const id = state.internNode(nodeName(n));
+    const id = state.internNode(nodeNames[n]);
     state.setNodeManaged(id);
     state.setNodeHealthy(id, true);
   }
-  for (const p of pairs) {
-    const v = state.internVolume(volumeName(p.volume));
-    const n = state.findNode(nodeName(p.node)) as number;
+  const names = fromJson(pairs.map((p) => volumeName(p.volume)));
+  const uids = fromJson(pairs.map((p) => podUid(p.node, p.volume)));
+  pairs.forEach((p, i) => {
+    const v = state.internVolume(names[i]);
+    const n = state.findNode(nodeNames[p.node]) as number;
     state.setMultiAttachForbidden(v, !p.rwx);
-    if (p.kind !== 'detach' && p.kind !== 'mounted') state.addDesiredPod(v, n, `pod-${p.node}-${p.volume}`);
+    if (p.kind !== 'detach' && p.kind !== 'mounted') state.addDesiredPod(v, n, uids[i]);
     if (p.kind !== 'attach') state.markAttached(v, n);
-    if (p.kind === 'steady' || p.kind === 'mounted') inUse[p.node].push(volumeName(p.volume));
-  }
+    if (p.kind === 'steady' || p.kind === 'mounted') inUse[p.node].push(names[i]);
+  });
   for (let n = 0; n < nodes; n++) {
-    const id = state.findNode(nodeName(n)) as number;
-    state.setVolumesInUse(id, inUse[n]);
+    const id = state.findNode(nodeNames[n]) as number;
+    inUse[n].sort(); // the kubelet reports volumesInUse sorted
+    state.setVolumesInUse(id, fromJson(inUse[n]));
     state.clearStatusUpdateNeeded(id);
   }
-  return state;
+  return { state, inUse };
 }
 
 function buildReference(nodes: number, pairs: FleetPair[]): ReferenceWorld {
@@ -153,16 +173,25 @@ function timeFloor(state: WorldState, runs: number, only?: string[]): { times: n
   return { times, bytes };
 }
 
+const schedstat = `/proc/self/task/${process.pid}/schedstat`;
+/** CPU time of the main thread in ns (Linux schedstat; the process's CPU time elsewhere). */
+function threadCpuNs(): number {
+  if (existsSync(schedstat)) return Number(readFileSync(schedstat, 'utf8').split(' ')[0]);
+  const u = process.cpuUsage();
+  return (u.user + u.system) * 1000;
+}
+
+interface Throughput { wall: number; best: number; cpu: number }
+
 /**
- * WorldState mutation throughput on steady pairs: per pair, pod churn (removeDesiredPod +
- * addDesiredPod), attach-state churn (markUncertain + markAttached) and an operation
- * (tryStartOperation + completeOperation). Reported: the median of 100 ms wall-clock windows, the best window, and
- * ops per CPU-second of this process (the box may be shared). Also in table order (the order
- * a plan lists pairs in), the cache-friendly case.
+ * The churn mix: every steady pair once per pass, in a random order (each pair cold: not
+ * touched for a whole pass) or in table order (the cache-friendly case), with 6 mutations by
+ * id per pair: removeDesiredPod + addDesiredPod, markUncertain + markAttached,
+ * tryStartOperation + completeOperation. The UID argument is a new string object (equal
+ * content), as an event would carry. Figures: the median and the best 100 ms wall-clock window
+ * (the box may be shared), and mutations per second of main-thread CPU time.
  */
-function mutationsPerSecond(state: WorldState, pairs: FleetPair[], order: 'random' | 'table'): { wall: number; best: number; cpu: number } {
-  // Every steady pair once, in a random order (each call lands on a pair not touched for a
-  // whole pass, so it is cold in the caches) or in table order.
+function churnMix(state: WorldState, pairs: FleetPair[], order: 'random' | 'table'): Throughput {
   const random = rng(7);
   const picks = pairs.filter((p) => p.kind === 'steady');
   if (order === 'random') {
@@ -173,12 +202,11 @@ function mutationsPerSecond(state: WorldState, pairs: FleetPair[], order: 'rando
   }
   const vs = Int32Array.from(picks, (p) => state.findVolume(volumeName(p.volume)) as number);
   const ns = Int32Array.from(picks, (p) => state.findNode(nodeName(p.node)) as number);
-  const pods = picks.map((p) => `pod-${p.node}-${p.volume}`);
-  // Windows of ~100 ms; the median window is the figure (robust to a busy neighbour).
+  const pods = fromJson(picks.map((p) => podUid(p.node, p.volume)));
   const windows: number[] = [];
   let ops = 0;
   let at = 0;
-  const cpu0 = process.cpuUsage();
+  const cpu0 = threadCpuNs();
   for (let w = 0; w < (QUICK ? 4 : 15); w++) {
     const t0 = performance.now();
     let done = 0;
@@ -198,9 +226,153 @@ function mutationsPerSecond(state: WorldState, pairs: FleetPair[], order: 'rando
     windows.push(done / ((performance.now() - t0) / 1000));
     ops += done;
   }
-  const cpu = process.cpuUsage(cpu0);
-  return { wall: percentile(windows, 50), best: Math.max(...windows), cpu: ops / ((cpu.user + cpu.system) / 1e6) };
+  return { wall: percentile(windows, 50), best: Math.max(...windows), cpu: ops / ((threadCpuNs() - cpu0) / 1e9) };
 }
+
+/** The controller's events in one pod lifecycle, in order, with the mutations each counts. */
+const EVENTS = [
+  ['pod_deleted', 1], ['node_unmounted', 5], ['detach_action', 2], ['status_write_detach', 1], ['detach_done', 2],
+  ['pod_added', 4], ['attach_action', 1], ['attach_done', 2], ['status_write_attach', 1], ['node_mounted', 5], ['pod_updated', 4],
+] as const;
+type EventName = (typeof EVENTS)[number][0];
+
+/**
+ * The events mix: one steady pair per node goes through a whole pod lifecycle per round, with
+ * the WorldState calls the controller makes for each event (src/populator, src/reconciler,
+ * src/operations): pod deleted (findNode, findVolume, removeDesiredPod); node update, volume
+ * unmounted (internNode, setNodeManaged, setNodeHealthy, setNodeOutOfService, setVolumesInUse);
+ * detach action (isSafeToRetry, removeFromReportSet, tryStartOperation); status write
+ * (volumesToReport, clearStatusUpdateNeeded); detach done (markDetached, completeOperation: the
+ * pair, and an RWO volume's id, go); new pod (findNode, node().managed, internVolume,
+ * setVolumeInfo, setMultiAttachForbidden, addDesiredPod); attach action (tryStartOperation);
+ * attach done (markAttached, completeOperation); status write; node update, volume mounted;
+ * pod update (as new pod, the pod already there). Reads are timed but not counted: 28
+ * mutations per lifecycle. Each event visits every chosen pair (random order) before the next
+ * event starts, so each lands on a cold pair; the reconciler and executor use ids, the
+ * populator names (new string objects per event). Figures: the median round (wall clock),
+ * mutations per second of main-thread CPU, and the microseconds of each event (fastest round).
+ */
+function eventMix(state: WorldState, pairs: FleetPair[], inUse: string[][], nodes: number): Throughput & { eventUs: Record<EventName, number> } {
+  const random = rng(11);
+  const chosen: FleetPair[] = [];
+  for (let n = 0; n < nodes; n++) {
+    const mine = pairs.slice(n * VOLUMES_PER_NODE, (n + 1) * VOLUMES_PER_NODE).filter((p) => p.kind === 'steady');
+    if (mine.length > 0) chosen.push(mine[Math.floor(random() * mine.length)]);
+  }
+  for (let i = chosen.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [chosen[i], chosen[j]] = [chosen[j], chosen[i]];
+  }
+  const m = chosen.length;
+  const volumeNames = chosen.map((p) => volumeName(p.volume));
+  const nodeNames = chosen.map((p) => nodeName(p.node));
+  let vnames: string[] = [];
+  let nnames: string[] = [];
+  const mountedLists = chosen.map((p) => inUse[p.node]);
+  const unmountedLists = chosen.map((p) => inUse[p.node].filter((x) => x !== volumeName(p.volume)));
+  const info = chosen.map((p) => ({ plugin: 'kubernetes.io/csi', pv: `pv-${p.volume}` }));
+  const vs = Int32Array.from(chosen, (p) => state.findVolume(volumeName(p.volume)) as number);
+  const ns = Int32Array.from(chosen, (p) => state.findNode(nodeName(p.node)) as number);
+  // Wall-clock time of each event per round (schedstat CPU time is only as fine as the
+  // scheduler tick); the fastest round is reported, the one least disturbed by neighbours.
+  const eventMs = new Map<EventName, number[]>(EVENTS.map(([e]) => [e, []]));
+  let t = 0;
+  const mark = (e: EventName) => {
+    const now = performance.now();
+    (eventMs.get(e) as number[]).push(now - t);
+    t = now;
+  };
+  const nodeUpdate = (i: number, list: string[]) => {
+    const n = state.internNode(nnames[i]);
+    state.setNodeManaged(n);
+    state.setNodeHealthy(n, true);
+    state.setNodeOutOfService(n, false);
+    state.setVolumesInUse(n, list);
+  };
+  const podEvent = (i: number, uid: string) => {
+    const n = state.findNode(nnames[i]);
+    if (n === undefined || !state.node(n)?.managed) return;
+    const v = state.internVolume(vnames[i]);
+    state.setVolumeInfo(v, info[i]);
+    state.setMultiAttachForbidden(v, !chosen[i].rwx);
+    state.addDesiredPod(v, n, uid);
+    vs[i] = v;
+  };
+  const round = (gen: number): void => {
+    const gone = fromJson(chosen.map((p) => podUid(p.node, p.volume, gen - 1)));
+    const born = fromJson(chosen.map((p) => podUid(p.node, p.volume, gen)));
+    const again = fromJson(born);
+    const mounted = fromJson(mountedLists);
+    const unmounted = fromJson(unmountedLists);
+    vnames = fromJson(volumeNames);
+    nnames = fromJson(nodeNames);
+    t = performance.now();
+    for (let i = 0; i < m; i++) {
+      const n = state.findNode(nnames[i]);
+      const v = state.findVolume(vnames[i]);
+      if (n !== undefined && v !== undefined) state.removeDesiredPod(v, n, gone[i]);
+    }
+    mark('pod_deleted');
+    for (let i = 0; i < m; i++) nodeUpdate(i, unmounted[i]);
+    mark('node_unmounted');
+    for (let i = 0; i < m; i++) {
+      if (!state.isSafeToRetry(vs[i], ns[i], 'detach', 0)) continue;
+      state.removeFromReportSet(vs[i], ns[i]);
+      state.tryStartOperation(vs[i], ns[i], 'detach', 0);
+    }
+    mark('detach_action');
+    for (let i = 0; i < m; i++) {
+      state.volumesToReport(ns[i]);
+      state.clearStatusUpdateNeeded(ns[i]);
+    }
+    mark('status_write_detach');
+    for (let i = 0; i < m; i++) {
+      state.markDetached(vs[i], ns[i]);
+      state.completeOperation(vs[i], ns[i], 'detach', true, 0);
+    }
+    mark('detach_done');
+    for (let i = 0; i < m; i++) podEvent(i, born[i]);
+    mark('pod_added');
+    for (let i = 0; i < m; i++) state.tryStartOperation(vs[i], ns[i], 'attach', 0);
+    mark('attach_action');
+    for (let i = 0; i < m; i++) {
+      state.markAttached(vs[i], ns[i]);
+      state.completeOperation(vs[i], ns[i], 'attach', true, 0);
+    }
+    mark('attach_done');
+    for (let i = 0; i < m; i++) {
+      state.volumesToReport(ns[i]);
+      state.clearStatusUpdateNeeded(ns[i]);
+    }
+    mark('status_write_attach');
+    for (let i = 0; i < m; i++) nodeUpdate(i, mounted[i]);
+    mark('node_mounted');
+    for (let i = 0; i < m; i++) podEvent(i, again[i]);
+    mark('pod_updated');
+  };
+  // The chosen pairs' pods get generation-0 UIDs in buildState already.
+  const perRound = m * EVENTS.reduce((sum, [, k]) => sum + k, 0);
+  const rates: number[] = [];
+  let ops = 0;
+  let cpuNs = 0;
+  const t0 = performance.now();
+  for (let gen = 1; gen <= 2 || rates.length < (QUICK ? 2 : 5) || performance.now() - t0 < (QUICK ? 300 : 1000); gen++) {
+    const w0 = performance.now();
+    const c0 = threadCpuNs();
+    round(gen);
+    const wall = performance.now() - w0;
+    if (gen <= 1) {
+      for (const times of eventMs.values()) times.length = 0; // the first round warms up
+      continue;
+    }
+    cpuNs += threadCpuNs() - c0;
+    ops += perRound;
+    rates.push(perRound / (wall / 1000));
+  }
+  const eventUs = Object.fromEntries([...eventMs].map(([e, times]) => [e, round3((Math.min(...times) * 1000) / m)])) as Record<EventName, number>;
+  return { wall: percentile(rates, 50), best: Math.max(...rates), cpu: ops / (cpuNs / 1e9), eventUs };
+}
+const round3 = (x: number) => Number(x.toFixed(3));
 
 async function main(): Promise<void> {
   const results = [];
@@ -209,7 +381,7 @@ async function main(): Promise<void> {
     const pairs = fleet(nodes);
     const runs = QUICK ? 10 : nodes >= 50_000 ? 60 : 200;
     process.stderr.write(`${nodes} nodes, ${pairs.length} pairs: building state... `);
-    const state = buildState(nodes, pairs);
+    const { state, inUse } = buildState(nodes, pairs);
     process.stderr.write('planning... ');
     const wasm = await timePlans(state, 0, 1, runs);
     const pool = await timePlans(state, poolWorkers, poolWorkers, runs);
@@ -219,8 +391,9 @@ async function main(): Promise<void> {
     const usage = state.memoryUsage();
     const counts = state.counts();
     process.stderr.write('mutations... ');
-    const mutations = mutationsPerSecond(state, pairs, 'random');
-    const mutationsInOrder = mutationsPerSecond(state, pairs, 'table');
+    const mutations = churnMix(state, pairs, 'random');
+    const mutationsInOrder = churnMix(state, pairs, 'table');
+    const events = eventMix(state, pairs, inUse, nodes);
     process.stderr.write('reference... ');
     const ref = buildReference(nodes, pairs);
     const refTimes: number[] = [];
@@ -244,6 +417,9 @@ async function main(): Promise<void> {
       mutations_per_cpu_s: Math.round(mutations.cpu),
       mutations_per_s_best_window: Math.round(mutations.best),
       mutations_per_s_table_order: Math.round(mutationsInOrder.wall),
+      events_mutations_per_s: Math.round(events.wall),
+      events_mutations_per_cpu_s: Math.round(events.cpu),
+      event_us: events.eventUs,
       pool_workers: poolWorkers,
       pool_p99_ms: round(percentile(pool.times, 99)),
       pool2_p50_ms: round(percentile(pool2.times, 50)),
@@ -263,11 +439,13 @@ async function main(): Promise<void> {
     command: `npm run bench:kernel${args.length ? ` -- ${args.join(' ')}` : ''}`,
     date: new Date().toISOString(),
     machine: { cpus: availableParallelism(), model: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_at_end: loadavg() },
+    mutations: 'mutations_per_s*: churn mix (6 mutations by id per cold pair); events_*: controller event mix (28 mutations per pod lifecycle, each event on a cold pair, names looked up); *_per_cpu_s: per second of main-thread CPU. See bench/kernel.bench.ts.',
     sizes: results,
   };
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
   writeFileSync(new URL('./results/kernel.json', import.meta.url), `${JSON.stringify(out, null, 2)}\n`);
-  console.table(results.map(({ plan_actions: _a, ...r }) => r));
+  console.table(results.map(({ plan_actions: _a, event_us: _e, ...r }) => r));
+  for (const r of results) console.log(r.nodes, 'nodes, us per event:', JSON.stringify(r.event_us));
 }
 
 await main();
