@@ -1,6 +1,6 @@
 // Inspection API benchmark (issue 5): `npm run bench:http` [-- --nodes 10000,100000 --churn 100
-// --duration 5 --reps 4 --window 10 --rounds 6 --rate 2000 --connections 10 --timeout 2400
-// --settle 30 --stand-in --out FILE --profile DIR].
+// --duration 5 --reps 4 --paced 60 --window 10 --rounds 12 --rate 2000 --connections 10 --timeout 2400
+// --settle 30 --min-free-mb 1536 --stand-in --out FILE --profile DIR].
 //
 // Subject, per fleet size: the real controller reconciling a simulated fleet. The simulator
 // (bench/lib/sim-child.ts: nodes × 10 pods, each with its own PVC/PV, attacher and kubelets on)
@@ -22,7 +22,8 @@
 //             same buildServer over the same controller in this process; /healthz,
 //             /api/v1/summary, /api/v1/nodes/{name}, /api/v1/volumes/{uniqueName}, /metrics;
 //             req/s, p50 and p99 are medians over the sweeps (`p99_ms_worst` the worst).
-//   paced:    node lookups alone at `--rate` req/s (latency when the server is not saturated).
+//   paced:    node lookups alone at `--rate` req/s for `--paced` s (latency when the server is
+//             not saturated; 60 s covers one round of the controller's once-a-minute full scans).
 //   loop:     reconcile pass durations (every pass, teed from `reconciler.passTime`) idle vs under
 //             a mixed load (node and volume lookups, summaries) paced at `--rate` by a niced
 //             client; `--rounds` alternations of `--window` s each, so the machine's background
@@ -37,7 +38,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { cpus, loadavg, setPriority, tmpdir } from 'node:os';
+import { cpus, freemem, loadavg, setPriority, tmpdir } from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -144,7 +145,8 @@ interface Subject {
   apiUrl: string;
   /** An app with `/bare/:name` and `/bare-sized/:name` in the same process. */
   bareUrl: string;
-  names: Names;
+  /** Every node; a fresh sample of the live volumes (churn deletes some). */
+  names(): Names;
   nodeBodyBytes: number;
   /** Every reconcile pass duration (ms) is pushed to `sink` while it is set. */
   setPassSink(sink: number[] | undefined): void;
@@ -220,6 +222,8 @@ async function startControllerSubject(nodes: number, o: Options): Promise<Subjec
       if (c.desiredPairs === expected && c.attached === expected && c.reportedAttached === expected) break;
       if (performance.now() - tCtl > o.timeout * 1000) throw new Error(`not converged within ${o.timeout} s: ${JSON.stringify(c)}`);
       if (sim.process.exitCode !== null) throw new Error(`simulator exited (${sim.process.exitCode})`);
+      // Other work shares this machine: give up before the kernel's OOM killer picks a victim.
+      if (freemem() < o.minFreeMb * 2 ** 20) throw new Error(`not converged: free memory below ${o.minFreeMb} MB after ${seconds(tCtl)} s: ${JSON.stringify(c)}`);
       await sleep(500);
     }
     const convergeS = seconds(tCtl);
@@ -228,8 +232,10 @@ async function startControllerSubject(nodes: number, o: Options): Promise<Subjec
     // Names from the controller's own state: every node, a sample of the volumes.
     const random = rng(nodes);
     const nodeNames = ctl.state.nodeIds(-1, Number.MAX_SAFE_INTEGER).map((n) => ctl.state.nodeName(n));
-    const volumeIds = ctl.state.volumeIds(-1, Number.MAX_SAFE_INTEGER);
-    const volumes = sample(volumeIds.length, VOLUME_SAMPLE, (i) => ctl.state.volumeName(volumeIds[i]), random);
+    const volumes = () => {
+      const ids = ctl.state.volumeIds(-1, Number.MAX_SAFE_INTEGER);
+      return sample(ids.length, VOLUME_SAMPLE, (i) => ctl.state.volumeName(ids[i]), random);
+    };
 
     const view = createInspectionView(ctl, { maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false });
     bare = buildServer({ state: ctl.state, view, metrics: ctl.metrics, listenHost: '127.0.0.1' });
@@ -258,7 +264,7 @@ async function startControllerSubject(nodes: number, o: Options): Promise<Subjec
     return {
       apiUrl: running.url,
       bareUrl,
-      names: { nodes: nodeNames, volumes },
+      names: () => ({ nodes: nodeNames, volumes: volumes() }),
       nodeBodyBytes: Buffer.byteLength(sized),
       setPassSink: (s) => { sink = s; },
       async figures() {
@@ -310,14 +316,14 @@ async function startStandInSubject(nodes: number): Promise<Subject> {
   addBareRoutes(app, () => sized);
   const url = await listenServer(app, '127.0.0.1:0');
   sized = (await app.inject({ url: `/api/v1/nodes/${nodeName(Math.floor(nodes / 2))}` })).body;
-  const random = rng(nodes);
+  const names: Names = {
+    nodes: Array.from({ length: nodes }, (_, i) => nodeName(i)),
+    volumes: sample(nodes * VOLUMES_PER_NODE, VOLUME_SAMPLE, (j) => volumeName(Math.floor(j / VOLUMES_PER_NODE), j % VOLUMES_PER_NODE), rng(nodes)),
+  };
   return {
     apiUrl: url,
     bareUrl: url,
-    names: {
-      nodes: Array.from({ length: nodes }, (_, i) => nodeName(i)),
-      volumes: sample(nodes * VOLUMES_PER_NODE, VOLUME_SAMPLE, (j) => volumeName(Math.floor(j / VOLUMES_PER_NODE), j % VOLUMES_PER_NODE), random),
-    },
+    names: () => names,
     nodeBodyBytes: Buffer.byteLength(sized),
     setPassSink: (s) => { loop.samples = s; },
     figures: async () => ({ fill_s: round(loop.fillSeconds) }),
@@ -371,7 +377,8 @@ async function startProfile(): Promise<{ stop(file: string): Promise<string> }> 
 }
 
 interface Options {
-  duration: number; reps: number; window: number; rounds: number; rate: number; connections: number; churn: number; timeout: number; settle: number; profile: string;
+  duration: number; reps: number; window: number; rounds: number; paced: number; rate: number; connections: number; churn: number; timeout: number; settle: number;
+  minFreeMb: number; profile: string;
 }
 interface EndpointResult { name: string; nodes: number; req_per_s: number; p50_ms: number; p99_ms: number; p99_ms_worst: number; non2xx?: number }
 type SizeRun = Record<string, unknown> & { nodes: number };
@@ -409,7 +416,11 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
   const subject = STAND_IN ? await startStandInSubject(nodes) : await startControllerSubject(nodes, o);
   try {
     const setupS = seconds(t0);
-    for (const c of [clients.capacity, clients.background]) c.process.send({ type: 'names', ...subject.names } satisfies ClientMessage);
+    const sendNames = () => {
+      const names = subject.names();
+      for (const c of [clients.capacity, clients.background]) c.process.send({ type: 'names', ...names } satisfies ClientMessage);
+    };
+    sendNames();
     const urlOf = (t: Target) => (t === 'bare' || t === 'bare-sized' ? subject.bareUrl : subject.apiUrl);
     console.log(`\n${nodes} nodes: ready in ${setupS} s; API ${subject.apiUrl}, bare ${subject.bareUrl}; node answer ${subject.nodeBodyBytes} bytes; load average ${loadStart.join(' ')}`);
     let seed = nodes;
@@ -421,6 +432,7 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
     // shared.
     const sweeps = new Map<Target, RunResult[]>();
     for (let rep = 0; rep < o.reps; rep++) {
+      if (rep > 0) sendNames();
       for (const target of rep % 2 === 0 ? TARGETS : [...TARGETS].reverse()) {
         sweeps.set(target, [...(sweeps.get(target) ?? []), await load(clients.capacity, target, o.duration)]);
       }
@@ -440,7 +452,8 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
       };
     };
     const endpoints = TARGETS.map((t) => summarise(LABEL[t], sweeps.get(t) ?? []));
-    const paced = summarise(`/api/v1/nodes/{name} paced at ${o.rate}/s`, [await load(clients.capacity, 'node', o.duration * 2, o.rate)]);
+    sendNames();
+    const paced = summarise(`/api/v1/nodes/{name} paced at ${o.rate}/s`, [await load(clients.capacity, 'node', o.paced, o.rate)]);
     endpoints.push(paced);
     for (const e of endpoints) console.log(`  ${e.name.padEnd(38)} ${String(e.req_per_s).padStart(7)} req/s  p50 ${e.p50_ms} ms  p99 ${e.p99_ms} ms${e.non2xx ? `  (non-2xx/errors ${e.non2xx})` : ''}`);
 
@@ -531,8 +544,8 @@ async function driverMain(): Promise<void> {
     process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
   }
   const o: Options = {
-    duration: num('duration', 5), reps: num('reps', 4), window: num('window', 10), rounds: num('rounds', 6), rate: num('rate', 2000),
-    connections: num('connections', 10), churn: num('churn', 100), timeout: num('timeout', 2400), settle: num('settle', 30), profile: arg('profile', ''),
+    duration: num('duration', 5), reps: num('reps', 4), window: num('window', 10), rounds: num('rounds', 12), paced: num('paced', 60), rate: num('rate', 2000),
+    connections: num('connections', 10), churn: num('churn', 100), timeout: num('timeout', 2400), settle: num('settle', 30), minFreeMb: num('min-free-mb', 1536), profile: arg('profile', ''),
   };
   const outArg = arg('out', '');
   const outFile = outArg ? new URL(outArg, `file://${process.cwd()}/`) : STAND_IN ? undefined : new URL('./results/http.json', import.meta.url);
@@ -601,7 +614,13 @@ function launch(): void {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, BENCH_HTTP_ROLE: 'driver', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
   });
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => driver.kill(sig));
+  // The driver handles signals on its event loop, which the controller can hold for seconds.
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(sig, () => {
+      driver.kill(sig);
+      setTimeout(() => driver.kill('SIGKILL'), 15_000).unref();
+    });
+  }
   driver.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
