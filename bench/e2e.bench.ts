@@ -1,5 +1,6 @@
 // End-to-end benchmark (issue 6): `npm run bench:e2e` [-- --nodes 10000,50000 --pods-per-node 10
-// --churn 1000 --steady 60 --timeout 900 --profile DIR --kube-api-qps 20000 --out FILE].
+// --churn 1000 --steady 60 --timeout 900 --profile DIR --kube-api-qps 20000 --out FILE], or
+// `-- --charts-only` to redraw the charts from bench/results/e2e.json.
 //
 // For each fleet size, from cold start, with the simulator and the controller as separate child
 // processes of this one (see bench/lib/e2e-run.ts for the phases): time to full convergence,
@@ -81,6 +82,14 @@ function save(runs: E2eRun[]): void {
   if (OUT) return console.log(`wrote ${OUT}`);
   const charts = writeE2eCharts(resultsDir, runs as unknown as ChartRun[], `2 cores, simulator + controller + bench on one machine; churn ${CHURN}/s; ${new Date().toISOString().slice(0, 10)}`);
   console.log(`wrote bench/results/e2e.json and ${charts.map((c) => `bench/results/${c}`).join(', ')}`);
+}
+
+if (args.includes('--charts-only')) {
+  // Redraws the charts from the results already there (after a chart change), measuring nothing.
+  const prev = JSON.parse(readFileSync(resultsFile, 'utf8')) as { date?: string; config?: { churn_per_s?: number }; runs: E2eRun[] };
+  const charts = writeE2eCharts(resultsDir, prev.runs as unknown as ChartRun[], `2 cores, simulator + controller + bench on one machine; churn ${prev.config?.churn_per_s ?? CHURN}/s; ${(prev.date ?? '').slice(0, 10)}`);
+  console.log(`wrote ${charts.map((c) => `bench/results/${c}`).join(', ')}`);
+  process.exit(0);
 }
 
 const runs = previousRuns().filter((r) => !SIZES.includes(r.nodes));

@@ -83,7 +83,11 @@ function e2eSection(e) {
   const runs = all.filter((r) => !r.failed);
   if (!all.length) return '**End to end** (`npm run bench:e2e`): no results yet.';
   /** A failed run: its first line, shortened (e.g. "controller exited (code null, signal SIGABRT)"). */
-  const failure = (r) => `failed: ${String(r.failed).split('\n')[0].replace(/:[^:]*$/, '').slice(0, 80)}`;
+  const failure = (r) => {
+    const first = String(r.failed).split('\n')[0];
+    const attached = /attached (\d+)/.exec(first)?.[1];
+    return `failed: ${first.split(': ')[0].slice(0, 80)}${attached === undefined ? '' : `, ${int(Number(attached))} attached`}`;
+  };
   const converge = (r) => (r.failed ? failure(r) : r.converged === false ? `not in ${int(r.converge_timeout_s ?? 900)} s` : sig(r.converge_s, ' s'));
   const rows = all.map((r) => [
     int(r.nodes), int(r.pods), converge(r), sig(r.controller_cpu_s, ' s'), int(r.peak_rss_mb ?? r.peak_rss_mb_at_failure),

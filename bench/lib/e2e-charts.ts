@@ -13,6 +13,9 @@ export interface ChartRun {
   loop_p99_ms: number | null;
   ingest_events_per_s: number | null;
   ingest_cpu_events_per_s?: number | null;
+  loop_p50_beyond_last_bucket?: boolean;
+  loop_p99_beyond_last_bucket?: boolean;
+  failed?: string;
   json_parse_events_per_s: number | null;
 }
 
@@ -26,6 +29,9 @@ const num = (v: number | null | undefined) => (typeof v === 'number' && Number.i
 /** Writes loop-time.svg, convergence-time.svg and ingest-vs-json-parse.svg into `dir` (a file URL); returns their names. */
 export function writeE2eCharts(dir: URL, runs: readonly ChartRun[], subtitle: string): string[] {
   const sorted = [...runs].filter((r) => typeof r.nodes === 'number').sort((a, b) => a.nodes - b.nodes);
+  const failed = sorted.filter((r) => r.failed).map((r) => ({ x: r.nodes, text: 'failed' }));
+  const beyond = (key: 'loop_p50_beyond_last_bucket' | 'loop_p99_beyond_last_bucket') => (x: number, y: number) =>
+    `${sorted.find((r) => r.nodes === x)?.[key] ? '> ' : ''}${+y.toPrecision(3)}`;
   const files: Array<[string, string]> = [
     ['loop-time.svg', lineChart({
       title: 'Reconcile loop time under churn vs fleet size',
@@ -33,10 +39,11 @@ export function writeE2eCharts(dir: URL, runs: readonly ChartRun[], subtitle: st
       xLabel: 'nodes (10 pods each)',
       yLabel: 'loop pass time (ms)',
       series: [
-        { name: 'p99', points: pts(sorted, (r) => r.loop_p99_ms) },
-        { name: 'p50', points: pts(sorted, (r) => r.loop_p50_ms), dashed: true },
+        { name: 'p99', points: pts(sorted, (r) => r.loop_p99_ms), pointLabel: beyond('loop_p99_beyond_last_bucket') },
+        { name: 'p50', points: pts(sorted, (r) => r.loop_p50_ms), dashed: true, color: '#2ca02c', pointLabel: beyond('loop_p50_beyond_last_bucket') },
       ],
       targets: [{ label: 'target p99 ≤ 20 ms (at 50k)', y: 20 }],
+      xNotes: failed,
       yFormat: (v) => `${+v.toPrecision(3)}`,
     })],
     ['convergence-time.svg', lineChart({
@@ -46,13 +53,14 @@ export function writeE2eCharts(dir: URL, runs: readonly ChartRun[], subtitle: st
       yLabel: 'seconds to every pair attached and reported',
       series: [{ name: 'converge', points: pts(sorted, (r) => r.converge_s) }],
       targets: [{ label: 'targets (120 s at 50k, stretch 240 s at 100k)', points: [[50_000, 120], [100_000, 240]] }],
+      xNotes: failed.map((f) => ({ ...f, text: 'did not converge' })),
       yFormat: (v) => `${+v.toPrecision(3)}`,
     })],
     ['ingest-vs-json-parse.svg', barChart({
       title: 'Controller ingest vs raw JSON.parse of the same pod events',
       subtitle,
       yLabel: 'objects per second',
-      groups: sorted.map((r) => `${compact(r.nodes)} nodes`),
+      groups: sorted.map((r) => `${compact(r.nodes)} nodes${r.failed ? ' (failed)' : ''}`),
       series: [
         { name: 'ingest, end to end (initial sync)', values: sorted.map((r) => num(r.ingest_events_per_s)) },
         { name: 'controller parse + projection (pods)', values: sorted.map((r) => num(r.ingest_cpu_events_per_s)), color: '#2ca02c' },

@@ -52,8 +52,17 @@ export async function summaryOf(probe: ControllerProbe, ctl: Child, deadline: nu
 export async function converge(probe: ControllerProbe, ctl: Child, nodes: NodeStatusCounter, expected: number, deadline: number): Promise<{ convergedAt?: number; summaryAt?: number; last: ControllerSummary }> {
   const bar = phaseBar('converge', expected, 'pairs');
   let summaryAt: number | undefined;
+  let last: ControllerSummary | undefined;
   for (;;) {
-    const s = await summaryOf(probe, ctl, deadline);
+    let s: ControllerSummary;
+    try {
+      s = await summaryOf(probe, ctl, deadline);
+    } catch (err) {
+      const p = last?.pairs;
+      const seen = p ? `last summary: desired ${p.desired}, attached ${p.attached}, reported ${p.reportedAsAttached}, pending ${last!.operations.pending}; in node status ${nodes.total()}` : 'no summary yet';
+      throw new Error(`${err instanceof Error ? err.message.split('\n')[0] : String(err)} (${seen})\n${err instanceof Error ? err.message.split('\n').slice(1).join('\n') : ''}`);
+    }
+    last = s;
     const now = performance.now();
     const synced = s.watches.filter((w) => w.synced).length;
     const p = s.pairs;

@@ -10,6 +10,8 @@ export interface LineSeries {
   points: ReadonlyArray<readonly [number, number]>;
   color?: string;
   dashed?: boolean;
+  /** Text beside a point (default: the y value). */
+  pointLabel?: (x: number, y: number) => string;
 }
 
 export interface TargetLine {
@@ -30,6 +32,8 @@ export interface LineChartSpec {
   xTicks?: readonly number[];
   xFormat?: (x: number) => string;
   yFormat?: (y: number) => string;
+  /** Marks on the x axis for sizes without a value (e.g. a failed run), with a short text. */
+  xNotes?: ReadonlyArray<{ x: number; text: string }>;
 }
 
 export interface BarChartSpec {
@@ -107,7 +111,9 @@ function legend(items: ReadonlyArray<{ name: string; color: string; dashed?: boo
 }
 
 export function lineChart(s: LineChartSpec): string {
-  const xs = s.series.flatMap((se) => se.points.map((p) => p[0])).concat((s.targets ?? []).flatMap((t) => (t.points ?? []).map((p) => p[0])));
+  const xs = s.series.flatMap((se) => se.points.map((p) => p[0]))
+    .concat((s.targets ?? []).flatMap((t) => (t.points ?? []).map((p) => p[0])))
+    .concat((s.xNotes ?? []).map((n) => n.x));
   const ys = s.series.flatMap((se) => se.points.map((p) => p[1])).concat((s.targets ?? []).flatMap((t) => [t.y ?? 0, ...(t.points ?? []).map((p) => p[1])]));
   const xMax = Math.max(1, ...xs);
   const yTicks = niceTicks(Math.max(...ys, 0) * 1.05);
@@ -132,10 +138,16 @@ export function lineChart(s: LineChartSpec): string {
     if (pts.length > 1) body.push(`<polyline fill="none" stroke="${color}" stroke-width="2.5"${se.dashed ? ' stroke-dasharray="6 4"' : ''} points="${pts.map(([px, py]) => `${r1(x(px))},${r1(y(py))}`).join(' ')}"/>`);
     for (const [px, py] of pts) {
       body.push(`<circle cx="${r1(x(px))}" cy="${r1(y(py))}" r="4" fill="${color}"/>`);
-      body.push(`<text x="${r1(x(px) + 7)}" y="${r1(y(py) - 7)}" fill="${color}" font-size="11">${esc(yf(py))}</text>`);
+      body.push(`<text x="${r1(x(px) + 7)}" y="${r1(y(py) - 7)}" fill="${color}" font-size="11">${esc(se.pointLabel ? se.pointLabel(px, py) : yf(py))}</text>`);
     }
     keys.unshift({ name: se.name, color, ...(se.dashed ? { dashed: true } : {}) });
   });
+  for (const n of s.xNotes ?? []) {
+    const nx = r1(x(n.x));
+    const ny = H - M.bottom;
+    body.push(`<path d="M${nx - 6} ${ny - 16} l12 12 M${nx + 6} ${ny - 16} l-12 12" stroke="#555" stroke-width="2.5"/>`);
+    body.push(`<text x="${nx}" y="${ny - 22}" text-anchor="middle" fill="#555" font-size="11">${esc(n.text)}</text>`);
+  }
   body.push(...legend(keys));
   return frame(s.title, s.subtitle, body);
 }
