@@ -26,7 +26,7 @@ describe('volumesInUse', () => {
         const last: Array<Set<string> | null> = [null, null, null];
         for (const s of steps) {
           if (s.k === 'list') {
-            const names = s.ids === null ? null : s.ids.map(name);
+            const names = s.ids === null ? null : (s.ids as number[]).map((i) => name(i));
             state.setVolumesInUse(nodes[s.node], names);
             last[s.node] = names === null ? null : new Set(names);
           } else {
