@@ -1,11 +1,11 @@
 // Inspection API benchmark (issue 5): `npm run bench:http` [-- --nodes 10000,100000 --churn 100
 // --duration 5 --reps 4 --paced 60 --window 10 --rounds 12 --rate 2000 --connections 10 --timeout 2400
-// --settle 30 --min-free-mb 1536 --stand-in --out FILE --profile DIR].
+// --settle 30 --qps 20000 --min-free-mb 1536 --stand-in --out FILE --profile DIR].
 //
 // Subject, per fleet size: the real controller reconciling a simulated fleet. The simulator
 // (bench/lib/sim-child.ts: nodes × 10 pods, each with its own PVC/PV, attacher and kubelets on)
 // runs in a child process; the controller and its inspection API (startControllerWithApi, leader
-// election off, API qps/burst 20000, one plan worker) run in this process. The bench waits until
+// election off, API qps and burst `--qps`, one plan worker) run in this process. The bench waits until
 // every desired pair is attached and reported, then starts `--churn` pod changes/s, which run
 // until the end of the size, so every reconcile pass has work while it is measured (from
 // `--settle` s later).
@@ -212,7 +212,7 @@ async function startControllerSubject(nodes: number, o: Options): Promise<Subjec
 
     const tCtl = performance.now();
     running = await startControllerWithApi({
-      kubeconfig: { path: kubeconfig }, listen: '127.0.0.1:0', leaderElect: false, kubeApiQps: 20_000, kubeApiBurst: 20_000, workers: 1,
+      kubeconfig: { path: kubeconfig }, listen: '127.0.0.1:0', leaderElect: false, kubeApiQps: o.qps, kubeApiBurst: o.qps, workers: 1,
     });
     const { ctl } = running;
     const bar = phaseBar('converge', expected, 'pairs');
@@ -378,7 +378,7 @@ async function startProfile(): Promise<{ stop(file: string): Promise<string> }> 
 
 interface Options {
   duration: number; reps: number; window: number; rounds: number; paced: number; rate: number; connections: number; churn: number; timeout: number; settle: number;
-  minFreeMb: number; profile: string;
+  minFreeMb: number; qps: number; profile: string;
 }
 interface EndpointResult { name: string; nodes: number; req_per_s: number; p50_ms: number; p99_ms: number; p99_ms_worst: number; non2xx?: number }
 type SizeRun = Record<string, unknown> & { nodes: number };
@@ -545,13 +545,13 @@ async function driverMain(): Promise<void> {
   }
   const o: Options = {
     duration: num('duration', 5), reps: num('reps', 4), window: num('window', 10), rounds: num('rounds', 12), paced: num('paced', 60), rate: num('rate', 2000),
-    connections: num('connections', 10), churn: num('churn', 100), timeout: num('timeout', 2400), settle: num('settle', 30), minFreeMb: num('min-free-mb', 1536), profile: arg('profile', ''),
+    connections: num('connections', 10), churn: num('churn', 100), timeout: num('timeout', 2400), settle: num('settle', 30), minFreeMb: num('min-free-mb', 1536), qps: num('qps', 20_000), profile: arg('profile', ''),
   };
   const outArg = arg('out', '');
   const outFile = outArg ? new URL(outArg, `file://${process.cwd()}/`) : STAND_IN ? undefined : new URL('./results/http.json', import.meta.url);
   const subjectText = STAND_IN
     ? 'stand-in loop over a directly filled WorldState (real planner, worker pool); test/http/stand-in-controller.ts'
-    : `startControllerWithApi (leader election off, qps/burst 20000, 1 plan worker) in the bench process against the simulator (bench/lib/sim-child.ts, child process): nodes x ${PODS_PER_NODE} pods, attacher and kubelets on, converged, then ${o.churn} pod changes/s`;
+    : `startControllerWithApi (leader election off, qps/burst ${o.qps}, 1 plan worker) in the bench process against the simulator (bench/lib/sim-child.ts, child process): nodes x ${PODS_PER_NODE} pods, attacher and kubelets on, converged, then ${o.churn} pod changes/s`;
   const clients = startClients();
   const endpoints: EndpointResult[] = [];
   const runs: SizeRun[] = [];

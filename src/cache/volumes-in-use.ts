@@ -4,44 +4,59 @@
  * created later takes its flag from it (a volume in the list need not be interned yet).
  *
  * The kubelet reports the list sorted, and between two reports it usually gains or loses a
- * volume or two: when both lists are strictly ascending, the update walks them side by side
- * and touches only the pairs of the names that came or went (one lookup each), instead of
- * rebuilding the Set and re-deriving the flag of every pair of the node. Any other list is
- * applied in full.
+ * volume or two: when both lists are strictly ascending, the update skips their common prefix,
+ * walks the rest side by side and touches only the pairs of the names that came or went (one
+ * lookup each), instead of rebuilding the Set and re-deriving the flag of every pair of the
+ * node. Any other list is applied in full.
  */
 import { NF_IN_USE_OBSERVED, PF_MOUNTED } from '../kernel/abi.js';
 import type { WorldCore } from './world-core.js';
 
 export function applyVolumesInUse(c: WorldCore, node: number, names: readonly string[] | null): void {
   const old = c.inUseList[node];
-  if (sameList(old, names)) return;
   const flags = c.t.nodeFlags;
-  if (names === null) {
-    c.inUse[node] = null;
-    c.inUseList[node] = null;
-    flags[node] &= ~NF_IN_USE_OBSERVED;
-    c.refreshMountedOfNode(node);
+  if (names === null || old === null || old === undefined) {
+    if (names === old) return;
+    if (names === null) {
+      c.inUse[node] = null;
+      c.inUseList[node] = null;
+      flags[node] &= ~NF_IN_USE_OBSERVED;
+      c.refreshMountedOfNode(node);
+      return;
+    }
+    rebuild(c, node, names);
     return;
   }
-  const set = c.inUse[node];
-  if (old === null || old === undefined || set === null || set === undefined || !mergeSorted(c, node, set, old, names)) {
-    c.inUse[node] = new Set(names);
-    c.refreshMountedOfNode(node);
+  // The common prefix is unchanged; a repeated list (most node updates) ends here.
+  let p = 0;
+  while (p < old.length && p < names.length && old[p] === names[p]) p++;
+  if (p === old.length && p === names.length) return;
+  const set = c.inUse[node] as Set<string>;
+  if (c.inUseSorted[node] && mergeSorted(c, node, set, old, names, p)) {
+    c.inUseList[node] = names.slice();
+  } else {
+    rebuild(c, node, names);
   }
+}
+
+function rebuild(c: WorldCore, node: number, names: readonly string[]): void {
+  c.inUse[node] = new Set(names);
   c.inUseList[node] = names.slice();
-  flags[node] |= NF_IN_USE_OBSERVED;
+  c.inUseSorted[node] = ascending(names, 1);
+  c.t.nodeFlags[node] |= NF_IN_USE_OBSERVED;
+  c.refreshMountedOfNode(node);
 }
 
 /**
- * Applies the difference from `a` to `b` to the set and the node's pairs. Returns false when
- * either list is not strictly ascending (what was applied is then redone in full by the caller).
+ * Applies the difference from `a` to `b`, which agree on their first `p` names, to the set
+ * and the node's pairs; `a` is strictly ascending. Returns false when `b` is not (what was
+ * applied is then redone in full by the caller).
  */
-function mergeSorted(c: WorldCore, node: number, set: Set<string>, a: readonly string[], b: readonly string[]): boolean {
-  for (let j = 1; j < b.length; j++) if (!(b[j - 1] < b[j])) return false;
-  let i = 0;
-  let j = 0;
+function mergeSorted(c: WorldCore, node: number, set: Set<string>, a: readonly string[], b: readonly string[], p: number): boolean {
+  if (!ascending(b, Math.max(1, p))) return false;
+  let i = p;
+  let j = p;
   while (i < a.length || j < b.length) {
-    if (i > 0 && i < a.length && !(a[i - 1] < a[i])) return false;
     if (i < a.length && j < b.length && a[i] === b[j]) {
       i++;
       j++;
@@ -58,18 +73,16 @@ function mergeSorted(c: WorldCore, node: number, set: Set<string>, a: readonly s
   return true;
 }
 
+/** Whether names[from - 1] < names[from] < ... (strictly ascending from there on). */
+function ascending(names: readonly string[], from: number): boolean {
+  for (let j = from; j < names.length; j++) if (!(names[j - 1] < names[j])) return false;
+  return true;
+}
+
 function setMounted(c: WorldCore, name: string, node: number, mounted: boolean): void {
   const volume = c.volumes.find(name);
   const slot = volume === undefined ? -1 : c.findPair(volume, node);
   if (slot < 0) return;
   const f = c.t.pairFlags;
   f[slot] = mounted ? f[slot] | PF_MOUNTED : f[slot] & ~PF_MOUNTED;
-}
-
-/** Same names in the same order (null for never observed). */
-function sameList(a: readonly string[] | null | undefined, b: readonly string[] | null): boolean {
-  if (a === null || a === undefined || b === null) return a === b;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

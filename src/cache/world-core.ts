@@ -46,6 +46,8 @@ export class WorldCore {
   readonly inUse: Array<Set<string> | null> = [];
   /** Per node: that list as last given, to recognise an unchanged one without hashing. */
   readonly inUseList: Array<readonly string[] | null> = [];
+  /** Per node: that list is strictly ascending (see volumes-in-use.ts). */
+  readonly inUseSorted: boolean[] = [];
   /** Opaque host metadata per volume id (an array: a Map churns as ids come and go). */
   readonly volumeInfo: unknown[] = [];
   readonly conflictSlots = new Set<number>();
