@@ -72,7 +72,7 @@ export class OperationTable {
     return 'started';
   }
 
-  complete(volume: number, node: number, op: OperationKind, ok: boolean, now: number): boolean {
+  complete(volume: number, node: number, op: OperationKind, ok: boolean | 'released', now: number): boolean {
     const c = this.core;
     const slot = node < 0 ? -1 : c.findPair(volume, node);
     let key = slot >= 0 && (c.t.pairFlags[slot] & PF_PENDING) !== 0 ? pairKey(slot) : -1;
@@ -92,7 +92,9 @@ export class OperationTable {
       // possibly stale bit until setMultiAttachForbidden refreshes it, sparing a list walk.
       if (c.t.vflags(volume) & VF_FORBIDDEN) this.refreshPairPendingAny(volume);
     }
-    if (ok) {
+    if (ok === 'released') {
+      // Never sent: the key's backoff stays as it was (upstream never started the operation).
+    } else if (ok) {
       // I3: success deletes the key, which resets its backoff for both operation names.
       if (this.hasEntries(wide, volume, slot)) {
         this.drop(key * 2);

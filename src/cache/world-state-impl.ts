@@ -210,6 +210,10 @@ class WorldStateImpl implements WorldState {
     this.assertIdle();
     return this.core.volumeLive(volume) && this.ops.complete(volume, this.liveOrNone(node), op, ok, now);
   }
+  releaseOperation(volume: VolumeId, node: NodeId, op: OperationKind): boolean {
+    this.assertIdle();
+    return this.core.volumeLive(volume) && this.ops.complete(volume, this.liveOrNone(node), op, 'released', 0);
+  }
   isSafeToRetry(volume: VolumeId, node: NodeId, op: OperationKind, now: number): boolean {
     return !this.core.volumeLive(volume) || this.ops.isSafeToRetry(volume, this.liveOrNone(node), op, now);
   }

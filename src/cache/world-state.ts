@@ -223,6 +223,9 @@ export interface WorldState {
    * Failure: that (key, op) backs off 500 ms, doubling per consecutive failure, capped at
    * 2 min 2 s. Returns false (no-op) when no such operation is pending. */
   completeOperation(volume: VolumeId, node: NodeId, op: OperationKind, ok: boolean, now: number): boolean;
+  /** Ends a started operation that never reached the API (F8: its node's status write failed):
+   * the key is free again and its backoff is left as it was. False when none is pending. */
+  releaseOperation(volume: VolumeId, node: NodeId, op: OperationKind): boolean;
   /** I4 / F2: false while the exact key is pending or (key, op) is inside its backoff window. */
   isSafeToRetry(volume: VolumeId, node: NodeId, op: OperationKind, now: number): boolean;
   /** G1: for allowed volumes an operation on (volume, node) or volume-wide; for forbidden ones

@@ -231,6 +231,24 @@ describe('WorldState operations', () => {
     state.completeOperation(v, n, 'attach', false, now);
     assert.equal(state.backoffOperations(now)[0].durationMs, 500, 'success deleted the key');
   });
+
+  it('releases an operation that never reached the API without touching its backoff (F8)', () => {
+    for (const forbidden of [false, true]) {
+      const { state, node, volume } = fleet();
+      const n = node('n');
+      const v = volume('v', forbidden);
+      assert.equal(state.tryStartOperation(v, n, 'detach', 0), 'started');
+      state.completeOperation(v, n, 'detach', false, 0);
+      assert.equal(state.tryStartOperation(v, n, 'detach', 501), 'started');
+      assert.equal(state.releaseOperation(v, n, 'attach'), false, 'no attach is pending');
+      assert.equal(state.releaseOperation(v, n, 'detach'), true);
+      assert.equal(state.isOperationPending(v, n), false);
+      assert.equal(state.releaseOperation(v, n, 'detach'), false, 'released once');
+      assert.equal(state.tryStartOperation(v, n, 'detach', 501), 'started', 'the key is free and no new window began');
+      state.completeOperation(v, n, 'detach', false, 501);
+      assert.equal(state.backoffOperations(501)[0]?.durationMs, 1000, 'the failure before the release still counts');
+    }
+  });
 });
 
 describe('WorldState during a plan', () => {
