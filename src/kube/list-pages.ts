@@ -3,9 +3,17 @@
  * item to `onItem` as it arrives (so a page's raw JSON can be dropped before the next is read),
  * and measures where the time goes.
  *
- * An expired continue token (410) or a malformed page rejects the whole list; the caller starts
- * over from the first page.
+ * - Pipelined: the next page is requested as soon as the current page's continue token shows in
+ *   the start of its body (list-head.ts), so the server produces page n+1 while page n is still
+ *   being received, parsed and projected. At most one page is requested ahead.
+ * - Each page request is retried on 429 and transient failures (list-retry.ts).
+ * - An expired continue token (410) restarts the list from the first page, as client-go's pager
+ *   does, after `onRestart` (the caller forgets what it collected); after `maxRestarts` the list
+ *   fails. So does a malformed page, or any other failure; the caller then starts over later.
  */
+import { statusCodeOf } from './kube-errors.js';
+import { continueInHead } from './list-head.js';
+import { withListRetries, type ListRetryPolicy, type RetryNotice } from './list-retry.js';
 import type { RawJsonResponse } from './raw-request.js';
 
 export interface ListSummary {
@@ -14,38 +22,143 @@ export interface ListSummary {
   pages: number;
   items: number;
   bytes: number;
-  /** Request + body transfer, JSON.parse, and the onItem projections, summed over pages (ms). */
+  /**
+   * Time the list waited for pages (server, transfer, retries: total less parse and projection),
+   * JSON.parse, and the onItem projections, summed over pages (ms).
+   */
   fetchMs: number;
   parseMs: number;
   projectMs: number;
   totalMs: number;
+  /** Page requests asked again (429 or transient failure). */
+  retries: number;
+  /** Starts from the first page again after a 410. */
+  restarts: number;
+}
+
+export interface PageRequest {
+  continueToken: string | undefined;
+  /** Aborts when the list no longer needs this page (stopped, failed, or a wrong prefetch). */
+  signal: AbortSignal;
+  /** Pass to getJson: it reads the continue token from the start of the body. */
+  onHead(head: string): boolean;
 }
 
 export interface ListPagesOptions {
-  fetchPage(continueToken: string | undefined): Promise<RawJsonResponse>;
+  /** One attempt at one page; it must hand `signal` and `onHead` to the request. */
+  fetchPage(req: PageRequest): Promise<RawJsonResponse>;
   onItem(raw: unknown): void;
+  /** The list starts over from the first page: forget every item delivered so far. */
+  onRestart?(err: unknown): void;
+  onRetry?(n: RetryNotice & { continueToken: string | undefined }): void;
+  retry?: ListRetryPolicy;
+  /** Restarts after a 410 before the list fails (default 3). */
+  maxRestarts?: number;
+  /** Request the next page while the current one is processed (default true). */
+  prefetch?: boolean;
+  signal?: AbortSignal;
+}
+
+/** One page request (with its retries) under way. */
+interface Pending {
+  continueToken: string | undefined;
+  response: Promise<RawJsonResponse>;
+  abort: AbortController;
+  head: HeadState;
+}
+
+/** The next page's token once read from a page's head (undefined: last page, or unreadable). */
+interface HeadState {
+  seen: boolean;
+  token: string | undefined;
+  /** Told the token when it is read, if set by then. */
+  onToken: ((token: string | undefined) => void) | undefined;
 }
 
 export async function listPages(opts: ListPagesOptions): Promise<ListSummary> {
   const t0 = performance.now();
-  const s: ListSummary = { resourceVersion: '', pages: 0, items: 0, bytes: 0, fetchMs: 0, parseMs: 0, projectMs: 0, totalMs: 0 };
-  let cont: string | undefined;
-  do {
-    const res = await opts.fetchPage(cont);
-    s.pages++;
-    s.bytes += res.bytes;
-    s.fetchMs += res.fetchMs;
-    s.parseMs += res.parseMs;
-    const { items, resourceVersion, continueToken } = readListPage(res.body);
-    const p0 = performance.now();
-    for (const item of items) opts.onItem(item);
-    s.projectMs += performance.now() - p0;
-    s.items += items.length;
-    if (resourceVersion) s.resourceVersion = resourceVersion;
-    cont = continueToken;
-  } while (cont);
+  const s: ListSummary = { resourceVersion: '', pages: 0, items: 0, bytes: 0, fetchMs: 0, parseMs: 0, projectMs: 0, totalMs: 0, retries: 0, restarts: 0 };
+  const maxRestarts = opts.maxRestarts ?? 3;
+  const prefetch = opts.prefetch ?? true;
+  const open = new Set<Pending>();
+
+  const request = (continueToken: string | undefined): Pending => {
+    const abort = new AbortController();
+    const onOuterAbort = () => abort.abort();
+    opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
+    if (opts.signal?.aborted) abort.abort();
+    const head: HeadState = { seen: false, token: undefined, onToken: undefined };
+    const onHead = (text: string): boolean => {
+      if (head.seen) return true;
+      const scan = continueInHead(text);
+      if (!scan.done) return false;
+      head.seen = true;
+      head.token = scan.token;
+      head.onToken?.(scan.token);
+      return true;
+    };
+    const response = withListRetries(() => opts.fetchPage({ continueToken, signal: abort.signal, onHead }), {
+      policy: opts.retry,
+      signal: abort.signal,
+      onRetry: (n) => {
+        s.retries++;
+        opts.onRetry?.({ ...n, continueToken });
+      },
+    }).finally(() => {
+      opts.signal?.removeEventListener('abort', onOuterAbort);
+      open.delete(p);
+    });
+    const p: Pending = { continueToken, response, abort, head };
+    p.response.catch(() => {}); // a prefetched page may be dropped unawaited
+    open.add(p);
+    return p;
+  };
+
+  try {
+    let cur = request(undefined);
+    for (;;) {
+      let next: Pending | undefined;
+      const ahead = (token: string | undefined) => {
+        if (prefetch && token !== undefined && next === undefined) next = request(token);
+      };
+      if (cur.head.seen) ahead(cur.head.token);
+      else cur.head.onToken = ahead;
+      let res: RawJsonResponse;
+      try {
+        res = await cur.response;
+      } catch (err) {
+        next?.abort.abort();
+        if (statusCodeOf(err) !== 410 || opts.signal?.aborted || s.restarts >= maxRestarts) throw err;
+        s.restarts++;
+        s.items = 0;
+        s.resourceVersion = '';
+        opts.onRestart?.(err);
+        cur = request(undefined);
+        continue;
+      }
+      cur.head.onToken = undefined;
+      s.pages++;
+      s.bytes += res.bytes;
+      s.parseMs += res.parseMs;
+      const { items, resourceVersion, continueToken } = readListPage(res.body);
+      if (next && next.continueToken !== continueToken) {
+        next.abort.abort();
+        next = undefined;
+      }
+      const p0 = performance.now();
+      for (const item of items) opts.onItem(item);
+      s.projectMs += performance.now() - p0;
+      s.items += items.length;
+      if (resourceVersion) s.resourceVersion = resourceVersion;
+      if (continueToken === undefined) break;
+      cur = next ?? request(continueToken);
+    }
+  } finally {
+    for (const p of open) p.abort.abort();
+  }
   if (!s.resourceVersion) throw new Error('list response has no metadata.resourceVersion');
   s.totalMs = performance.now() - t0;
+  s.fetchMs = Math.max(0, s.totalMs - s.parseMs - s.projectMs);
   return s;
 }
 

@@ -11,7 +11,7 @@
  */
 import fetch from 'node-fetch';
 import type { FleetKubeConfig } from './kube-config.js';
-import { parseStatusBody } from './kube-errors.js';
+import { parseRetryAfter, parseStatusBody } from './kube-errors.js';
 
 export interface RawJsonResponse {
   status: number;
@@ -19,7 +19,7 @@ export interface RawJsonResponse {
   body: unknown;
   /** Body size in characters (= bytes for ASCII JSON), after any content decoding. */
   bytes: number;
-  /** Time to receive the whole body, ms. */
+  /** Time from sending the request to the whole body received, ms. */
   fetchMs: number;
   /** Time spent in JSON.parse, ms. */
   parseMs: number;
@@ -31,6 +31,8 @@ export class KubeHttpError extends Error {
     readonly statusCode: number,
     readonly reason: string | undefined,
     message: string,
+    /** `Retry-After` in ms when the server sent one (429, 503). */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'KubeHttpError';
@@ -39,16 +41,25 @@ export class KubeHttpError extends Error {
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
+export interface GetJsonOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /**
+   * Called on a 2xx response with the start of the body (latin1-decoded, at most
+   * {@link HEAD_MAX_BYTES}) each time more of it arrives, until it returns true or that much has
+   * arrived; lets a caller act on the list metadata before the rest of the body is in.
+   */
+  onHead?(head: string): boolean;
+}
+
+/** How much of a body {@link GetJsonOptions.onHead} is shown at most. */
+export const HEAD_MAX_BYTES = 16 * 1024;
+
 /**
  * GETs `path` with `query` and parses the JSON body. Rejects with {@link KubeHttpError} on a
  * non-2xx status, with node-fetch's error on network failure, timeout (`timeoutMs`) or abort.
  */
-export async function getJson(
-  kc: FleetKubeConfig,
-  path: string,
-  query: Query,
-  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
-): Promise<RawJsonResponse> {
+export async function getJson(kc: FleetKubeConfig, path: string, query: Query, opts: GetJsonOptions = {}): Promise<RawJsonResponse> {
   const url = new URL(kc.server() + path);
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
   const init = await kc.applyToFetchOptions({});
@@ -58,15 +69,35 @@ export async function getJson(
   if (signals.length > 0) init.signal = (signals.length === 1 ? signals[0] : AbortSignal.any(signals)) as typeof init.signal;
   const t0 = performance.now();
   const res = await fetch(url.toString(), init);
-  const text = await res.text();
+  const ok = res.status >= 200 && res.status <= 299;
+  const text = await readBody(res.body, ok ? opts.onHead : undefined);
   const t1 = performance.now();
-  if (res.status < 200 || res.status > 299) {
+  if (!ok) {
     const s = parseStatusBody(text);
-    throw new KubeHttpError(res.status, s.reason, `GET ${path}: HTTP ${res.status}${s.message ? `: ${s.message}` : ''}`);
+    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after') ?? undefined);
+    throw new KubeHttpError(res.status, s.reason, `GET ${path}: HTTP ${res.status}${s.message ? `: ${s.message}` : ''}`, retryAfterMs);
   }
   const body: unknown = JSON.parse(text);
   const t2 = performance.now();
   return { status: res.status, body, bytes: text.length, fetchMs: t1 - t0, parseMs: t2 - t1 };
+}
+
+/** The whole body as UTF-8 text, showing its start to `onHead` as it arrives. */
+async function readBody(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined): Promise<string> {
+  if (!body) return '';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let head = onHead;
+  for await (const c of body as AsyncIterable<Buffer | string>) {
+    const b = typeof c === 'string' ? Buffer.from(c) : c;
+    chunks.push(b);
+    size += b.length;
+    if (head) {
+      const start = chunks.length === 1 ? b : Buffer.concat(chunks, size);
+      if (head(start.toString('latin1', 0, Math.min(size, HEAD_MAX_BYTES))) || size >= HEAD_MAX_BYTES) head = undefined;
+    }
+  }
+  return (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8');
 }
 
 function headersOf(h: unknown): Record<string, string> {

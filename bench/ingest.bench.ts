@@ -1,0 +1,146 @@
+/**
+ * The reflector's paged list of pods in isolation, against JSON.parse of the same page bodies.
+ *
+ * The simulator runs as a child process (this file again, with FA_INGEST_SIM set: no attacher,
+ * kubelets or churn, so it only serves the list), as the controller meets the API server in
+ * production. In the same run the bench then
+ *   1. fetches every page of /api/v1/pods once as text (the baseline's input, untimed),
+ *   2. times JSON.parse of those bodies (one warm-up pass, median of 3),
+ *   3. runs the reflector's first list `--runs` times (a new reflector each time, stopped once
+ *      synced), timing wall clock and this process's CPU (user + system) over each.
+ * Ratios: reflector objects/s ÷ JSON.parse objects/s, by wall clock and by CPU. Not looped, not
+ * part of `npm run bench`; results print as one JSON object.
+ *
+ *   node --import tsx bench/ingest.bench.ts [--nodes 10000] [--pods-per-node 10] [--page-size 500] [--runs 3]
+ */
+import fetch from 'node-fetch';
+import { parseArgs } from 'node:util';
+import { startSimulator } from '../src/sim/server/index.js';
+import { loadKubeConfig, type FleetKubeConfig } from '../src/kube/kube-config.js';
+import { createReflector } from '../src/kube/reflector.js';
+import { POD_KIND } from '../src/kube/projections/pod.js';
+import { forkTs, nextMessage } from './lib/children.js';
+import { median } from './lib/stats.js';
+
+type SimMessage = { type: 'ready'; kubeconfig: string; pods: number };
+
+async function simChild(): Promise<void> {
+  const cfg = JSON.parse(process.env.FA_INGEST_SIM ?? '{}') as { nodes: number; podsPerNode: number };
+  const sim = await startSimulator({
+    fleet: { seed: 1, nodes: cfg.nodes, podsPerNode: cfg.podsPerNode, attacher: false, kubelet: false, churn: 0, nodeFailureRate: 0 },
+  });
+  const stop = async () => {
+    await sim.stop();
+    process.exit(0);
+  };
+  process.once('disconnect', () => void stop());
+  process.once('SIGTERM', () => void stop());
+  process.send?.({ type: 'ready', kubeconfig: sim.kubeconfig, pods: sim.store.list('pods').length } satisfies SimMessage);
+}
+
+/** Every page of `path` as text, following continue tokens (read from the parsed page). */
+async function pageBodies(kc: FleetKubeConfig, path: string, pageSize: number): Promise<string[]> {
+  const out: string[] = [];
+  let cont: string | undefined;
+  do {
+    const url = new URL(kc.server() + path);
+    url.searchParams.set('limit', String(pageSize));
+    if (cont) url.searchParams.set('continue', cont);
+    const init = await kc.applyToFetchOptions({});
+    const res = await fetch(url.toString(), init);
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`GET ${url.pathname}: HTTP ${res.status}`);
+    out.push(text);
+    const c = (JSON.parse(text) as { metadata?: { continue?: string } }).metadata?.continue;
+    cont = c ? c : undefined;
+  } while (cont);
+  return out;
+}
+
+function parsePass(bodies: readonly string[]): { ms: number; items: number } {
+  let items = 0;
+  const t0 = performance.now();
+  for (const b of bodies) items += (JSON.parse(b) as { items: unknown[] }).items.length;
+  return { ms: performance.now() - t0, items };
+}
+
+async function reflectorRun(kc: FleetKubeConfig, pageSize: number) {
+  const r = createReflector({ kc, kind: POD_KIND, pageSize });
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const synced = new Promise<void>((resolve) => r.onSynced(resolve));
+  void r.start();
+  await synced;
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
+  const s = r.stats();
+  await r.stop();
+  return { items: s.objects, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, lastList: s.lastList };
+}
+
+interface RunFigures {
+  wall_ms: number;
+  cpu_ms: number;
+  objects_per_s_wall: number;
+  objects_per_s_cpu: number;
+  ratio_wall: number;
+  ratio_cpu: number;
+  list?: Record<string, number>;
+}
+const runFigures = (f: RunFigures): RunFigures => f;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      nodes: { type: 'string', default: '10000' },
+      'pods-per-node': { type: 'string', default: '10' },
+      'page-size': { type: 'string', default: '500' },
+      runs: { type: 'string', default: '3' },
+    },
+  });
+  const nodes = Number(values.nodes), podsPerNode = Number(values['pods-per-node']);
+  const pageSize = Number(values['page-size']), runs = Number(values.runs);
+  if (nodes > 10_000) throw new Error('keep the shared machine usable: --nodes ≤ 10000');
+  const sim = forkTs(new URL(import.meta.url).pathname, [], { FA_INGEST_SIM: JSON.stringify({ nodes, podsPerNode }), LOG_LEVEL: 'warn' });
+  try {
+    const ready = await nextMessage<SimMessage>(sim, (m) => m.type === 'ready', 600_000);
+    const kc = loadKubeConfig({ yaml: ready.kubeconfig, env: {} });
+    const bodies = await pageBodies(kc, POD_KIND.path, pageSize);
+    parsePass(bodies);
+    const passes = [parsePass(bodies), parsePass(bodies), parsePass(bodies)];
+    const parseMs = median(passes.map((p) => p.ms)) ?? NaN;
+    const items = passes[0].items;
+    const parseRate = items / (parseMs / 1000);
+    const results: RunFigures[] = [];
+    for (let i = 0; i < runs; i++) {
+      const run = await reflectorRun(kc, pageSize);
+      if (run.items !== items) throw new Error(`reflector listed ${run.items} pods, the pages hold ${items}`);
+      const l = run.lastList;
+      results.push(runFigures({
+        wall_ms: Math.round(run.wallMs),
+        cpu_ms: Math.round(run.cpuMs),
+        objects_per_s_wall: Math.round(items / (run.wallMs / 1000)),
+        objects_per_s_cpu: Math.round(items / (run.cpuMs / 1000)),
+        ratio_wall: +(parseMs / run.wallMs).toFixed(3),
+        ratio_cpu: +(parseMs / run.cpuMs).toFixed(3),
+        ...(l ? { list: { pages: l.pages, fetch_ms: Math.round(l.fetchMs), parse_ms: Math.round(l.parseMs), project_ms: Math.round(l.projectMs), total_ms: Math.round(l.totalMs) } } : {}),
+      }));
+    }
+    kc.close();
+    const med = (k: 'ratio_wall' | 'ratio_cpu') => median(results.map((r) => r[k]));
+    console.log(JSON.stringify({
+      bench: 'ingest',
+      nodes, pods_per_node: podsPerNode, page_size: pageSize, pods: items, pages: bodies.length,
+      mb: +(bodies.reduce((n, b) => n + b.length, 0) / 2 ** 20).toFixed(1),
+      json_parse: { ms: Math.round(parseMs), objects_per_s: Math.round(parseRate) },
+      runs: results,
+      median_ratio_wall: med('ratio_wall'),
+      median_ratio_cpu: med('ratio_cpu'),
+    }, null, 2));
+  } finally {
+    await sim.stop();
+  }
+}
+
+if (process.env.FA_INGEST_SIM) await simChild();
+else await main();

@@ -1,0 +1,57 @@
+/**
+ * The list half of a reflector: one full paged list (list-pages.ts) replacing the store's
+ * contents, with deletes for what vanished and updates only where the resourceVersion changed.
+ * Throws when the list fails; the reflector's loop backs off and lists again.
+ */
+import { statusCodeOf } from './kube-errors.js';
+import { listPages, type ListSummary } from './list-pages.js';
+import type { StoreEntry } from './projection-store.js';
+import { getJson } from './raw-request.js';
+import { readObject, type ReflectorCore } from './reflector-core.js';
+import { report } from './request-hook.js';
+
+export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSummary> {
+  const { opts, resource } = core;
+  let listed = new Map<string, StoreEntry<T>>();
+  let present = new Set<string>();
+  const summary = await listPages({
+    signal: core.signal,
+    retry: opts.listRetry,
+    fetchPage: async ({ continueToken, signal, onHead }) => {
+      const t0 = performance.now();
+      try {
+        const res = await getJson(
+          opts.kc,
+          opts.kind.path,
+          { limit: opts.pageSize ?? 500, continue: continueToken, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector },
+          { signal, timeoutMs: opts.requestTimeoutMs ?? 60_000, onHead },
+        );
+        report(opts.onRequest, { verb: 'list', resource, code: res.status, durationMs: performance.now() - t0 });
+        return res;
+      } catch (err) {
+        if (!signal.aborted) report(opts.onRequest, { verb: 'list', resource, code: statusCodeOf(err), durationMs: performance.now() - t0 });
+        throw err;
+      }
+    },
+    onItem: (raw) => {
+      const r = readObject(core, raw);
+      if (!r) return;
+      present.add(r.key);
+      if (r.entry) listed.set(r.key, r.entry);
+    },
+    onRetry: ({ code, attempt, delayMs, continueToken }) => {
+      core.counters.listRetries++;
+      core.log.info({ code, attempt, delayMs: Math.round(delayMs), page: continueToken ? 'continue' : 'first' }, 'list page failed; retrying');
+    },
+    onRestart: (err) => {
+      core.counters.listRestarts++;
+      core.log.info({ code: statusCodeOf(err) }, 'list continue token expired; listing again from the first page');
+      listed = new Map();
+      present = new Set();
+    },
+  });
+  const changes = core.store.replace(listed, present);
+  core.rv = summary.resourceVersion;
+  core.log.info({ ...summary, ...changes }, 'listed');
+  return summary;
+}
