@@ -93,6 +93,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const events = createEventRecorder({ sink: adapt.eventSink(api), waitingForDetachText: o.waitingForDetachText });
   const conditions = new NodeConditionCounter();
   const populator = createDesiredStatePopulator({ conditions, state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: o.dswPopulatorPeriodMs, listPodsPeriodMs: o.dswListPodsPeriodMs });
+  metrics.setSkippedVolumesSource(() => populator.skippedVolumes());
   const podName = (uid: string) => populator.podName(uid);
   const executor = createOperationExecutor({
     state, plugins, metrics, events, podName,

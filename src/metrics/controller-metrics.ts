@@ -40,6 +40,8 @@ export interface ControllerMetrics {
   readonly leader: Gauge;
   /** Sets (or replaces) the scrape-time sources. */
   setSources(sources: ControllerMetricsSources): void;
+  /** Sets the scrape-time source of `fleet_attach_desired_volumes_skipped` (the populator's counts by reason). */
+  setSkippedVolumesSource(source: () => Iterable<{ reason: string; count: number }>): void;
 }
 
 const LOOP_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -80,6 +82,17 @@ export function createControllerMetrics(opts: { perNodeVolumeMetric?: boolean; p
     registers: [registry],
     collect() {
       this.set(sources.conflicts?.() ?? 0);
+    },
+  });
+  let skippedVolumes: () => Iterable<{ reason: string; count: number }> = () => [];
+  new Gauge({
+    name: 'fleet_attach_desired_volumes_skipped',
+    help: 'Pod volumes left out of the desired state at their pod\'s last processing, by reason (missing or unbound claim, missing or mismatched PV, not attachable, unsupported source)',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of skippedVolumes()) this.set({ reason: r.reason }, r.count);
     },
   });
   if (opts.perNodeVolumeMetric) {
@@ -124,6 +137,9 @@ export function createControllerMetrics(opts: { perNodeVolumeMetric?: boolean; p
     leader: new Gauge({ name: 'fleet_attach_leader', help: '1 while this replica holds the leader lease', registers: [registry] }),
     setSources(s) {
       sources = s;
+    },
+    setSkippedVolumesSource(source) {
+      skippedVolumes = source;
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The desired-state populator: turns Pod, PVC and Node events into desired (volume, node)
+ * The desired-state populator: turns Pod, PVC, PV and Node events into desired (volume, node)
  * pairs and node flags in the world state (rules B1–B4, C1–C10, D3–D4).
  *
  * Events only update state (the reconciler acts by level, every pass). Every mutation runs
@@ -8,7 +8,13 @@
  * Difference from upstream, on purpose: a pod's removal undoes exactly the pairs its addition
  * made (tracked by name), instead of re-resolving the spec and silently doing nothing when the
  * PVC or PV is gone (C3). Upstream's 1-minute pass (C9) removes such pods later anyway; here
- * they go at once. Everything else follows the rules as written.
+ * they go at once.
+ *
+ * Second difference, on purpose: PV add/update events re-process the pods of the claims bound to
+ * the PV (upstream C8: PV events trigger nothing). A PV that reaches the controller after its
+ * claim and pod (separate watches) would otherwise wait for the full pod pass (C10, 3 min).
+ * Like a PVC event, this only re-adds: nothing is removed because a PV changed or went away.
+ * Everything else follows the rules as written.
  */
 import type { WorldState } from '../cache/world-state.js';
 import type { NodeRecord, PodRecord, PvRecord, PvcRecord } from '../kube/projections/index.js';
@@ -16,9 +22,11 @@ import type { ProjectionHandler } from '../kube/projection-store.js';
 import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
 import { logger, type Logger } from '../log/logger.js';
 import { PodTracker } from './pod-tracker.js';
+import { PvClaimIndex } from './pv-claim-index.js';
+import { SkippedVolumes } from './skipped-volumes.js';
 import type { NodeConditionCounter } from './node-condition-counter.js';
 import { isPodTerminated } from './pod-terminated.js';
-import { resolvePodVolume } from './volume-resolver.js';
+import { resolvePodVolume, type ResolverDeps, type SkipReason } from './volume-resolver.js';
 import { volumeInfoFor, volumeInfoOf } from './volume-info.js';
 
 /** The part of a reflector the populator reads. */
@@ -57,6 +65,12 @@ export interface DesiredStatePopulator {
   volumesForPv(pvName: string): readonly string[];
   /** Namespace and name of a tracked pod UID (for events and the inspection API). */
   podName(uid: string): { namespace: string; name: string } | undefined;
+  /**
+   * Volumes of scheduled, running pods on managed nodes left out of the desired state, by reason,
+   * as of each pod's last processing (`fleet_attach_desired_volumes_skipped`). Volumes with no
+   * storage source (configMap, secret, emptyDir, projected, hostPath, nfs, …) are not counted.
+   */
+  skippedVolumes(): Array<{ reason: SkipReason; count: number }>;
   stop(): void;
 }
 
@@ -66,15 +80,23 @@ export function createDesiredStatePopulator(deps: DesiredStatePopulatorDeps): De
 
 class Populator implements DesiredStatePopulator {
   private readonly tracker = new PodTracker();
+  private readonly claimsOfPv = new PvClaimIndex();
+  private readonly skipped = new SkippedVolumes();
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly unsubscribe: Array<() => void> = [];
   private timer: NodeJS.Timeout | undefined;
   private lastFullList = -Infinity;
+  private readonly resolverDeps: ResolverDeps;
 
   constructor(private readonly d: DesiredStatePopulatorDeps) {
     this.log = d.log ?? logger('populator');
     this.now = d.now ?? Date.now;
+    const lookups = {
+      pvc: (namespace: string, name: string) => d.pvcs.get(`${namespace}/${name}`),
+      pv: (name: string) => d.pvs.get(name),
+    };
+    this.resolverDeps = { lookups, plugins: d.plugins, translator: d.translator };
   }
 
   start(): void {
@@ -93,8 +115,17 @@ class Populator implements DesiredStatePopulator {
       d.pvcs.addHandler({
         add: (c) => this.idle(() => this.syncPvc(c)),
         update: (c) => this.idle(() => this.syncPvc(c)),
+        delete: (c) => this.idle(() => this.claimsOfPv.delete(`${c.namespace}/${c.name}`)),
+      }),
+      d.pvs.addHandler({
+        add: (pv) => this.idle(() => this.syncPv(pv)),
+        update: (pv, old) => {
+          if (resolutionInputsChanged(pv, old)) this.idle(() => this.syncPv(pv));
+        },
       }),
     );
+    // Claims listed before the handlers were added (same tick: no event falls in between).
+    for (const c of d.pvcs.values()) this.claimsOfPv.set(`${c.namespace}/${c.name}`, c.volumeName);
     // C9/C10: the first tick runs the full pod list at once (upstream: "also immediately at start").
     const tick = () => this.idle(() => this.periodic());
     this.timer = setInterval(tick, d.populatorPeriodMs);
@@ -116,6 +147,10 @@ class Populator implements DesiredStatePopulator {
 
   volumesForPv(pvName: string): readonly string[] {
     return this.pvIndex.get(pvName) ?? [];
+  }
+
+  skippedVolumes(): Array<{ reason: SkipReason; count: number }> {
+    return this.skipped.counts();
   }
 
   podName(uid: string): { namespace: string; name: string } | undefined {
@@ -166,12 +201,17 @@ class Populator implements DesiredStatePopulator {
     }
     const { state } = this.d;
     const node = state.findNode(pod.nodeName);
-    if (node === undefined || !state.node(node)?.managed) return; // B3
+    if (node === undefined || !state.node(node)?.managed) {
+      this.skipped.delete(pod.uid); // B3: not evaluated, so not counted
+      return;
+    }
     let tracked: ReturnType<PodTracker['getOrCreate']> | undefined;
+    let skips: SkipReason[] | undefined;
     for (const v of pod.volumes) {
-      const r = resolvePodVolume(pod, v, { lookups: this.lookups, plugins: this.d.plugins, translator: this.d.translator });
+      const r = resolvePodVolume(pod, v, this.resolverDeps);
       if (!r.ok) {
         if (!r.quiet) this.log.warn({ pod: podKey, volume: v.name, reason: r.reason }, 'pod volume skipped');
+        if (v.kind !== 'other') (skips ??= []).push(r.code);
         continue;
       }
       const vol = state.internVolume(r.uniqueName);
@@ -183,11 +223,13 @@ class Populator implements DesiredStatePopulator {
       tracked ??= this.tracker.getOrCreate(pod.uid, pod.namespace, pod.name, pod.nodeName);
       tracked.volumes.add(r.uniqueName);
     }
+    this.skipped.set(pod.uid, podKey, skips);
   }
 
   /** Undoes every pair the pod was added to. No-op for an untracked pod. */
   removePod(uid: string, podKey?: string): void {
     if (podKey) this.tracker.clearClaims(podKey);
+    this.skipped.delete(uid);
     const t = this.tracker.get(uid);
     if (!t) return;
     const { state } = this.d;
@@ -201,8 +243,19 @@ class Populator implements DesiredStatePopulator {
 
   // ---- PVC worker (C8) -----------------------------------------------------------------
   private syncPvc(pvc: PvcRecord): void {
+    const claimKey = `${pvc.namespace}/${pvc.name}`;
+    this.claimsOfPv.set(claimKey, pvc.volumeName);
     if (pvc.phase !== 'Bound' || !pvc.volumeName) return;
-    for (const podKey of this.tracker.podsOfClaim(`${pvc.namespace}/${pvc.name}`)) {
+    this.processPodsOfClaim(claimKey);
+  }
+
+  // ---- PV events (our addition, see the header) ----------------------------------------
+  private syncPv(pv: PvRecord): void {
+    for (const claimKey of this.claimsOfPv.claimsOfPv(pv.name)) this.processPodsOfClaim(claimKey);
+  }
+
+  private processPodsOfClaim(claimKey: string): void {
+    for (const podKey of this.tracker.podsOfClaim(claimKey)) {
       const pod = this.d.pods.get(podKey);
       if (pod) this.processPod(pod);
     }
@@ -211,6 +264,10 @@ class Populator implements DesiredStatePopulator {
   // ---- periodic passes (C9, C10) -------------------------------------------------------
   removeStalePods(): void {
     const { state, pods } = this.d;
+    for (const [uid, s] of [...this.skipped.entries()]) {
+      const pod = pods.get(s.podKey);
+      if (!pod || pod.uid !== uid || isPodTerminated(pod)) this.skipped.delete(uid);
+    }
     for (const t of [...this.tracker.values()]) {
       const pod = pods.get(`${t.namespace}/${t.name}`);
       if (!pod || pod.uid !== t.uid || isPodTerminated(pod)) {
@@ -234,8 +291,12 @@ class Populator implements DesiredStatePopulator {
     for (const pod of this.d.pods.values()) this.processPod(pod);
   }
 
-  private readonly lookups = {
-    pvc: (namespace: string, name: string) => this.d.pvcs.get(`${namespace}/${name}`),
-    pv: (name: string) => this.d.pvs.get(name),
-  };
+}
+
+/** Whether a PV update can change how its claims resolve (C4–C7): binding, source or access modes. */
+function resolutionInputsChanged(pv: PvRecord, old: PvRecord): boolean {
+  if (pv.claimRef?.uid !== old.claimRef?.uid || pv.otherSourceType !== old.otherSourceType) return true;
+  if (pv.csi?.driver !== old.csi?.driver || pv.csi?.volumeHandle !== old.csi?.volumeHandle || pv.csi?.readOnly !== old.csi?.readOnly) return true;
+  if (pv.accessModes.length !== old.accessModes.length || pv.accessModes.some((m, i) => m !== old.accessModes[i])) return true;
+  return JSON.stringify(pv.intree) !== JSON.stringify(old.intree);
 }

@@ -5,7 +5,7 @@
  * Unresolvable volumes are not errors: upstream skips them silently and retries only on another
  * trigger (a PVC event, C8; the full pod pass, C10). `quiet` says whether the reason is one of
  * those ordinary waits (unbound PVC, missing PV, not attachable) or worth a log line (a
- * malformed or untranslatable source).
+ * malformed or untranslatable source). `code` names the reason for the skipped-volumes metric.
  */
 import type { PodRecord, PodVolume, PvRecord, PvcRecord, InTreeSource as ProjectedInTree } from '../kube/projections/index.js';
 import type { AccessMode, AttachableVolumePlugin, CsiTranslator, VolumePluginManager, VolumeSource, VolumeSpec } from '../plugins/index.js';
@@ -21,12 +21,23 @@ export interface ResolverDeps {
   translator: CsiTranslator;
 }
 
-export type Resolution =
-  | { ok: true; uniqueName: string; spec: VolumeSpec; plugin: AttachableVolumePlugin }
-  | { ok: false; reason: string; quiet: boolean };
+/** Why a volume is not (yet) in the desired state; the `reason` label of `fleet_attach_desired_volumes_skipped`. */
+export const SKIP_REASONS = [
+  'pvc_not_found',
+  'pvc_not_owned',
+  'pvc_not_bound',
+  'pv_not_found',
+  'pv_claim_mismatch',
+  'not_attachable',
+  'unsupported_source',
+] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+export type Skip = { ok: false; reason: string; quiet: boolean; code: SkipReason };
+export type Resolution = { ok: true; uniqueName: string; spec: VolumeSpec; plugin: AttachableVolumePlugin } | Skip;
 
 const ACCESS_MODES = new Set<AccessMode>(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod']);
-const skip = (reason: string, quiet = true): Resolution => ({ ok: false, reason, quiet });
+const skip = (code: SkipReason, reason: string, quiet = true): Skip => ({ ok: false, reason, quiet, code });
 
 export function resolvePodVolume(pod: PodRecord, volume: PodVolume, deps: ResolverDeps): Resolution {
   const spec = specOf(pod, volume, deps.lookups);
@@ -34,38 +45,38 @@ export function resolvePodVolume(pod: PodRecord, volume: PodVolume, deps: Resolv
 }
 
 /** C4–C5: the spec before translation, or why there is none. */
-function specOf(pod: PodRecord, volume: PodVolume, lookups: ResolverLookups): VolumeSpec | Extract<Resolution, { ok: false }> {
+function specOf(pod: PodRecord, volume: PodVolume, lookups: ResolverLookups): VolumeSpec | Skip {
   switch (volume.kind) {
     case 'pvc':
     case 'ephemeral': {
       const claimName = volume.claimName ?? '';
       const pvc = lookups.pvc(pod.namespace, claimName);
-      if (!pvc) return { ok: false, reason: `PVC ${pod.namespace}/${claimName} not found`, quiet: true };
+      if (!pvc) return skip('pvc_not_found', `PVC ${pod.namespace}/${claimName} not found`);
       if (volume.kind === 'ephemeral' && pvc.controllerUid !== pod.uid) {
-        return { ok: false, reason: `PVC ${pod.namespace}/${claimName} is not owned by the pod (C5)`, quiet: true };
+        return skip('pvc_not_owned', `PVC ${pod.namespace}/${claimName} is not owned by the pod (C5)`);
       }
-      if (pvc.phase !== 'Bound' || !pvc.volumeName) return { ok: false, reason: `PVC ${pod.namespace}/${claimName} is not bound`, quiet: true };
+      if (pvc.phase !== 'Bound' || !pvc.volumeName) return skip('pvc_not_bound', `PVC ${pod.namespace}/${claimName} is not bound`);
       const pv = lookups.pv(pvc.volumeName);
-      if (!pv) return { ok: false, reason: `PV ${pvc.volumeName} not found`, quiet: true };
-      if (!pv.claimRef || pv.claimRef.uid !== pvc.uid) return { ok: false, reason: `PV ${pv.name} claimRef does not match PVC ${pod.namespace}/${claimName}`, quiet: true };
+      if (!pv) return skip('pv_not_found', `PV ${pvc.volumeName} not found`);
+      if (!pv.claimRef || pv.claimRef.uid !== pvc.uid) return skip('pv_claim_mismatch', `PV ${pv.name} claimRef does not match PVC ${pod.namespace}/${claimName}`);
       return pvSpec(pv, volume.readOnly ?? false);
     }
     case 'intree': {
       const source = volume.intree ? inTreeSource(volume.intree) : undefined;
-      if (!source) return { ok: false, reason: `inline ${volume.sourceType} volume ${volume.name} is malformed or not translatable`, quiet: false };
+      if (!source) return skip('unsupported_source', `inline ${volume.sourceType} volume ${volume.name} is malformed or not translatable`, false);
       return { name: volume.name, origin: 'inline', source, accessModes: [], readOnly: volume.readOnly ?? false, migrated: false };
     }
     case 'csi-inline':
-      return { ok: false, reason: 'CSI ephemeral inline volumes are never attachable (C7)', quiet: true };
+      return skip('not_attachable', 'CSI ephemeral inline volumes are never attachable (C7)');
     default:
-      return { ok: false, reason: `${volume.sourceType} volumes are not attachable (C7)`, quiet: true };
+      return skip('not_attachable', `${volume.sourceType} volumes are not attachable (C7)`);
   }
 }
 
 /** The spec of a PersistentVolume before translation (C4), or why there is none. */
-export function pvSpec(pv: PvRecord, readOnly: boolean): VolumeSpec | Extract<Resolution, { ok: false }> {
+export function pvSpec(pv: PvRecord, readOnly: boolean): VolumeSpec | Skip {
   const source = pvSource(pv);
-  if (!source) return { ok: false, reason: `PV ${pv.name} has a malformed ${pv.intree?.type ?? 'volume'} source`, quiet: false };
+  if (!source) return skip('unsupported_source', `PV ${pv.name} has a malformed ${pv.intree?.type ?? 'volume'} source`, false);
   return {
     name: pv.name,
     origin: 'pv',
@@ -84,11 +95,11 @@ export function resolvePersistentVolume(pv: PvRecord, nodeName: string, deps: Om
 
 function finish(spec: VolumeSpec, nodeName: string, deps: Omit<ResolverDeps, 'lookups'>): Resolution {
   const translated = deps.translator.translateForNode(spec, nodeName);
-  if (translated.status === 'skipped') return skip(translated.reason, false);
+  if (translated.status === 'skipped') return skip('unsupported_source', translated.reason, false);
   const plugin = deps.plugins.findAttachablePluginBySpec(translated.spec);
-  if (!plugin) return skip('not attachable (C7)');
+  if (!plugin) return skip('not_attachable', 'not attachable (C7)');
   const uniqueName = deps.plugins.uniqueVolumeName(translated.spec);
-  if (!uniqueName) return skip('volume cannot be named by its plugin', false);
+  if (!uniqueName) return skip('unsupported_source', 'volume cannot be named by its plugin', false);
   return { ok: true, uniqueName, spec: translated.spec, plugin };
 }
 

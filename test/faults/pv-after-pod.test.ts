@@ -1,15 +1,15 @@
 /**
  * Liveness finding of the soak: a pod whose PV reaches the controller after the pod and its
- * claim (separate watches, reordered by drops and latency) is not attached until the periodic
- * full pod pass, since only PVC events re-process pods (upstream C8: PV events trigger
- * nothing). Upstream's pass runs every 3 minutes. Marked `todo` until the populator also
- * re-processes the pods of a PV's claim when the PV arrives; the soak shortens the pass.
+ * claim (separate watches, reordered by drops and latency) was not attached until the periodic
+ * full pod pass, since only PVC events re-processed pods (upstream C8: PV events trigger
+ * nothing; upstream's pass runs every 3 minutes). The populator now also re-processes the pods
+ * of the claims bound to a PV when the PV arrives; here the full pass is 10 minutes away.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { node, startHarness, vaExists, vaName, volumeObjects, waitFor } from '../controller/harness.js';
+import { node, reflectorOf, startHarness, vaExists, vaName, volumeObjects, waitFor } from '../controller/harness.js';
 
-test('a PV that arrives after its claim and pod gets its volume attached without waiting for the full pod pass', { todo: 'populator ignores PV events (C8)', timeout: 30_000 }, async () => {
+test('a PV that arrives after its claim and pod gets its volume attached without waiting for the full pod pass', { timeout: 30_000 }, async () => {
   const h = await startHarness({ dswListPodsPeriodMs: 600_000, dswPopulatorPeriodMs: 600_000 });
   try {
     h.sim.store.create('nodes', node('node-a'));
@@ -18,7 +18,10 @@ test('a PV that arrives after its claim and pod gets its volume attached without
     const pvc = h.sim.store.create('persistentvolumeclaims', v.pvc);
     ((v.pv.spec as { claimRef: { uid?: string } }).claimRef).uid = pvc.metadata.uid;
     h.sim.store.create('pods', v.pod);
-    await new Promise((r) => setTimeout(r, 500));
+    // Both the claim and the pod reached the controller (and the start-up fill, A4, is done)
+    // before the PV exists.
+    await waitFor('claim and pod seen', () => reflectorOf(h.ctl, 'persistentvolumeclaims').get('default/pvc-late') && reflectorOf(h.ctl, 'pods').get('default/pod-late'));
+    assert.equal(vaExists(h.sim, vaName('late', 'node-a')), false);
     h.sim.store.create('persistentvolumes', v.pv);
     await waitFor('a VolumeAttachment for the pod', () => vaExists(h.sim, vaName('late', 'node-a')), 5000);
     assert.ok(vaExists(h.sim, vaName('late', 'node-a')));

@@ -1,0 +1,168 @@
+/**
+ * The populator alone, on in-memory sources whose events the test fires: PV events re-process
+ * exactly the pods of the claims bound to the PV (by the PV-name → claims index kept from PVC
+ * events and the claims listed before start), status-only PV updates are filtered, and the
+ * skipped-volume counts follow each pod's last processing.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createWorldState } from '../../src/cache/world-state.js';
+import type { NodeRecord, PodRecord, PvRecord, PvcRecord } from '../../src/kube/projections/index.js';
+import type { ProjectionHandler } from '../../src/kube/projection-store.js';
+import { createCsiPlugin, createCsiTranslator, createVolumePluginManager } from '../../src/plugins/index.js';
+import { createDesiredStatePopulator, type Source } from '../../src/populator/desired-state-populator.js';
+import { loadActualState } from '../../src/populator/actual-state-loader.js';
+import { logger } from '../../src/log/logger.js';
+
+const DRIVER = 'unit.csi.fleet-attach.io';
+
+/** A Source whose events the test fires; counts `get` calls. */
+class FakeSource<T> implements Source<T> {
+  readonly items = new Map<string, T>();
+  private readonly handlers = new Set<ProjectionHandler<T>>();
+  gets = 0;
+  constructor(private readonly keyOf: (t: T) => string) {}
+  get(key: string): T | undefined {
+    this.gets++;
+    return this.items.get(key);
+  }
+  values(): IterableIterator<T> {
+    return this.items.values();
+  }
+  addHandler(h: ProjectionHandler<T>): () => void {
+    this.handlers.add(h);
+    return () => this.handlers.delete(h);
+  }
+  upsert(t: T): void {
+    const old = this.items.get(this.keyOf(t));
+    this.items.set(this.keyOf(t), t);
+    for (const h of this.handlers) (old ? h.update?.(t, old) : h.add?.(t));
+  }
+  remove(t: T): void {
+    this.items.delete(this.keyOf(t));
+    for (const h of this.handlers) h.delete?.(t);
+  }
+}
+
+const pvc = (name: string, volumeName: string, uid = `uid-${name}`): PvcRecord => ({ uid, namespace: 'ns', name, phase: volumeName ? 'Bound' : 'Pending', volumeName });
+const pv = (name: string, claimUid: string, handle = name, phase = 'Bound'): PvRecord => ({
+  name, uid: `uid-${name}`, phase, accessModes: ['ReadWriteOnce'], claimRef: { namespace: 'ns', name: 'x', uid: claimUid }, csi: { driver: DRIVER, volumeHandle: handle, readOnly: false },
+});
+const podOf = (name: string, claims: string[], extra: PodRecord['volumes'] = []): PodRecord => ({
+  uid: `uid-${name}`, namespace: 'ns', name, nodeName: 'node-a', phase: 'Running', allContainersNotRunning: false,
+  volumes: [...claims.map((c, i) => ({ name: `v${i}`, kind: 'pvc' as const, claimName: c, sourceType: 'persistentVolumeClaim' })), ...extra],
+});
+
+function setup() {
+  const state = createWorldState({});
+  const pods = new FakeSource<PodRecord>((p) => `${p.namespace}/${p.name}`);
+  const pvcs = new FakeSource<PvcRecord>((c) => `${c.namespace}/${c.name}`);
+  const pvs = new FakeSource<PvRecord>((v) => v.name);
+  const nodes = new FakeSource<NodeRecord>((n) => n.name);
+  nodes.items.set('node-a', { name: 'node-a', uid: 'uid-node-a', managed: true, ready: true, outOfService: false, volumesInUse: [], volumesAttached: [] });
+  const csi = createCsiPlugin({
+    api: { create: async () => 'created', delete: async () => 'deleted' },
+    attachments: { get: () => undefined, onChange: () => () => undefined },
+    drivers: { attachRequired: () => true },
+  });
+  const plugins = createVolumePluginManager({ plugins: [csi] });
+  const translator = createCsiTranslator({ isMigrated: () => false });
+  const log = logger('populator-test');
+  loadActualState({ state, nodes: nodes.values(), volumeAttachments: [], pv: (n) => pvs.items.get(n), plugins, translator, log });
+  const populator = createDesiredStatePopulator({ state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: 3_600_000, listPodsPeriodMs: 3_600_000, log });
+  const desired = () => state.counts().desiredPairs;
+  const skipped = () => Object.fromEntries(populator.skippedVolumes().filter((r) => r.count > 0).map((r) => [r.reason, r.count]));
+  return { state, pods, pvcs, pvs, populator, desired, skipped };
+}
+
+describe('desired-state populator: PV events', () => {
+  it('a PV add re-processes the pods of the claims bound to it (claims listed before start included)', () => {
+    const s = setup();
+    s.pvcs.items.set('ns/listed', pvc('listed', 'pv-1'));
+    s.pods.items.set('ns/p1', podOf('p1', ['listed']));
+    s.populator.start();
+    s.populator.addAllPods();
+    assert.equal(s.desired(), 0);
+    assert.deepEqual(s.skipped(), { pv_not_found: 1 });
+    s.pvcs.upsert(pvc('by-event', 'pv-2'));
+    s.pods.upsert(podOf('p2', ['by-event']));
+    s.pods.upsert(podOf('p3', ['by-event'])); // two pods sharing a claim
+    assert.deepEqual(s.skipped(), { pv_not_found: 3 });
+    s.pvs.upsert(pv('pv-1', 'uid-listed'));
+    assert.equal(s.desired(), 1);
+    s.pvs.upsert(pv('pv-2', 'uid-by-event'));
+    assert.equal(s.state.desiredPods(s.state.findVolume(`kubernetes.io/csi/${DRIVER}^pv-2`)!, s.state.findNode('node-a')!).length, 2);
+    assert.deepEqual(s.skipped(), {});
+    s.populator.stop();
+  });
+
+  it('a PV update re-processes only when binding, source or access modes changed', () => {
+    const s = setup();
+    s.populator.start();
+    s.pvcs.upsert(pvc('c', 'pv-c'));
+    s.pvs.upsert(pv('pv-c', 'someone-else'));
+    s.pods.upsert(podOf('p', ['c']));
+    assert.deepEqual(s.skipped(), { pv_claim_mismatch: 1 });
+    const gets = s.pods.gets;
+    s.pvs.upsert(pv('pv-c', 'someone-else', 'pv-c', 'Released')); // status only
+    assert.equal(s.pods.gets, gets, 'status-only update: no pod re-processed');
+    s.pvs.upsert(pv('pv-c', 'uid-c'));
+    assert.ok(s.pods.gets > gets);
+    assert.equal(s.desired(), 1);
+    s.populator.stop();
+  });
+
+  it('follows claims as they bind, move and go: a PV event reaches only the claims naming it now', () => {
+    const s = setup();
+    s.populator.start();
+    s.pvcs.upsert(pvc('c', ''));
+    s.pods.upsert(podOf('p', ['c']));
+    assert.deepEqual(s.skipped(), { pvc_not_bound: 1 });
+    s.pvcs.upsert(pvc('c', 'pv-old', 'uid-c'));
+    s.pvcs.upsert(pvc('c', 'pv-new', 'uid-c'));
+    let gets = s.pods.gets;
+    s.pvs.upsert(pv('pv-old', 'uid-c'));
+    assert.equal(s.pods.gets, gets, 'the claim no longer names pv-old');
+    s.pvcs.remove(pvc('c', 'pv-new'));
+    gets = s.pods.gets;
+    s.pvs.upsert(pv('pv-new', 'uid-c'));
+    assert.equal(s.pods.gets, gets, 'deleted claim: unindexed');
+    assert.equal(s.desired(), 0);
+    s.populator.stop();
+  });
+});
+
+describe('desired-state populator: skipped volumes', () => {
+  it('counts by reason, replaces a pod\'s counts on re-processing, drops them with the pod', () => {
+    const s = setup();
+    s.populator.start();
+    s.pvcs.upsert(pvc('bound', 'pv-b'));
+    s.pvs.upsert(pv('pv-b', 'uid-bound'));
+    const mixed = podOf('m', ['missing', 'bound'], [
+      { name: 'inline', kind: 'csi-inline', driver: 'x', sourceType: 'csi' },
+      { name: 'tmp', kind: 'other', sourceType: 'emptyDir' },
+      { name: 'ebs', kind: 'intree', intree: { type: 'awsElasticBlockStore', fields: {} }, sourceType: 'awsElasticBlockStore' },
+    ]);
+    s.pods.upsert(mixed);
+    assert.deepEqual(s.skipped(), { pvc_not_found: 1, not_attachable: 1, unsupported_source: 1 });
+    assert.equal(s.desired(), 1);
+    s.pvcs.upsert(pvc('missing', ''));
+    s.pods.upsert({ ...mixed, phase: 'Running' }); // an update re-processes
+    assert.deepEqual(s.skipped(), { pvc_not_bound: 1, not_attachable: 1, unsupported_source: 1 });
+    s.pods.upsert({ ...mixed, phase: 'Succeeded' });
+    assert.deepEqual(s.skipped(), {});
+    s.populator.stop();
+  });
+
+  it('the C9 pass drops the counts of pods that vanished without an event', () => {
+    const s = setup();
+    s.populator.start();
+    s.pods.upsert(podOf('gone', ['missing']));
+    s.pods.upsert(podOf('stays', ['missing']));
+    assert.deepEqual(s.skipped(), { pvc_not_found: 2 });
+    s.pods.items.delete('ns/gone'); // no delete event (e.g. a lost tombstone)
+    s.populator.removeStalePods();
+    assert.deepEqual(s.skipped(), { pvc_not_found: 1 });
+    s.populator.stop();
+  });
+});
