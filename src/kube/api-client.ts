@@ -3,9 +3,11 @@
  * generated API (auth, kubeconfig, the shared keep-alive agent via {@link FleetKubeConfig}).
  *
  * Contract for every method:
- * - controller calls (everything but leases) first take a token from one shared client-side
- *   rate limiter (`qps`/`burst`, kube-controller-manager's 20/30 by default); lease calls skip it
- *   so renewals are never queued behind controller traffic (KCM uses a separate client for them);
+ * - controller calls (everything but leases) first take a slot of the in-flight bound
+ *   (`maxInFlight`; node status writes and live Node reads in the high lane, see
+ *   in-flight-limiter.ts) and a token from one shared client-side rate limiter (`qps`/`burst`,
+ *   kube-controller-manager's 20/30 by default); lease calls skip both so renewals are never
+ *   queued behind controller traffic (KCM uses a separate client for them);
  * - 429 is retried after `Retry-After` (clamped to `maxRetryAfterMs`, 1 s when absent), at most
  *   `maxRetries` times, each retry taking a new token;
  * - each attempt is reported to `onRequest` (verb, resource, code, duration);
@@ -30,6 +32,7 @@ import { projectLease, type LeaseRecord } from './projections/lease.js';
 import { projectNode, type AttachedVolume, type NodeRecord } from './projections/node.js';
 import type { Projected } from './projections/read.js';
 import { projectVolumeAttachment, type VolumeAttachmentRecord } from './projections/volume-attachment.js';
+import { createInFlightLimiter, DEFAULT_MAX_IN_FLIGHT, type InFlightLimiter } from './in-flight-limiter.js';
 import { createRateLimiter, DEFAULT_BURST, DEFAULT_QPS, type RateLimiter } from './rate-limiter.js';
 import type { RequestHook } from './request-hook.js';
 import { createRequestRunner, type RequestRunner, type What } from './request-runner.js';
@@ -104,6 +107,8 @@ export interface KubeApiClient {
   updateLease(lease: LeaseRecord, opts?: CallOptions): Promise<LeaseRecord>;
   /** Rate limiter totals (requests that waited, ms waited) for metrics. */
   rateLimiterStats(): { acquired: number; throttled: number; waitedMs: number };
+  /** Controller requests waiting for an in-flight slot, and holding one. */
+  backlog(): { waiting: number; inFlight: number };
 }
 
 export interface KubeApiClientOptions {
@@ -113,7 +118,9 @@ export interface KubeApiClientOptions {
   /** Called with each rate-limiter wait, ms. */
   onThrottle?: (waitMs: number) => void;
   onRequest?: RequestHook;
-  /** Per-request timeout (default 30 s). */
+  /** Controller requests on the wire at once (default {@link DEFAULT_MAX_IN_FLIGHT}; ≤ 0: unbounded). */
+  maxInFlight?: number;
+  /** Per-request timeout (default 30 s), counted from the send, not from the call. */
   requestTimeoutMs?: number;
   /** 429 retries per call (default 5) and the cap on one Retry-After wait (default 10 s). */
   maxRetries?: number;
@@ -130,13 +137,15 @@ class GeneratedApiClient implements KubeApiClient {
   private readonly coordination: CoordinationV1Api;
   private readonly limiter: RateLimiter;
   private readonly runner: RequestRunner;
+  private readonly inFlight: InFlightLimiter;
 
   constructor(opts: KubeApiClientOptions) {
     this.core = opts.kc.makeApiClient(CoreV1Api);
     this.storage = opts.kc.makeApiClient(StorageV1Api);
     this.coordination = opts.kc.makeApiClient(CoordinationV1Api);
     this.limiter = createRateLimiter({ qps: opts.qps ?? DEFAULT_QPS, burst: opts.burst ?? DEFAULT_BURST, ...(opts.onThrottle ? { onWait: opts.onThrottle } : {}) });
-    this.runner = createRequestRunner({ ...opts, limiter: this.limiter });
+    this.inFlight = createInFlightLimiter({ max: opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT });
+    this.runner = createRequestRunner({ ...opts, limiter: this.limiter, inFlight: this.inFlight });
   }
 
   async createVolumeAttachment(body: VolumeAttachmentBody): Promise<{ outcome: 'created' | 'already-exists'; volumeAttachment: VolumeAttachmentRecord }> {
@@ -171,7 +180,7 @@ class GeneratedApiClient implements KubeApiClient {
 
   async getNode(name: string): Promise<NodeRecord | undefined> {
     const what = { verb: 'get', resource: 'nodes', name };
-    const raw = await this.orUndefined(this.runner.run(what, (o) => this.core.readNodeWithHttpInfo({ name }, o)));
+    const raw = await this.orUndefined(this.runner.run(what, (o) => this.core.readNodeWithHttpInfo({ name }, o), { priority: 'high' }));
     return raw === undefined ? undefined : must(projectNode(raw), what);
   }
 
@@ -180,7 +189,7 @@ class GeneratedApiClient implements KubeApiClient {
     const body = { status: { volumesAttached: list } };
     const what = { verb: 'patch', resource: 'nodes/status', name };
     const patched = await this.orUndefined(
-      this.runner.run(what, (o) => this.core.patchNodeStatusWithHttpInfo({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o))),
+      this.runner.run(what, (o) => this.core.patchNodeStatusWithHttpInfo({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o)), { priority: 'high' }),
     );
     return patched === undefined ? 'not-found' : 'patched';
   }
@@ -220,6 +229,10 @@ class GeneratedApiClient implements KubeApiClient {
 
   rateLimiterStats() {
     return this.limiter.stats();
+  }
+
+  backlog() {
+    return { waiting: this.inFlight.waiting(), inFlight: this.inFlight.inFlight() };
   }
 
   /** Resolves undefined on 404. */

@@ -1,10 +1,12 @@
 /**
- * Runs one generated-client call the way every KubeApiClient call runs: a rate-limiter token
- * (unless exempt), a per-attempt timeout, 429 retries after `Retry-After`, a report per attempt,
+ * Runs one generated-client call the way every KubeApiClient call runs: a slot of the in-flight
+ * bound and a rate-limiter token (unless exempt), then a per-attempt timeout that starts only
+ * once the request can be sent, 429 retries after `Retry-After`, a report per attempt,
  * and failures normalised to FA_ERR_KUBE_API (kube-errors.ts).
  */
 import { Observable, type ConfigurationOptions, type HttpInfo, type ObservableMiddleware } from '@kubernetes/client-node';
 import { kubeErrorDetails, statusCodeOf, toKubeError } from './kube-errors.js';
+import type { InFlightLimiter, RequestPriority } from './in-flight-limiter.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { report, type RequestHook } from './request-hook.js';
 
@@ -16,6 +18,8 @@ export interface What {
 
 export interface RequestRunnerOptions {
   limiter: RateLimiter;
+  /** Bounds limited calls on the wire (see in-flight-limiter.ts); unbounded when absent. */
+  inFlight?: InFlightLimiter;
   onRequest?: RequestHook;
   /** Per-attempt timeout (default 30 s). */
   requestTimeoutMs?: number;
@@ -27,27 +31,41 @@ export interface RequestRunnerOptions {
 export interface RequestRunner {
   /**
    * Sends via `send` (which must pass the given options to the generated API) and resolves the
-   * response data. `limited: false` skips the rate limiter (lease calls).
+   * response data. `limited: false` skips the rate limiter and the in-flight bound (lease calls);
+   * `priority` picks the in-flight lane (default `normal`).
    */
-  run<R>(what: What, send: (o: ConfigurationOptions) => Promise<HttpInfo<R>>, opts?: { signal?: AbortSignal | undefined; limited?: boolean }): Promise<R>;
+  run<R>(
+    what: What,
+    send: (o: ConfigurationOptions) => Promise<HttpInfo<R>>,
+    opts?: { signal?: AbortSignal | undefined; limited?: boolean; priority?: RequestPriority },
+  ): Promise<R>;
 }
 
 export function createRequestRunner(o: RequestRunnerOptions): RequestRunner {
   return {
-    async run(what, send, { signal, limited = true } = {}) {
+    async run(what, send, { signal, limited = true, priority = 'normal' } = {}) {
       const maxRetries = o.maxRetries ?? 5;
       for (let attempt = 0; ; attempt++) {
-        if (limited) await o.limiter.acquire(signal);
+        // The slot is taken first so that the lanes, not the bucket's FIFO, order the sends.
+        const release = limited && o.inFlight ? await o.inFlight.acquire(priority, signal) : undefined;
+        try {
+          if (limited) await o.limiter.acquire(signal);
+        } catch (err) {
+          release?.();
+          throw err;
+        }
         const timeout = AbortSignal.timeout(o.requestTimeoutMs ?? 30_000);
         const t0 = performance.now();
         try {
           const info = await send(withSignal(signal ? AbortSignal.any([signal, timeout]) : timeout));
+          release?.();
           report(o.onRequest, { verb: what.verb, resource: what.resource, code: info.httpStatusCode, durationMs: performance.now() - t0 });
           return info.data;
         } catch (raw) {
           const err = toKubeError(raw, what);
           const code = statusCodeOf(err);
           report(o.onRequest, { verb: what.verb, resource: what.resource, code, durationMs: performance.now() - t0 });
+          release?.();
           if (code !== 429 || attempt >= maxRetries || signal?.aborted) throw err;
           await sleep(Math.min(o.maxRetryAfterMs ?? 10_000, kubeErrorDetails(err)?.retryAfterMs ?? 1000), signal);
         }

@@ -102,6 +102,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const statusUpdater = createNodeStatusUpdater({ api: adapt.nodeStatusApi(api), attachments: adapt.reportedAttachments(state), nodes: adapt.nodeLookup(nodes) });
   const reconciler = createReconciler({
     state, planner, executor, statusUpdater, events, metrics, podName, verify: { plugins },
+    apiBacklog: () => api.backlog().waiting,
     loopPeriodMs: o.loopPeriodMs, maxWaitForUnmountMs: o.maxWaitForUnmountMs, disableForceDetachOnTimeout: o.disableForceDetachOnTimeout,
     syncPeriodMs: o.reconcileSyncPeriodMs, disableSync: o.disableReconcileSync,
   });

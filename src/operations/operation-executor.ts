@@ -8,6 +8,11 @@
  * means the operation owns its key until it completes. Completions mutate the state through
  * `state.whenIdle`, so they never land in the middle of a plan. After `close()`, running
  * operations are abandoned: their results are dropped (the state is rebuilt at next start).
+ *
+ * A detach may be gated (F8): it owns its key from the start, but sends nothing until its
+ * node's status write has settled; if that write failed the operation is released (no backoff,
+ * as upstream never started it) and `onSkipped` runs, so the reconciler's pass never waits
+ * for a round trip.
  */
 import type { NodeId, StartResult, VolumeId, WorldState } from '../cache/world-state.js';
 import type { ControllerMetrics } from '../metrics/controller-metrics.js';
@@ -29,9 +34,16 @@ export interface OperationExecutorDeps {
   log?: Logger;
 }
 
+/** F8 for one detach: `after` resolves true once the node's status write succeeded, false if it failed. */
+export interface DetachGate {
+  after: Promise<boolean>;
+  /** Runs (inside `state.whenIdle`, after the release) when the gate closed and nothing was sent. */
+  onSkipped(): void;
+}
+
 export interface OperationExecutor {
   startAttach(volume: VolumeId, node: NodeId): StartResult;
-  startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean): StartResult;
+  startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean, gate?: DetachGate): StartResult;
   /** Operations started and not yet completed. */
   inFlight(): number;
   /** Resolves when every running operation has settled (tests). */
@@ -60,8 +72,8 @@ class Executor implements OperationExecutor {
     return this.start(volume, node, 'attach', () => this.attach(volume, node));
   }
 
-  startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean): StartResult {
-    return this.start(volume, node, 'detach', () => this.detach(volume, node, verifySafeToDetach));
+  startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean, gate?: DetachGate): StartResult {
+    return this.start(volume, node, 'detach', () => this.detach(volume, node, verifySafeToDetach, gate));
   }
 
   inFlight(): number {
@@ -118,8 +130,17 @@ class Executor implements OperationExecutor {
     });
   }
 
-  private async detach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean): Promise<void> {
+  private async detach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean, gate: DetachGate | undefined): Promise<void> {
     const { state, plugins } = this.d;
+    if (gate && !(await gate.after)) {
+      if (this.closed) return;
+      state.whenIdle(() => {
+        state.releaseOperation(volume, node, 'detach');
+        gate.onSkipped();
+      });
+      return;
+    }
+    if (this.closed) return;
     const unique = state.volumeName(volume);
     const nodeName = state.nodeName(node);
     const spec = volumeInfoOf(state, volume)?.spec;

@@ -7,10 +7,20 @@
  *   4. the periodic verification when due (M1–M2).
  * It never throws: a failed pass is logged and the next one runs on schedule.
  *
- * F8 at scale: upstream writes one node's status synchronously before each detach. Here all
- * nodes touched by this pass's detaches are written first (concurrently, bounded by the status
- * updater), and only detaches whose node write succeeded are issued — the same ordering
- * guarantee per (volume, node), without one round trip per detach in series.
+ * A pass never waits for the API server, so its length is the plan plus a walk of the plan:
+ * - F8 at scale: upstream writes one node's status synchronously before each detach. Here each
+ *   detach takes its operation key during the pass, the status of every node touched by this
+ *   pass's detaches is written once (concurrently, in the high-priority request lane), and each
+ *   detach sends nothing until its node's write succeeded; if the write failed, the detach is
+ *   released without backoff and its volume put back in the report set (F8). The ordering
+ *   guarantee per (volume, node) is upstream's, without a round trip per detach in series.
+ * - K3 writes run in the background, one round at a time; a node flagged meanwhile is written
+ *   by the next round.
+ * - Admission: a pass starts at most `maxOperationStartsPerPass` operations, and none while
+ *   more than `maxApiBacklog` controller requests wait for a connection slot. The rest stay in
+ *   the plan and are started by a later pass (upstream's equivalent is goroutines blocked on the
+ *   client rate limiter); without this bound a cold start of 100k attaches buries its own
+ *   status writes and times out against a slow API server.
  */
 import type { NodeId, VolumeId, WorldState } from '../cache/world-state.js';
 import type { Planner } from '../kernel/planner.js';
@@ -31,7 +41,14 @@ export interface ReconcilerOptions {
   /** M1: `--attach-detach-reconcile-sync-period`; ≥ 1 s. */
   syncPeriodMs: number;
   disableSync: boolean;
+  /** Operations a pass may start (detaches first); default {@link DEFAULT_MAX_STARTS_PER_PASS}. */
+  maxOperationStartsPerPass?: number;
+  /** No new operation while more requests than this wait for a slot; default {@link DEFAULT_MAX_API_BACKLOG}. */
+  maxApiBacklog?: number;
 }
+
+export const DEFAULT_MAX_STARTS_PER_PASS = 5000;
+export const DEFAULT_MAX_API_BACKLOG = 2000;
 
 export interface ReconcilerDeps extends ReconcilerOptions {
   state: WorldState;
@@ -42,6 +59,8 @@ export interface ReconcilerDeps extends ReconcilerOptions {
   metrics: ControllerMetrics;
   podName(uid: string): { namespace: string; name: string } | undefined;
   verify: Omit<VerifyDeps, 'state'>;
+  /** Controller requests waiting for a connection slot (0 when unknown). */
+  apiBacklog?: () => number;
   now?: () => number;
   log?: Logger;
 }
@@ -70,6 +89,7 @@ class Loop implements Reconciler {
   private running = false;
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<void> | undefined;
+  private statusRound: Promise<void> | undefined;
   private passCount = 0;
   private lastSync: number;
 
@@ -93,6 +113,7 @@ class Loop implements Reconciler {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     await this.current;
+    await this.statusRound;
   }
 
   async runOnce(): Promise<void> {
@@ -119,9 +140,10 @@ class Loop implements Reconciler {
       const planMs = performance.now() - t0;
       this.planTime.record(planMs);
       this.d.metrics.planDuration.observe(planMs / 1000);
-      await this.detachPass(plan);
-      this.attachPass(plan);
-      await this.d.statusUpdater.updateNodeStatuses();
+      let budget = this.admission();
+      budget -= this.detachPass(plan, budget);
+      this.attachPass(plan, budget);
+      this.startStatusRound();
       this.maybeVerify();
     } catch (err) {
       this.log.error({ err }, 'reconcile pass failed');
@@ -133,65 +155,85 @@ class Loop implements Reconciler {
     }
   }
 
-  private async detachPass(plan: Plan): Promise<void> {
+  /** How many operations this pass may start (see Admission above). */
+  private admission(): number {
+    const max = this.d.maxOperationStartsPerPass ?? DEFAULT_MAX_STARTS_PER_PASS;
+    const backlog = this.d.apiBacklog?.() ?? 0;
+    return Math.max(0, Math.min(max, (this.d.maxApiBacklog ?? DEFAULT_MAX_API_BACKLOG) - backlog));
+  }
+
+  /** K3 in the background: one round at a time; never rejects. */
+  private startStatusRound(): void {
+    if (this.statusRound) return;
+    this.statusRound = this.d.statusUpdater.updateNodeStatuses().then(
+      () => {
+        this.statusRound = undefined;
+      },
+      (err: unknown) => {
+        this.statusRound = undefined;
+        this.log.error({ err }, 'node status round failed');
+      },
+    );
+  }
+
+  /** Starts this pass's detaches (at most `budget`); returns how many started. */
+  private detachPass(plan: Plan, budget: number): number {
     const { state } = this.d;
     const n = plan.detaches.length;
-    if (n === 0) return;
-    // F8, step 1: take every detaching volume out of its node's report set.
-    const removed = new Uint8Array(n);
-    const skipped = new Uint8Array(n);
-    const nodes = new Set<NodeId>();
-    for (let i = 0; i < n; i++) {
-      const node = plan.detaches.node(i);
-      const volume = plan.detaches.volume(i);
+    if (n === 0 || budget <= 0) return 0;
+    const gates = new Map<NodeId, { promise: Promise<boolean>; resolve(ok: boolean): void }>();
+    let started = 0;
+    for (let i = 0; i < n && started < budget; i++) {
+      const a = plan.detaches.at(i);
       // F2 re-checked at action time: an earlier action of this pass may own the key now.
       // Skipping here avoids a needless remove/re-write of the node's status.
-      if (!state.isSafeToRetry(volume, node, 'detach', plan.now)) {
-        skipped[i] = 1;
-        if (plan.detaches.at(i).timerStarted) state.resetDetachTimer(volume, node);
+      if (!state.isSafeToRetry(a.volume, a.node, 'detach', plan.now)) {
+        if (a.timerStarted) state.resetDetachTimer(a.volume, a.node);
         continue;
       }
-      if (state.removeFromReportSet(volume, node)) {
-        removed[i] = 1;
-        nodes.add(node);
+      // F8, step 1: out of the node's report set before anything is sent.
+      const removed = state.removeFromReportSet(a.volume, a.node);
+      let gate = removed ? gates.get(a.node) : undefined;
+      if (removed && !gate) {
+        let resolve!: (ok: boolean) => void;
+        const promise = new Promise<boolean>((r) => (resolve = r));
+        gate = { promise, resolve };
+        gates.set(a.node, gate);
       }
-    }
-    // F8, step 2: write those nodes' status; a node whose write failed issues no detach now.
-    const failed = new Set<NodeId>();
-    await Promise.all(
-      [...nodes].map(async (node) => {
-        if (!state.statusUpdateNeeded(node)) return;
-        const outcome = await this.d.statusUpdater.updateNodeStatusForNode(state.nodeName(node));
-        if (outcome === 'failed') failed.add(node);
-      }),
-    );
-    for (let i = 0; i < n; i++) {
-      if (skipped[i]) continue;
-      const a = plan.detaches.at(i);
-      if (failed.has(a.node)) {
-        if (removed[i]) state.addToReportSet(a.volume, a.node); // F8: put it back, no detach
-        continue;
-      }
-      const r = this.d.executor.startDetach(a.volume, a.node, a.verifySafeToDetach);
+      const r = this.d.executor.startDetach(
+        a.volume, a.node, a.verifySafeToDetach,
+        gate ? { after: gate.promise, onSkipped: () => state.addToReportSet(a.volume, a.node) } : undefined, // F8: put back, no detach
+      );
       if (r !== 'started') {
-        if (removed[i]) state.addToReportSet(a.volume, a.node); // F10
+        if (removed) state.addToReportSet(a.volume, a.node); // F10
         if (r === 'pending' && a.timerStarted) state.resetDetachTimer(a.volume, a.node); // F2 came first upstream
         continue;
       }
+      started++;
       if (!a.verifySafeToDetach) this.d.metrics.forcedDetaches.inc({ reason: a.forcedTimeout ? 'timeout' : 'out-of-service' }); // F11
     }
+    // F8, step 2: one status write per touched node; its detaches are sent once it succeeded.
+    for (const [node, gate] of gates) {
+      if (!state.statusUpdateNeeded(node)) {
+        gate.resolve(true);
+        continue;
+      }
+      void this.d.statusUpdater.updateNodeStatusForNode(state.nodeName(node)).then((outcome) => gate.resolve(outcome !== 'failed'));
+    }
+    return started;
   }
 
-  private attachPass(plan: Plan): void {
+  private attachPass(plan: Plan, budget: number): void {
     const { state } = this.d;
-    for (let i = 0; i < plan.attaches.length; i++) {
+    let started = 0;
+    for (let i = 0; i < plan.attaches.length && started < budget; i++) {
       const volume = plan.attaches.volume(i);
       const node = plan.attaches.node(i);
       if (state.multiAttachForbidden(volume) && this.heldElsewhere(volume, node)) {
         this.blockedByUncertain(volume, node);
         continue;
       }
-      this.d.executor.startAttach(volume, node); // G4; refusals are quiet
+      if (this.d.executor.startAttach(volume, node) === 'started') started++; // G4; refusals are quiet
     }
     for (let i = 0; i < plan.conflicts.length; i++) {
       const volume = plan.conflicts.volume(i);

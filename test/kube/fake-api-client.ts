@@ -14,7 +14,7 @@ import type { KubeErrorDetails } from '../../src/kube/kube-errors.js';
 import type { AttachedVolume, NodeRecord } from '../../src/kube/projections/node.js';
 import type { VolumeAttachmentRecord } from '../../src/kube/projections/volume-attachment.js';
 
-type Method = Exclude<keyof KubeApiClient, 'rateLimiterStats'>;
+type Method = Exclude<keyof KubeApiClient, 'rateLimiterStats' | 'backlog'>;
 
 /** A FA_ERR_KUBE_API error as the real client raises it. */
 export function kubeError(code: number, reason?: string, what: { verb?: string; resource?: string; name?: string } = {}): FleetError {
@@ -150,6 +150,10 @@ export class FakeKubeApiClient implements KubeApiClient {
 
   rateLimiterStats() {
     return { acquired: this.calls.length, throttled: 0, waitedMs: 0 };
+  }
+
+  backlog() {
+    return { waiting: 0, inFlight: 0 };
   }
 
   private async enter(method: Method, args: unknown[], signal?: AbortSignal): Promise<void> {

@@ -1,0 +1,120 @@
+/**
+ * A bound on the controller's requests in flight, with two priority lanes.
+ *
+ * Why: a token bucket alone (client-go's qps/burst) does not stop congestion collapse against
+ * a slow API server. At cold start the controller starts tens of thousands of attaches at once;
+ * without a bound they all queue inside the HTTP agent, where the per-request timeout already
+ * runs, so most of them time out before they are sent and are retried, which loads the server
+ * further. Here a request takes a slot before its timeout starts, and no more than `max` are on
+ * the wire at once (the agent's socket count), so every sent request has the whole timeout.
+ *
+ * Lanes: `high` (node status writes and the live Node reads of F9, which gate detaches) is
+ * always served before `normal` (VolumeAttachment creates/deletes, events); each lane is FIFO.
+ * `waiting()` is the backlog the reconciler reads to stop starting operations it cannot send.
+ */
+export type RequestPriority = 'high' | 'normal';
+
+export interface InFlightLimiter {
+  /** Resolves with a release function once a slot is free; rejects if `signal` aborts first. */
+  acquire(priority: RequestPriority, signal?: AbortSignal): Promise<() => void>;
+  /** Requests waiting for a slot. */
+  waiting(): number;
+  /** Requests holding a slot. */
+  inFlight(): number;
+}
+
+/**
+ * The default bound: below the shared agent's 128 sockets (kube-config.ts), which the watches
+ * and paged lists also use, so controller writes never queue inside the agent.
+ */
+export const DEFAULT_MAX_IN_FLIGHT = 96;
+
+/** No bound at all when `max` ≤ 0 or is not finite. */
+export function createInFlightLimiter(opts: { max: number }): InFlightLimiter {
+  return new Slots(Number.isFinite(opts.max) && opts.max > 0 ? Math.floor(opts.max) : Infinity);
+}
+
+interface Waiter {
+  grant(release: () => void): void;
+  cancelled: boolean;
+}
+
+/** A FIFO over an array with a moving head: O(1) push and shift without Array#shift copies. */
+class Fifo {
+  private items: Waiter[] = [];
+  private head = 0;
+  live = 0;
+
+  push(w: Waiter): void {
+    this.items.push(w);
+    this.live++;
+  }
+
+  /** The oldest waiter that was not cancelled, or undefined. */
+  shift(): Waiter | undefined {
+    while (this.head < this.items.length) {
+      const w = this.items[this.head++]!;
+      if (this.head > 1024 && this.head * 2 > this.items.length) {
+        this.items = this.items.slice(this.head);
+        this.head = 0;
+      }
+      if (!w.cancelled) {
+        this.live--;
+        return w;
+      }
+    }
+    return undefined;
+  }
+}
+
+class Slots implements InFlightLimiter {
+  private used = 0;
+  private readonly lanes = { high: new Fifo(), normal: new Fifo() };
+
+  constructor(private readonly max: number) {}
+
+  acquire(priority: RequestPriority, signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.used < this.max) {
+      this.used++;
+      return Promise.resolve(this.releaser());
+    }
+    const lane = this.lanes[priority];
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        w.cancelled = true;
+        lane.live--;
+        reject(signal?.reason);
+      };
+      const w: Waiter = {
+        cancelled: false,
+        grant: (release) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(release);
+        },
+      };
+      lane.push(w);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  waiting(): number {
+    return this.lanes.high.live + this.lanes.normal.live;
+  }
+
+  inFlight(): number {
+    return this.used;
+  }
+
+  /** A release that frees its slot once: the slot passes straight to the next waiter. */
+  private releaser(): () => void {
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const next = this.lanes.high.shift() ?? this.lanes.normal.shift();
+      if (next) next.grant(this.releaser());
+      else this.used--;
+    };
+  }
+}

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ConfigurationOptions, HttpInfo } from '@kubernetes/client-node';
+import { createInFlightLimiter } from '../../src/kube/in-flight-limiter.js';
+import { createRateLimiter } from '../../src/kube/rate-limiter.js';
+import { createRequestRunner } from '../../src/kube/request-runner.js';
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('in-flight limiter', () => {
+  it('holds requests beyond the bound and hands each freed slot to the next waiter', async () => {
+    const lim = createInFlightLimiter({ max: 2 });
+    const order: string[] = [];
+    const a = await lim.acquire('normal');
+    const b = await lim.acquire('normal');
+    const c = lim.acquire('normal').then((r) => (order.push('c'), r));
+    const d = lim.acquire('normal').then((r) => (order.push('d'), r));
+    await tick();
+    assert.deepEqual([lim.inFlight(), lim.waiting(), order.length], [2, 2, 0]);
+    a();
+    a(); // a second release of the same slot frees nothing more
+    const rc = await c;
+    await tick();
+    assert.deepEqual(order, ['c'], 'one release, one grant');
+    assert.deepEqual([lim.inFlight(), lim.waiting()], [2, 1]);
+    b();
+    const rd = await d;
+    rc();
+    rd();
+    assert.deepEqual([lim.inFlight(), lim.waiting()], [0, 0]);
+  });
+
+  it('serves the high lane before older normal waiters, each lane in order', async () => {
+    const lim = createInFlightLimiter({ max: 1 });
+    const first = await lim.acquire('normal');
+    const order: string[] = [];
+    const wait = (p: 'high' | 'normal', name: string) => lim.acquire(p).then((release) => (order.push(name), release()));
+    const all = [wait('normal', 'n1'), wait('normal', 'n2'), wait('high', 'h1'), wait('high', 'h2')];
+    await tick();
+    first();
+    await Promise.all(all);
+    assert.deepEqual(order, ['h1', 'h2', 'n1', 'n2']);
+    assert.equal(lim.inFlight(), 0);
+  });
+
+  it('drops an aborted waiter without granting it a slot', async () => {
+    const lim = createInFlightLimiter({ max: 1 });
+    const held = await lim.acquire('normal');
+    const ac = new AbortController();
+    const aborted = lim.acquire('high', ac.signal);
+    const next = lim.acquire('normal');
+    ac.abort(new Error('gone'));
+    await assert.rejects(aborted, /gone/);
+    assert.equal(lim.waiting(), 1);
+    held();
+    (await next)();
+    assert.deepEqual([lim.inFlight(), lim.waiting()], [0, 0]);
+    await assert.rejects(lim.acquire('normal', AbortSignal.abort(new Error('already'))), /already/);
+  });
+
+  it('is unbounded when max is not positive', async () => {
+    const lim = createInFlightLimiter({ max: 0 });
+    const releases = await Promise.all(Array.from({ length: 1000 }, () => lim.acquire('normal')));
+    assert.equal(lim.inFlight(), 1000);
+    for (const r of releases) r();
+    assert.equal(lim.inFlight(), 0);
+  });
+});
+
+describe('request runner with an in-flight bound', () => {
+  /** The AbortSignal the runner put on a call, read from its middleware as the generated client would. */
+  function signalOf(o: ConfigurationOptions): AbortSignal | undefined {
+    let signal: AbortSignal | undefined;
+    const mw = o.middleware?.[0];
+    void mw?.pre({ setSignal: (s: AbortSignal) => (signal = s) } as never);
+    return signal;
+  }
+
+  it('starts the per-request timeout at the send, not while the call waits for a slot', async () => {
+    const inFlight = createInFlightLimiter({ max: 1 });
+    const runner = createRequestRunner({ limiter: createRateLimiter({ qps: 0, burst: 1 }), inFlight, requestTimeoutMs: 100 });
+    let finishFirst!: () => void;
+    const sends: Array<{ name: string; abortedAtSend: boolean }> = [];
+    const first = runner.run({ verb: 'create', resource: 'x' }, (o) => {
+      sends.push({ name: 'first', abortedAtSend: signalOf(o)?.aborted ?? true });
+      return new Promise<HttpInfo<string>>((resolve) => (finishFirst = () => resolve({ httpStatusCode: 201, data: 'one' } as HttpInfo<string>)));
+    });
+    const second = runner.run({ verb: 'create', resource: 'x' }, async (o) => {
+      sends.push({ name: 'second', abortedAtSend: signalOf(o)?.aborted ?? true });
+      return { httpStatusCode: 201, data: 'two' } as HttpInfo<string>;
+    });
+    await tick();
+    assert.deepEqual(sends.map((s) => s.name), ['first'], 'the second call waits for the slot');
+    await new Promise((r) => setTimeout(r, 250)); // longer than the timeout
+    finishFirst();
+    assert.equal(await first, 'one');
+    assert.equal(await second, 'two');
+    assert.deepEqual(sends, [{ name: 'first', abortedAtSend: false }, { name: 'second', abortedAtSend: false }]);
+    assert.equal(inFlight.inFlight(), 0, 'slots are released after success');
+  });
+
+  it('lets unlimited (lease) calls bypass the bound and releases the slot of a failed call', async () => {
+    const inFlight = createInFlightLimiter({ max: 1 });
+    const runner = createRequestRunner({ limiter: createRateLimiter({ qps: 0, burst: 1 }), inFlight });
+    const failing = runner.run({ verb: 'delete', resource: 'x' }, async () => {
+      throw Object.assign(new Error('boom'), { code: 500 });
+    });
+    const lease = runner.run({ verb: 'get', resource: 'leases' }, async () => ({ httpStatusCode: 200, data: 'lease' }) as HttpInfo<string>, { limited: false });
+    assert.equal(await lease, 'lease');
+    await assert.rejects(failing);
+    assert.equal(inFlight.inFlight(), 0);
+  });
+});
