@@ -22,7 +22,7 @@ export interface StoreEntry<T> {
 }
 
 export class ProjectionStore<T> {
-  private readonly entries = new Map<string, StoreEntry<T>>();
+  private entries = new Map<string, StoreEntry<T>>();
   private readonly handlers = new Set<ProjectionHandler<T>>();
 
   constructor(private readonly log: Logger) {}
@@ -74,9 +74,15 @@ export class ProjectionStore<T> {
   /**
    * Replaces the contents with a full list: deletes for stored keys that are neither listed nor
    * in `present` (listed but unprojectable, so kept as last seen), then adds for new keys and
-   * updates only where the resourceVersion changed.
+   * updates only where the resourceVersion changed. The store takes ownership of `listed`.
    */
   replace(listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>): { added: number; updated: number; deleted: number } {
+    if (this.entries.size === 0) {
+      // The first list: adopt the map instead of copying it entry by entry.
+      this.entries = listed;
+      for (const e of listed.values()) this.emit('add', e.value);
+      return { added: listed.size, updated: 0, deleted: 0 };
+    }
     let added = 0;
     let updated = 0;
     let deleted = 0;

@@ -13,7 +13,8 @@ import { report } from './request-hook.js';
 export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSummary> {
   const { opts, resource } = core;
   let listed = new Map<string, StoreEntry<T>>();
-  let present = new Set<string>();
+  /** Listed but unprojectable: kept as last seen instead of deleted. */
+  let unprojectable = new Set<string>();
   const summary = await listPages({
     signal: core.signal,
     retry: opts.listRetry,
@@ -36,8 +37,8 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
     onItem: (raw) => {
       const r = readObject(core, raw);
       if (!r) return;
-      present.add(r.key);
       if (r.entry) listed.set(r.key, r.entry);
+      else unprojectable.add(r.key);
     },
     onRetry: ({ code, attempt, delayMs, continueToken }) => {
       core.counters.listRetries++;
@@ -47,10 +48,10 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
       core.counters.listRestarts++;
       core.log.info({ code: statusCodeOf(err) }, 'list continue token expired; listing again from the first page');
       listed = new Map();
-      present = new Set();
+      unprojectable = new Set();
     },
   });
-  const changes = core.store.replace(listed, present);
+  const changes = core.store.replace(listed, unprojectable);
   core.rv = summary.resourceVersion;
   core.log.info({ ...summary, ...changes }, 'listed');
   return summary;

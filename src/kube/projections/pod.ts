@@ -11,6 +11,7 @@ import {
   project,
   record,
   str,
+  underPath,
   type InTreeSource,
   type Obj,
   type ResourceKind,
@@ -51,42 +52,67 @@ export interface PodRecord {
   volumes: PodVolume[];
 }
 
-function projectVolume(v: Obj, podName: string, path: string): PodVolume {
-  const name = str(v.name, `${path}.name`);
-  const pvc = optRecord(v.persistentVolumeClaim, `${path}.persistentVolumeClaim`);
+/**
+ * One entry of `spec.volumes`. Paths are relative to the entry: the caller prefixes them
+ * (`underPath`) only when the entry is malformed, so a valid pod builds no path strings.
+ */
+function projectVolume(raw: unknown, podName: string): PodVolume {
+  const v = record(raw, '');
+  const name = str(v.name, 'name');
+  const pvc = optRecord(v.persistentVolumeClaim, 'persistentVolumeClaim');
   if (pvc) {
-    const readOnly = optBool(pvc.readOnly, `${path}.persistentVolumeClaim.readOnly`);
-    return {
-      name,
-      kind: 'pvc',
-      claimName: str(pvc.claimName, `${path}.persistentVolumeClaim.claimName`),
-      ...(readOnly !== undefined ? { readOnly } : {}),
-      sourceType: 'persistentVolumeClaim',
-    };
+    const out: PodVolume = { name, kind: 'pvc', claimName: str(pvc.claimName, 'persistentVolumeClaim.claimName'), sourceType: 'persistentVolumeClaim' };
+    const readOnly = optBool(pvc.readOnly, 'persistentVolumeClaim.readOnly');
+    if (readOnly !== undefined) out.readOnly = readOnly;
+    return out;
   }
-  if (optRecord(v.ephemeral, `${path}.ephemeral`)) {
+  if (optRecord(v.ephemeral, 'ephemeral')) {
     return { name, kind: 'ephemeral', claimName: `${podName}-${name}`, sourceType: 'ephemeral' };
   }
-  const csi = optRecord(v.csi, `${path}.csi`);
+  const csi = optRecord(v.csi, 'csi');
   if (csi) {
-    const readOnly = optBool(csi.readOnly, `${path}.csi.readOnly`);
-    return { name, kind: 'csi-inline', driver: str(csi.driver, `${path}.csi.driver`), ...(readOnly !== undefined ? { readOnly } : {}), sourceType: 'csi' };
+    const out: PodVolume = { name, kind: 'csi-inline', driver: str(csi.driver, 'csi.driver'), sourceType: 'csi' };
+    const readOnly = optBool(csi.readOnly, 'csi.readOnly');
+    if (readOnly !== undefined) out.readOnly = readOnly;
+    return out;
   }
-  const intree = inTreeSourceOf(v, path);
+  const intree = inTreeSourceOf(v, '');
   if (intree) {
+    const out: PodVolume = { name, kind: 'intree', intree, sourceType: intree.type };
     const ro = intree.fields.readOnly;
-    return { name, kind: 'intree', intree, ...(typeof ro === 'boolean' ? { readOnly: ro } : {}), sourceType: intree.type };
+    if (typeof ro === 'boolean') out.readOnly = ro;
+    return out;
   }
   const sourceType = Object.keys(v).find((k) => k !== 'name' && v[k] !== undefined && v[k] !== null) ?? 'unknown';
   return { name, kind: 'other', sourceType };
 }
 
+function projectVolumes(raw: unknown, podName: string): PodVolume[] {
+  const list = optArray(raw, 'spec.volumes');
+  const out = new Array<PodVolume>(list.length);
+  for (let i = 0; i < list.length; i++) {
+    try {
+      out[i] = projectVolume(list[i], podName);
+    } catch (err) {
+      throw underPath(err, `spec.volumes[${i}]`);
+    }
+  }
+  return out;
+}
+
 /** Upstream `notRunning`: a status whose state is neither terminated nor waiting counts as running. */
-function noneRunning(statuses: unknown[], path: string): boolean {
-  return statuses.every((s, i) => {
-    const state = optRecord(record(s, `${path}[${i}]`).state, `${path}[${i}].state`);
-    return state !== undefined && (state.terminated != null || state.waiting != null);
-  });
+function noneRunning(raw: unknown, path: string): boolean {
+  const statuses = optArray(raw, path);
+  for (let i = 0; i < statuses.length; i++) {
+    let state: Obj | undefined;
+    try {
+      state = optRecord(record(statuses[i], '').state, 'state');
+    } catch (err) {
+      throw underPath(err, `${path}[${i}]`);
+    }
+    if (state === undefined || (state.terminated == null && state.waiting == null)) return false;
+  }
+  return true;
 }
 
 export function projectPod(raw: unknown) {
@@ -95,23 +121,22 @@ export function projectPod(raw: unknown) {
     const name = str(meta.name, 'metadata.name');
     const spec = optRecord(o.spec, 'spec') ?? {};
     const status = optRecord(o.status, 'status') ?? {};
-    const volumes = optArray(spec.volumes, 'spec.volumes').map((v, i) =>
-      projectVolume(record(v, `spec.volumes[${i}]`), name, `spec.volumes[${i}]`),
-    );
+    const volumes = projectVolumes(spec.volumes, name);
     const deletionTimestamp = optTimestamp(meta.deletionTimestamp, 'metadata.deletionTimestamp');
-    return {
+    const pod: PodRecord = {
       uid: str(meta.uid, 'metadata.uid'),
       namespace: str(meta.namespace, 'metadata.namespace'),
       name,
       nodeName: optStr(spec.nodeName, 'spec.nodeName') ?? '',
       phase: optStr(status.phase, 'status.phase') ?? '',
-      ...(deletionTimestamp ? { deletionTimestamp } : {}),
       allContainersNotRunning:
-        noneRunning(optArray(status.initContainerStatuses, 'status.initContainerStatuses'), 'status.initContainerStatuses') &&
-        noneRunning(optArray(status.containerStatuses, 'status.containerStatuses'), 'status.containerStatuses') &&
-        noneRunning(optArray(status.ephemeralContainerStatuses, 'status.ephemeralContainerStatuses'), 'status.ephemeralContainerStatuses'),
+        noneRunning(status.initContainerStatuses, 'status.initContainerStatuses') &&
+        noneRunning(status.containerStatuses, 'status.containerStatuses') &&
+        noneRunning(status.ephemeralContainerStatuses, 'status.ephemeralContainerStatuses'),
       volumes,
     };
+    if (deletionTimestamp) pod.deletionTimestamp = deletionTimestamp;
+    return pod;
   });
 }
 

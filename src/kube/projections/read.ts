@@ -7,10 +7,22 @@
  * `{ ok: false, reason }` result, so nothing escapes into a watch loop.
  */
 export class ProjectionError extends Error {
-  constructor(path: string, what: string) {
+  constructor(
+    readonly path: string,
+    readonly what: string,
+  ) {
     super(`${path}: ${what}`);
     this.name = 'ProjectionError';
   }
+}
+
+/**
+ * `err` with its path placed under `prefix` (a list item's path such as `spec.volumes[2]`), so
+ * that hot loops build an item's path only when the item turns out malformed.
+ */
+export function underPath(err: unknown, prefix: string): unknown {
+  if (!(err instanceof ProjectionError)) return err;
+  return new ProjectionError(err.path === '' ? prefix : `${prefix}.${err.path}`, err.what);
 }
 
 export type Projected<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -135,8 +147,9 @@ export interface InTreeSource {
 /** The first migratable source set on a volume/PV spec, if any. */
 export function inTreeSourceOf(spec: Obj, path: string): InTreeSource | undefined {
   for (const type of MIGRATABLE_SOURCES) {
-    const src = optRecord(spec[type], `${path}.${type}`);
-    if (src) return { type, fields: scalarFields(src) };
+    const v = spec[type];
+    if (v === undefined || v === null) continue;
+    return { type, fields: scalarFields(record(v, path === '' ? type : `${path}.${type}`)) };
   }
   return undefined;
 }
