@@ -82,22 +82,34 @@ export async function getJson(kc: FleetKubeConfig, path: string, query: Query, o
   return { status: res.status, body, bytes: text.length, fetchMs: t1 - t0, parseMs: t2 - t1 };
 }
 
-/** The whole body as UTF-8 text, showing its start to `onHead` as it arrives. */
-async function readBody(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined): Promise<string> {
-  if (!body) return '';
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let head = onHead;
-  for await (const c of body as AsyncIterable<Buffer | string>) {
-    const b = typeof c === 'string' ? Buffer.from(c) : c;
-    chunks.push(b);
-    size += b.length;
-    if (head) {
+/**
+ * The whole body as UTF-8 text, showing its start to `onHead` as it arrives. Reads with 'data'
+ * events rather than async iteration: a page arrives in dozens of chunks, and a promise per
+ * chunk is measurable against the parse.
+ */
+function readBody(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined): Promise<string> {
+  if (!body) return Promise.resolve('');
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let head = onHead;
+    body.on('data', (c: Buffer | string) => {
+      const b = typeof c === 'string' ? Buffer.from(c) : c;
+      chunks.push(b);
+      size += b.length;
+      if (!head) return;
       const start = chunks.length === 1 ? b : Buffer.concat(chunks, size);
-      if (head(start.toString('latin1', 0, Math.min(size, HEAD_MAX_BYTES))) || size >= HEAD_MAX_BYTES) head = undefined;
-    }
-  }
-  return (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8');
+      let done = size >= HEAD_MAX_BYTES;
+      try {
+        done = head(start.toString('latin1', 0, Math.min(size, HEAD_MAX_BYTES))) || done;
+      } catch {
+        done = true; // a hint only: a throwing callback must not break the read
+      }
+      if (done) head = undefined;
+    });
+    body.once('error', reject);
+    body.once('end', () => resolve((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8')));
+  });
 }
 
 function headersOf(h: unknown): Record<string, string> {
