@@ -18,6 +18,11 @@ export interface ControllerOptions {
   csiTimeoutMs: number;
   kubeApiQps: number;
   kubeApiBurst: number;
+  /** Controller requests on the wire at once (in-flight-limiter.ts). */
+  kubeApiMaxInFlight: number;
+  /** Admission of the reconciler (reconciler.ts): operation starts per pass, and the API backlog that pauses them. */
+  maxOperationStartsPerPass: number;
+  maxApiBacklog: number;
   /** Plan worker threads; 0 = main thread. */
   workers: number;
   kernelBuild?: 'debug' | 'release';
@@ -51,6 +56,9 @@ export const DEFAULT_CONTROLLER_OPTIONS: Omit<ControllerOptions, 'kubeconfig'> =
   csiTimeoutMs: 2 * 60_000,
   kubeApiQps: 20,
   kubeApiBurst: 30,
+  kubeApiMaxInFlight: 96,
+  maxOperationStartsPerPass: 5000,
+  maxApiBacklog: 2000,
   workers: 1,
   leaderElect: true,
   leaderElectNamespace: 'kube-system',

@@ -63,6 +63,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     kc,
     qps: o.kubeApiQps,
     burst: o.kubeApiBurst,
+    maxInFlight: o.kubeApiMaxInFlight,
     onThrottle: (ms) => metrics.rateLimiterWait.observe(ms / 1000),
     onRequest: (r) => {
       metrics.apiRequests.inc({ verb: r.verb, resource: r.resource, code: String(r.code) });
@@ -103,6 +104,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const reconciler = createReconciler({
     state, planner, executor, statusUpdater, events, metrics, podName, verify: { plugins },
     apiBacklog: () => api.backlog().waiting,
+    maxOperationStartsPerPass: o.maxOperationStartsPerPass, maxApiBacklog: o.maxApiBacklog,
     loopPeriodMs: o.loopPeriodMs, maxWaitForUnmountMs: o.maxWaitForUnmountMs, disableForceDetachOnTimeout: o.disableForceDetachOnTimeout,
     syncPeriodMs: o.reconcileSyncPeriodMs, disableSync: o.disableReconcileSync,
   });
