@@ -64,6 +64,7 @@ export function reportedAttachments(state: WorldState): ReportedAttachments {
       const id = state.findNode(nodeName);
       if (id !== undefined) state.setStatusUpdateNeeded(id);
     },
+    whenIdle: (fn) => state.whenIdle(fn),
   };
 }
 

@@ -218,7 +218,10 @@ class Loop implements Reconciler {
         gate.resolve(true);
         continue;
       }
-      void this.d.statusUpdater.updateNodeStatusForNode(state.nodeName(node)).then((outcome) => gate.resolve(outcome !== 'failed'));
+      this.d.statusUpdater.updateNodeStatusForNode(state.nodeName(node)).then(
+        (outcome) => gate.resolve(outcome !== 'failed'),
+        () => gate.resolve(false), // the contract says never; a closed gate is the safe answer
+      );
     }
     return started;
   }

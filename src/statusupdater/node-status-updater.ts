@@ -35,6 +35,11 @@ export interface ReportedAttachments {
   takeVolumesToReport(nodeName: string): readonly string[] | undefined;
   /** Sets the node's flag again (K4: the write failed). */
   setNodeStatusUpdateNeeded(nodeName: string): void;
+  /**
+   * Runs `fn` when the two mutators above may run (the world state defers mutations while a plan
+   * runs); at once when absent. Writes run in the background, so they can meet a plan.
+   */
+  whenIdle?(fn: () => void): void;
 }
 
 export interface NodeLookup {
@@ -132,11 +137,11 @@ class Updater implements NodeStatusUpdater {
       if (!this.deps.nodes.hasNode(nodeName)) {
         // Consume the flag: without a Node object there is nothing to write, and upstream does
         // not retry until a Node add event (B4) or another report-set change flags it again.
-        if (this.deps.attachments.takeVolumesToReport(nodeName) === undefined) return 'unchanged';
+        if ((await this.idle(() => this.deps.attachments.takeVolumesToReport(nodeName))) === undefined) return 'unchanged';
         this.log.debug({ node: nodeName }, 'node not in cache: volumesAttached not written');
         return 'node-not-found';
       }
-      volumes = this.deps.attachments.takeVolumesToReport(nodeName);
+      volumes = await this.idle(() => this.deps.attachments.takeVolumesToReport(nodeName));
       if (volumes === undefined) return 'unchanged';
       const result = await this.deps.api.patchNodeStatus(nodeName, volumesAttachedPatch(volumes));
       if (result === 'not-found') {
@@ -145,9 +150,28 @@ class Updater implements NodeStatusUpdater {
       }
       return 'written';
     } catch (err) {
-      this.deps.attachments.setNodeStatusUpdateNeeded(nodeName);
       this.log.warn({ node: nodeName, err, volumes: volumes?.length }, 'node status update failed; will retry');
+      try {
+        await this.idle(() => this.deps.attachments.setNodeStatusUpdateNeeded(nodeName));
+      } catch (flagErr) {
+        this.log.error({ node: nodeName, err: flagErr }, 'node status flag not restored');
+      }
       return 'failed';
     }
+  }
+
+  /** `fn` at a moment the state may be mutated (see {@link ReportedAttachments.whenIdle}). */
+  private idle<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const run = () => {
+        try {
+          resolve(fn());
+        } catch (err) {
+          reject(err);
+        }
+      };
+      if (this.deps.attachments.whenIdle) this.deps.attachments.whenIdle(run);
+      else run();
+    });
   }
 }

@@ -143,3 +143,21 @@ test('writes to one node are serialised and each carries the set read when it is
   await pass;
   assert.deepEqual(api.calls.map((c) => c.patch.status.volumesAttached?.map((v) => v.name)), [['u1', 'u2'], ['u1']]);
 });
+
+test('reads and restores a report set only when the state is idle (writes run beside plans)', async () => {
+  const state = fakeState({ n1: ['v1'] });
+  const deferred: Array<() => void> = [];
+  let planning = true;
+  state.whenIdle = (fn) => (planning ? deferred.push(fn) : fn());
+  const api = fakeApi({ n1: new Error('boom') });
+  const updater = createNodeStatusUpdater({ api, attachments: state, nodes: allNodes });
+  const outcome = updater.updateNodeStatusForNode('n1');
+  await tick();
+  assert.equal(api.calls.length, 0, 'nothing read or sent while the plan runs');
+  assert.ok(state.flagged.has('n1'));
+  planning = false;
+  deferred.splice(0).forEach((fn) => fn());
+  assert.equal(await outcome, 'failed');
+  assert.equal(api.calls.length, 1);
+  assert.ok(state.flagged.has('n1'), 'the failed write flagged the node again');
+});
