@@ -8,18 +8,23 @@
  *   2. times JSON.parse of those bodies (one warm-up pass, median of 3),
  *   3. runs the reflector's first list `--runs` times (a new reflector each time, stopped once
  *      synced), timing wall clock and this process's CPU (user + system) over each.
- * Ratios: reflector objects/s ÷ JSON.parse objects/s, by wall clock and by CPU. Not looped, not
- * part of `npm run bench`; results print as one JSON object.
+ * Ratios: reflector objects/s ÷ JSON.parse objects/s, by wall clock (wall time of both) and by
+ * CPU (this process's user + system time of both; the simulator's CPU over the list is reported
+ * beside it). On a loaded machine the wall ratio mostly measures the scheduler; the CPU ratio is
+ * the stable one. `--ab` alternates runs with the next-page prefetch on and off. Not looped,
+ * not part of `npm run bench`; results print as one JSON object.
  *
- *   node --import tsx bench/ingest.bench.ts [--nodes 10000] [--pods-per-node 10] [--page-size 500] [--runs 3]
+ *   node --import tsx bench/ingest.bench.ts [--nodes 10000] [--pods-per-node 10] [--page-size 500] [--runs 3] [--ab]
  */
 import fetch from 'node-fetch';
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startSimulator } from '../src/sim/server/index.js';
 import { loadKubeConfig, type FleetKubeConfig } from '../src/kube/kube-config.js';
 import { createReflector } from '../src/kube/reflector.js';
 import { POD_KIND } from '../src/kube/projections/pod.js';
 import { forkTs, nextMessage } from './lib/children.js';
+import { readProc } from './lib/proc-stats.js';
 import { median } from './lib/stats.js';
 
 type SimMessage = { type: 'ready'; kubeconfig: string; pods: number };
@@ -57,15 +62,20 @@ async function pageBodies(kc: FleetKubeConfig, path: string, pageSize: number): 
   return out;
 }
 
-function parsePass(bodies: readonly string[]): { ms: number; items: number } {
+/** One JSON.parse pass over every body: wall ms and this process's CPU ms. */
+function parsePass(bodies: readonly string[]): { ms: number; cpuMs: number; items: number } {
   let items = 0;
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (const b of bodies) items += (JSON.parse(b) as { items: unknown[] }).items.length;
-  return { ms: performance.now() - t0, items };
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
+  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, items };
 }
 
-async function reflectorRun(kc: FleetKubeConfig, pageSize: number) {
-  const r = createReflector({ kc, kind: POD_KIND, pageSize });
+async function reflectorRun(kc: FleetKubeConfig, pageSize: number, simPid: number, prefetch: boolean | undefined) {
+  const r = createReflector({ kc, kind: POD_KIND, pageSize, ...(prefetch === undefined ? {} : { prefetch }) });
+  const sim0 = readProc(simPid)?.cpuS ?? NaN;
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   const synced = new Promise<void>((resolve) => r.onSynced(resolve));
@@ -73,14 +83,18 @@ async function reflectorRun(kc: FleetKubeConfig, pageSize: number) {
   await synced;
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(c0);
+  const simCpuMs = ((readProc(simPid)?.cpuS ?? NaN) - sim0) * 1000;
   const s = r.stats();
   await r.stop();
-  return { items: s.objects, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, lastList: s.lastList };
+  return { items: s.objects, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, simCpuMs, lastList: s.lastList };
 }
 
 interface RunFigures {
+  prefetch?: boolean;
   wall_ms: number;
   cpu_ms: number;
+  /** The simulator's CPU over the same window (10 ms ticks). */
+  sim_cpu_ms: number;
   objects_per_s_wall: number;
   objects_per_s_cpu: number;
   ratio_wall: number;
@@ -96,6 +110,8 @@ async function main(): Promise<void> {
       'pods-per-node': { type: 'string', default: '10' },
       'page-size': { type: 'string', default: '500' },
       runs: { type: 'string', default: '3' },
+      /** Alternate runs with the next-page prefetch on and off (A/B in one process). */
+      ab: { type: 'boolean', default: false },
     },
   });
   const nodes = Number(values.nodes), podsPerNode = Number(values['pods-per-node']);
@@ -109,33 +125,45 @@ async function main(): Promise<void> {
     parsePass(bodies);
     const passes = [parsePass(bodies), parsePass(bodies), parsePass(bodies)];
     const parseMs = median(passes.map((p) => p.ms)) ?? NaN;
+    const parseCpuMs = median(passes.map((p) => p.cpuMs)) ?? NaN;
     const items = passes[0].items;
     const parseRate = items / (parseMs / 1000);
     const results: RunFigures[] = [];
     for (let i = 0; i < runs; i++) {
-      const run = await reflectorRun(kc, pageSize);
+      const prefetch = values.ab ? i % 2 === 0 : undefined;
+      const run = await reflectorRun(kc, pageSize, sim.pid, prefetch);
       if (run.items !== items) throw new Error(`reflector listed ${run.items} pods, the pages hold ${items}`);
       const l = run.lastList;
       results.push(runFigures({
+        ...(prefetch === undefined ? {} : { prefetch }),
         wall_ms: Math.round(run.wallMs),
         cpu_ms: Math.round(run.cpuMs),
+        sim_cpu_ms: Math.round(run.simCpuMs),
         objects_per_s_wall: Math.round(items / (run.wallMs / 1000)),
         objects_per_s_cpu: Math.round(items / (run.cpuMs / 1000)),
         ratio_wall: +(parseMs / run.wallMs).toFixed(3),
-        ratio_cpu: +(parseMs / run.cpuMs).toFixed(3),
+        ratio_cpu: +(parseCpuMs / run.cpuMs).toFixed(3),
         ...(l ? { list: { pages: l.pages, fetch_ms: Math.round(l.fetchMs), parse_ms: Math.round(l.parseMs), project_ms: Math.round(l.projectMs), total_ms: Math.round(l.totalMs) } } : {}),
       }));
     }
     kc.close();
-    const med = (k: 'ratio_wall' | 'ratio_cpu') => median(results.map((r) => r[k]));
+    const med = (k: 'ratio_wall' | 'ratio_cpu', rs = results) => median(rs.map((r) => r[k]));
+    const byMode = values.ab
+      ? Object.fromEntries([true, false].map((on) => {
+        const rs = results.filter((r) => r.prefetch === on);
+        return [on ? 'prefetch_on' : 'prefetch_off', { median_ratio_wall: med('ratio_wall', rs), median_ratio_cpu: med('ratio_cpu', rs), median_wall_ms: median(rs.map((r) => r.wall_ms)) }];
+      }))
+      : {};
     console.log(JSON.stringify({
       bench: 'ingest',
       nodes, pods_per_node: podsPerNode, page_size: pageSize, pods: items, pages: bodies.length,
       mb: +(bodies.reduce((n, b) => n + b.length, 0) / 2 ** 20).toFixed(1),
-      json_parse: { ms: Math.round(parseMs), objects_per_s: Math.round(parseRate) },
+      loadavg: os.loadavg().map((x) => +x.toFixed(1)),
+      json_parse: { ms: Math.round(parseMs), cpu_ms: Math.round(parseCpuMs), objects_per_s: Math.round(parseRate) },
       runs: results,
       median_ratio_wall: med('ratio_wall'),
       median_ratio_cpu: med('ratio_cpu'),
+      ...byMode,
     }, null, 2));
   } finally {
     await sim.stop();

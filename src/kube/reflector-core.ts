@@ -23,6 +23,8 @@ export interface ReflectorOptions<T> {
   backoff?: { initialMs: number; maxMs: number };
   /** Timeout of one list page request (default 60 s). */
   requestTimeoutMs?: number;
+  /** Request the next list page while the current one is processed (default true). */
+  prefetch?: boolean;
   /** Retries of one list page on 429 and transient failures (list-retry.ts defaults). */
   listRetry?: ListRetryPolicy;
   /** Server-side watch timeout range in seconds, picked at random per watch (default [300, 600)). */

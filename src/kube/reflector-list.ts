@@ -18,6 +18,7 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
   const summary = await listPages({
     signal: core.signal,
     retry: opts.listRetry,
+    prefetch: opts.prefetch ?? true,
     fetchPage: async ({ continueToken, signal, onHead }) => {
       const t0 = performance.now();
       try {
