@@ -110,6 +110,7 @@ class Recorder implements EventRecorder {
   private readonly log: Logger;
   private readonly maxQueue: number;
   private readonly maxInFlight: number;
+  private droppedFull = 0;
   /** Writes per Event name are chained so a patch never overtakes its create. */
   private readonly tails = new Map<string, Promise<void>>();
   private readonly waiting: Array<() => void> = [];
@@ -140,7 +141,10 @@ class Recorder implements EventRecorder {
       return;
     }
     if (this.queued >= this.maxQueue) {
-      this.log.warn({ pod: `${pod.namespace}/${pod.name}`, reason }, 'event dropped: write queue full');
+      // A cold start drops tens of thousands: one line per 1000 drops, not one per event.
+      if (this.droppedFull++ % 1000 === 0) {
+        this.log.warn({ pod: `${pod.namespace}/${pod.name}`, reason, droppedSoFar: this.droppedFull }, 'event dropped: write queue full');
+      }
       return;
     }
     this.enqueue(c.event.name, () => (c.action === 'create' ? this.create(c.event) : this.patch(c.event)));

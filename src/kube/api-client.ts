@@ -197,13 +197,13 @@ class GeneratedApiClient implements KubeApiClient {
   async createEvent(namespace: string, event: EventBody): Promise<void> {
     // Timestamps are strings already; the generated serializer passes non-Date values through.
     const body = event as unknown as CoreV1Event;
-    await this.runner.run({ verb: 'create', resource: 'events', name: event.metadata.name }, (o) => this.core.createNamespacedEventWithHttpInfo({ namespace, body }, o));
+    await this.runner.run({ verb: 'create', resource: 'events', name: event.metadata.name }, (o) => this.core.createNamespacedEventWithHttpInfo({ namespace, body }, o), { priority: 'low' });
   }
 
   async patchEvent(namespace: string, name: string, patch: EventPatchBody): Promise<'patched' | 'not-found'> {
     const what = { verb: 'patch', resource: 'events', name };
     const r = await this.orUndefined(
-      this.runner.run(what, (o) => this.core.patchNamespacedEventWithHttpInfo({ namespace, name, body: patch }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o))),
+      this.runner.run(what, (o) => this.core.patchNamespacedEventWithHttpInfo({ namespace, name, body: patch }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o)), { priority: 'low' }),
     );
     return r === undefined ? 'not-found' : 'patched';
   }

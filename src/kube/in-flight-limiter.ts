@@ -8,11 +8,12 @@
  * further. Here a request takes a slot before its timeout starts, and no more than `max` are on
  * the wire at once (the agent's socket count), so every sent request has the whole timeout.
  *
- * Lanes: `high` (node status writes and the live Node reads of F9, which gate detaches) is
- * always served before `normal` (VolumeAttachment creates/deletes, events); each lane is FIFO.
+ * Lanes, each FIFO, each served only when the ones above are empty: `high` (node status writes
+ * and the live Node reads of F9, which gate detaches), `normal` (VolumeAttachment creates,
+ * deletes and reads), `low` (events: informative, and as many as the attaches at a cold start).
  * `waiting()` is the backlog the reconciler reads to stop starting operations it cannot send.
  */
-export type RequestPriority = 'high' | 'normal';
+export type RequestPriority = 'high' | 'normal' | 'low';
 
 export interface InFlightLimiter {
   /** Resolves with a release function once a slot is free; rejects if `signal` aborts first. */
@@ -69,7 +70,7 @@ class Fifo {
 
 class Slots implements InFlightLimiter {
   private used = 0;
-  private readonly lanes = { high: new Fifo(), normal: new Fifo() };
+  private readonly lanes = { high: new Fifo(), normal: new Fifo(), low: new Fifo() };
 
   constructor(private readonly max: number) {}
 
@@ -99,7 +100,7 @@ class Slots implements InFlightLimiter {
   }
 
   waiting(): number {
-    return this.lanes.high.live + this.lanes.normal.live;
+    return this.lanes.high.live + this.lanes.normal.live + this.lanes.low.live;
   }
 
   inFlight(): number {
@@ -112,7 +113,7 @@ class Slots implements InFlightLimiter {
     return () => {
       if (done) return;
       done = true;
-      const next = this.lanes.high.shift() ?? this.lanes.normal.shift();
+      const next = this.lanes.high.shift() ?? this.lanes.normal.shift() ?? this.lanes.low.shift();
       if (next) next.grant(this.releaser());
       else this.used--;
     };

@@ -30,16 +30,16 @@ describe('in-flight limiter', () => {
     assert.deepEqual([lim.inFlight(), lim.waiting()], [0, 0]);
   });
 
-  it('serves the high lane before older normal waiters, each lane in order', async () => {
+  it('serves high, then normal, then low waiters, each lane in order', async () => {
     const lim = createInFlightLimiter({ max: 1 });
     const first = await lim.acquire('normal');
     const order: string[] = [];
-    const wait = (p: 'high' | 'normal', name: string) => lim.acquire(p).then((release) => (order.push(name), release()));
-    const all = [wait('normal', 'n1'), wait('normal', 'n2'), wait('high', 'h1'), wait('high', 'h2')];
+    const wait = (p: 'high' | 'normal' | 'low', name: string) => lim.acquire(p).then((release) => (order.push(name), release()));
+    const all = [wait('low', 'l1'), wait('normal', 'n1'), wait('normal', 'n2'), wait('high', 'h1'), wait('low', 'l2'), wait('high', 'h2')];
     await tick();
     first();
     await Promise.all(all);
-    assert.deepEqual(order, ['h1', 'h2', 'n1', 'n2']);
+    assert.deepEqual(order, ['h1', 'h2', 'n1', 'n2', 'l1', 'l2']);
     assert.equal(lim.inFlight(), 0);
   });
 
