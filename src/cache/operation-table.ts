@@ -56,13 +56,13 @@ export class OperationTable {
     if (vf & VF_FORBIDDEN) {
       // I2: a volume-wide key matches every key of the volume.
       if (vf & (VF_WIDE_PENDING | VF_PAIR_PENDING_ANY)) return 'pending';
-      if (this.inWindow(wideKey(volume) * 2 + opBit(op), now)) return 'backoff';
+      if (vf & VF_WIDE_BACKOFF_ENTRY && this.inWindow(wideKey(volume) * 2 + opBit(op), now)) return 'backoff';
       c.t.setVflags(volume, vf | VF_WIDE_PENDING);
       this.pending.start(wideKey(volume), volume, node, op, true, now);
     } else {
       const found = c.findPair(volume, node);
       if (vf & VF_WIDE_PENDING || (found >= 0 && c.t.pairFlags[found] & PF_PENDING)) return 'pending';
-      if (found >= 0 && this.inWindow(pairKey(found) * 2 + opBit(op), now)) return 'backoff';
+      if (found >= 0 && c.t.pairFlags[found] & PF_BACKOFF_ENTRY && this.inWindow(pairKey(found) * 2 + opBit(op), now)) return 'backoff';
       const slot = found >= 0 ? found : c.getOrCreatePair(volume, node);
       c.t.pairFlags[slot] |= PF_PENDING;
       c.t.setVflags(volume, c.t.vflags(volume) | VF_PAIR_PENDING_ANY);
@@ -74,15 +74,16 @@ export class OperationTable {
 
   complete(volume: number, node: number, op: OperationKind, ok: boolean | 'released', now: number): boolean {
     const c = this.core;
-    const slot = node < 0 ? -1 : c.findPair(volume, node);
+    // No pair of the volume is pending while VF_PAIR_PENDING_ANY is clear (the bit may be
+    // stale only when set), so the pair lookup is skipped for a volume-wide operation.
+    const slot = node < 0 || (c.t.vflags(volume) & VF_PAIR_PENDING_ANY) === 0 ? -1 : c.findPair(volume, node);
     let key = slot >= 0 && (c.t.pairFlags[slot] & PF_PENDING) !== 0 ? pairKey(slot) : -1;
-    if (key < 0 || !this.pending.has(key, op)) {
+    if (key < 0 || !this.pending.end(key, op)) {
       // The volume-wide key has one lane per volume, so (volume, op) identifies it.
       key = wideKey(volume);
-      if (!this.pending.has(key, op)) return false;
+      if (!this.pending.end(key, op)) return false;
     }
     const wide = key === wideKey(volume);
-    this.pending.end(key);
     c.counters.pendingOperations--;
     if (wide) {
       c.t.setVflags(volume, c.t.vflags(volume) & ~VF_WIDE_PENDING);
@@ -114,16 +115,18 @@ export class OperationTable {
     if (!this.core.anyPairOfVolume(volume, PF_PENDING)) this.core.t.setVflags(volume, this.core.t.vflags(volume) & ~VF_PAIR_PENDING_ANY);
   }
 
-  /** I4: false while the exact key is pending or (key, op) is inside its backoff window. */
+  /** I4: false while the exact key is pending or (key, op) is inside its backoff window. The
+   * backoff map is consulted only when the key's entry bit says it holds an entry. */
   isSafeToRetry(volume: number, node: number, op: OperationKind, now: number): boolean {
     const c = this.core;
     const vf = c.t.vflags(volume);
     if (vf & VF_FORBIDDEN) {
-      return (vf & VF_WIDE_PENDING) === 0 && !this.inWindow(wideKey(volume) * 2 + opBit(op), now);
+      return (vf & VF_WIDE_PENDING) === 0 && ((vf & VF_WIDE_BACKOFF_ENTRY) === 0 || !this.inWindow(wideKey(volume) * 2 + opBit(op), now));
     }
     const slot = node < 0 ? -1 : c.findPair(volume, node);
     if (slot < 0) return true;
-    return (c.t.pairFlags[slot] & PF_PENDING) === 0 && !this.inWindow(pairKey(slot) * 2 + opBit(op), now);
+    const f = c.t.pairFlags[slot];
+    return (f & PF_PENDING) === 0 && ((f & PF_BACKOFF_ENTRY) === 0 || !this.inWindow(pairKey(slot) * 2 + opBit(op), now));
   }
 
   /** G1 matching. */

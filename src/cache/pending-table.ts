@@ -50,10 +50,10 @@ export class PendingTable {
     this.live++;
   }
 
-  /** Ends the operation on `key` (no-op if none). */
-  end(key: number): void {
+  /** Ends the operation on `key` if it is pending with operation `op`; false (no-op) otherwise. */
+  end(key: number, op: OperationKind): boolean {
     let hole = this.find(key);
-    if (hole < 0) return;
+    if (hole < 0 || this.ops[hole] !== (op === 'detach' ? 1 : 0)) return false;
     this.live--;
     // Backward shift: pull later entries of the probe run into the hole when their home slot
     // is not between the hole and themselves, so that every lookup still finds them.
@@ -65,6 +65,7 @@ export class PendingTable {
       hole = j;
     }
     this.keys[hole] = EMPTY;
+    return true;
   }
 
   list(): PendingOperation[] {

@@ -140,8 +140,7 @@ class WorldStateImpl implements WorldState {
 
   // ---- desired state -------------------------------------------------------------------------
   addDesiredPod(volume: VolumeId, node: NodeId, podUid: string): AddPodResult {
-    this.liveNode(node);
-    this.liveVolume(volume);
+    this.livePair(volume, node);
     if ((this.core.t.nodeFlags[node] & NF_MANAGED) === 0) return 'node-not-managed';
     return addPod(this.core, this.pods, this.core.getOrCreatePair(volume, node), podUid) ? 'added' : 'exists';
   }
@@ -162,13 +161,11 @@ class WorldStateImpl implements WorldState {
 
   // ---- actual state --------------------------------------------------------------------------
   markAttached(volume: VolumeId, node: NodeId): void {
-    this.liveNode(node);
-    this.liveVolume(volume);
+    this.livePair(volume, node);
     markAttached(this.core, this.core.getOrCreatePair(volume, node));
   }
   markUncertain(volume: VolumeId, node: NodeId): void {
-    this.liveNode(node);
-    this.liveVolume(volume);
+    this.livePair(volume, node);
     markUncertain(this.core, this.core.getOrCreatePair(volume, node));
   }
   markDetached(volume: VolumeId, node: NodeId): void {
@@ -202,8 +199,7 @@ class WorldStateImpl implements WorldState {
 
   // ---- operations ----------------------------------------------------------------------------
   tryStartOperation(volume: VolumeId, node: NodeId, op: OperationKind, now: number): StartResult {
-    this.liveNode(node);
-    this.liveVolume(volume);
+    this.livePair(volume, node);
     return this.ops.tryStart(volume, node, op, now);
   }
   completeOperation(volume: VolumeId, node: NodeId, op: OperationKind, ok: boolean, now: number): boolean {
@@ -295,6 +291,11 @@ class WorldStateImpl implements WorldState {
   private liveNode(node: NodeId): void {
     this.assertIdle();
     if (!this.core.nodeLive(node)) this.dead('node', node);
+  }
+  private livePair(volume: VolumeId, node: NodeId): void {
+    this.assertIdle();
+    if (!this.core.nodeLive(node)) this.dead('node', node);
+    if (!this.core.volumeLive(volume)) this.dead('volume', volume);
   }
   private liveVolume(volume: VolumeId): void {
     this.assertIdle();

@@ -7,7 +7,7 @@ import { PendingTable } from '../../src/cache/pending-table.js';
 
 describe('PendingTable', () => {
   it('agrees with a Map over random start/end sequences', () => {
-    const step = fc.record({ start: fc.boolean(), key: fc.oneof(fc.nat(40), fc.nat(5000).map((k) => k * 64)) });
+    const step = fc.record({ start: fc.boolean(), key: fc.oneof(fc.nat(40), fc.nat(5000).map((k) => k * 64)), detach: fc.boolean() });
     fc.assert(
       fc.property(fc.array(step, { maxLength: 600 }), (steps) => {
         const table = new PendingTable();
@@ -17,8 +17,11 @@ describe('PendingTable', () => {
             table.start(s.key, s.key, i, i % 2 ? 'detach' : 'attach', s.key % 2 === 1, i);
             model.set(s.key, i);
           } else if (!s.start) {
-            table.end(s.key);
-            model.delete(s.key);
+            // end() ends the key only when the operation matches.
+            const i = model.get(s.key);
+            const matches = i !== undefined && (i % 2 === 1) === s.detach;
+            assert.equal(table.end(s.key, s.detach ? 'detach' : 'attach'), matches);
+            if (matches) model.delete(s.key);
           }
           assert.equal(table.size, model.size);
         }
