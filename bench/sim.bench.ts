@@ -7,14 +7,26 @@
  * Writes bench/results/sim.json. Re-runs itself with a larger heap (--max-old-space-size)
  * because 3 million objects do not fit V8's default 4 GiB limit with room to spare.
  * `SIM_BENCH_NODES=10000` limits the scales.
+ *
+ * `SIM_BENCH_MODE=writes` measures instead the write path a convergence needs, on a fleet with
+ * the attacher and kubelets running and the controller's watches open (pods, nodes,
+ * VolumeAttachments, PVs, PVCs, CSINodes, CSIDrivers): one VolumeAttachment create per
+ * (volume, node) pair, then one node status merge patch per node listing its volumes, each
+ * sent by `SIM_BENCH_CONCURRENCY` (default 16) concurrent keep-alive TLS requests. It reports
+ * creates/s and patches/s (client side), the time until the attacher has attached every VA
+ * and the kubelets have put every volume in use, the events the watchers received, and the
+ * server thread's event-loop utilisation. Nodes: `SIM_BENCH_NODES` (default 10000). The
+ * result goes to the `writes` entry of sim.json (the fleet results are kept).
+ * `SIM_BENCH_PROFILE=out.cpuprofile` profiles the server thread over the write phases.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { cpus, loadavg } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import { populateFleet } from '../src/sim/actors/index.js';
-import { startSimulator } from '../src/sim/server/index.js';
+import { DEFAULT_FLEET_ACTOR_OPTIONS, populateFleet, uniqueVolumeName, volumeAttachmentName } from '../src/sim/actors/index.js';
+import { startSimulator, type Simulator } from '../src/sim/server/index.js';
 import { createSimStore } from '../src/sim/store/index.js';
 import { CLIENT_SOURCE } from './sim-bench-client.js';
 
@@ -24,7 +36,10 @@ const WATCHERS = 4;
 const WATCH_UPDATES = 50_000;
 const PAGE = 500;
 
-if (getHeapStatistics().heap_size_limit < 8 * 2 ** 30 && !process.env.SIM_BENCH_CHILD) {
+const MODE = process.env.SIM_BENCH_MODE === 'writes' ? 'writes' : 'fleet';
+const RESULTS = new URL('results/sim.json', import.meta.url);
+
+if (MODE === 'fleet' && getHeapStatistics().heap_size_limit < 8 * 2 ** 30 && !process.env.SIM_BENCH_CHILD) {
   const args = [`--max-old-space-size=${HEAP_MB}`, '--expose-gc', '--import', 'tsx', new URL(import.meta.url).pathname];
   const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, SIM_BENCH_CHILD: '1', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' } });
   process.exit(r.status ?? 1);
@@ -39,15 +54,19 @@ const heapUsed = () => {
 
 interface WorkerReply { op: string; result?: unknown; error?: string }
 
-function rpc(worker: Worker, msg: Record<string, unknown>): Promise<unknown> {
+/** The bench client: a worker thread, or a child process with an IPC channel. */
+type Client = Worker | ChildProcess;
+
+function rpc(client: Client, msg: Record<string, unknown>): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const on = (m: WorkerReply) => {
-      worker.off('message', on);
+      client.off('message', on);
       if (m.op === 'error') reject(new Error(m.error));
       else resolve(m.result);
     };
-    worker.on('message', on);
-    worker.postMessage(msg);
+    client.on('message', on);
+    if (client instanceof Worker) client.postMessage(msg);
+    else client.send(msg);
   });
 }
 
@@ -112,11 +131,135 @@ async function runScale(nodes: number) {
   return result;
 }
 
-const scales = (process.env.SIM_BENCH_NODES ?? '10000,100000').split(',').map(Number);
-const results = [];
-for (const n of scales) results.push(await runScale(n));
+interface Attachment { name: string; node: string; pv: string; unique: string }
+
+/** One attachment per (PV, node) pair of the fleet's running pods, as the controller would create them. */
+function fleetAttachments(store: Simulator['store'], driver: string): Attachment[] {
+  const handles = new Map<string, string>();
+  for (const pv of store.list('persistentvolumes')) handles.set(pv.metadata.name, String((pv.spec as { csi: { volumeHandle: string } }).csi.volumeHandle));
+  const claimPv = new Map<string, string>();
+  for (const c of store.list('persistentvolumeclaims')) claimPv.set(`${c.metadata.namespace}/${c.metadata.name}`, String((c.spec as { volumeName: string }).volumeName));
+  const out = new Map<string, Attachment>();
+  for (const p of store.list('pods')) {
+    const spec = p.spec as { nodeName: string; volumes?: Array<{ persistentVolumeClaim?: { claimName: string } }> };
+    for (const v of spec.volumes ?? []) {
+      const pv = v.persistentVolumeClaim && claimPv.get(`${p.metadata.namespace}/${v.persistentVolumeClaim.claimName}`);
+      const handle = pv && handles.get(pv);
+      if (!pv || !handle) continue;
+      const name = volumeAttachmentName(handle, driver, spec.nodeName);
+      out.set(name, { name, node: spec.nodeName, pv, unique: uniqueVolumeName(driver, handle) });
+    }
+  }
+  return [...out.values()];
+}
+
+async function until(what: string, done: () => boolean, timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return performance.now();
+}
+
+async function runWrites(nodes: number, concurrency: number) {
+  const driver = DEFAULT_FLEET_ACTOR_OPTIONS.driver;
+  const sim = await startSimulator({ fleet: { nodes, podsPerNode: PODS_PER_NODE, seed: 1, attacher: true, kubelet: true } });
+  // A separate process, so that this process's CPU time is the simulator's alone.
+  const worker = spawn(process.execPath, ['-e', CLIENT_SOURCE], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, FA_SIM_BENCH_CLIENT: JSON.stringify({ url: sim.url, token: sim.token, ca: sim.caPem }) },
+  });
+  try {
+    const items = fleetAttachments(sim.store, driver);
+    const stat = (actor: string, counter: string) => sim.actors?.stats()[actor]?.[counter] ?? 0;
+    const rv = sim.store.resourceVersion();
+    const watched = ['/api/v1/pods', '/api/v1/nodes', '/apis/storage.k8s.io/v1/volumeattachments', '/api/v1/persistentvolumes', '/api/v1/persistentvolumeclaims', '/apis/storage.k8s.io/v1/csinodes', '/apis/storage.k8s.io/v1/csidrivers'];
+    await rpc(worker, { op: 'watch', paths: watched.map((p) => `${p}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`) });
+    // Warm the connections (TLS handshakes) with one patch per lane.
+    await rpc(worker, { op: 'patches', concurrency, items: Array.from({ length: concurrency }, () => ({ node: items[0].node, volumes: [] })) });
+    const attached0 = stat('attacher', 'attached');
+    const mounted0 = stat('kubelet', 'mounted');
+    const profiler = await startProfile(process.env.SIM_BENCH_PROFILE);
+    const elu0 = performance.eventLoopUtilization();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const c = (await rpc(worker, { op: 'creates', concurrency, driver, items: items.map(({ name, node, pv }) => ({ name, node, pv })) })) as SendResult;
+    const tCreated = performance.now();
+    const tAttached = await until('every VolumeAttachment attached', () => stat('attacher', 'attached') - attached0 >= items.length, 600_000);
+    const byNode = new Map<string, string[]>();
+    for (const a of items) (byNode.get(a.node) ?? byNode.set(a.node, []).get(a.node) as string[]).push(a.unique);
+    const tp = performance.now();
+    const p = (await rpc(worker, { op: 'patches', concurrency, items: [...byNode].map(([node, volumes]) => ({ node, volumes: volumes.sort() })) })) as SendResult;
+    const tPatched = performance.now();
+    const tMounted = await until('every volume in use', () => stat('kubelet', 'mounted') - mounted0 >= items.length, 600_000);
+    const elu = performance.eventLoopUtilization(elu0);
+    const cpu = process.cpuUsage(cpu0);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    await profiler?.stop();
+    const counts = (await rpc(worker, { op: 'counts' })) as Array<{ events: number }>;
+    const events = counts.reduce((n, x) => n + x.events, 0);
+    const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
+    const result = {
+      nodes, attachments: items.length, concurrency, watchers: watched.length,
+      createsPerSec: rate(c.count, c.ms), createP50Ms: c.p50, createP99Ms: c.p99, createCodes: c.codes,
+      attachedAllAfterMs: Math.round(tAttached - t0), attachPipelinePerSec: rate(items.length, tAttached - t0),
+      patchesPerSec: rate(p.count, p.ms), patchP50Ms: p.p50, patchP99Ms: p.p99, patchCodes: p.codes,
+      inUseAllAfterPatchesMs: Math.round(tMounted - tp), mountPipelinePerSec: rate(items.length, tMounted - tp),
+      watchEvents: events, watchEventsPerSec: rate(events, tMounted - t0),
+      serverEventLoopUtilization: Math.round(elu.utilization * 1000) / 1000,
+      serverCpuMs: Math.round(cpuMs), serverCpuUsPerAttachment: Math.round((cpuMs * 1000) / items.length),
+      totalMs: Math.round(tMounted - t0), createPhaseMs: Math.round(tCreated - t0), patchPhaseMs: Math.round(tPatched - tp),
+      watchCutOffs: sim.server.watchCutOffs(),
+    };
+    console.log(`${nodes} nodes, ${items.length} attachments, ${concurrency} concurrent requests, ${watched.length} watchers:`);
+    console.log(`  creates: ${result.createsPerSec}/s (p50 ${c.p50} ms, p99 ${c.p99} ms, codes ${JSON.stringify(c.codes)}); every VA attached after ${result.attachedAllAfterMs} ms (${result.attachPipelinePerSec}/s)`);
+    console.log(`  node status patches: ${result.patchesPerSec}/s (p50 ${p.p50} ms, p99 ${p.p99} ms, codes ${JSON.stringify(p.codes)}); every volume in use ${result.inUseAllAfterPatchesMs} ms after the first patch`);
+    console.log(`  watchers received ${events} events (${result.watchEventsPerSec}/s); server event loop ${Math.round(elu.utilization * 100)}% busy; cut off: ${result.watchCutOffs}`);
+    console.log(`  server process CPU: ${result.serverCpuMs} ms, ${result.serverCpuUsPerAttachment} µs per attachment (create, attach, node patch, volume in use, their watch events)`);
+    await rpc(worker, { op: 'stop' });
+    return result;
+  } finally {
+    worker.kill();
+    await sim.stop();
+  }
+}
+
+/** A CPU profile of this thread (the simulator's) written to `file` on stop; for `SIM_BENCH_PROFILE`. */
+async function startProfile(file: string | undefined) {
+  if (!file) return undefined;
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) => new Promise<unknown>((resolve, reject) => session.post(method, params, (err, r) => (err ? reject(err) : resolve(r))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 200 });
+  await post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+      console.log(`  wrote the server thread's CPU profile of the write phases to ${file}`);
+    },
+  };
+}
+
+interface SendResult { count: number; ms: number; codes: Record<string, number>; p50: number; p99: number }
+
 // The machine is shared: the load average says how much of it the bench had.
-const out = { bench: 'sim', date: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAverage: loadavg().map((l) => Math.round(l * 100) / 100), podsPerNode: PODS_PER_NODE, pageSize: PAGE, results };
+const env = () => ({ date: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAverage: loadavg().map((l) => Math.round(l * 100) / 100) });
+const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>) : {};
+let out: Record<string, unknown>;
+if (MODE === 'writes') {
+  const nodes = Number(process.env.SIM_BENCH_NODES ?? 10_000);
+  const writes = { ...env(), podsPerNode: PODS_PER_NODE, ...(await runWrites(nodes, Number(process.env.SIM_BENCH_CONCURRENCY ?? 16))) };
+  out = { ...previous, writes };
+} else {
+  const scales = (process.env.SIM_BENCH_NODES ?? '10000,100000').split(',').map(Number);
+  const results = [];
+  for (const n of scales) results.push(await runScale(n));
+  out = { bench: 'sim', ...env(), podsPerNode: PODS_PER_NODE, pageSize: PAGE, results, ...(previous.writes ? { writes: previous.writes } : {}) };
+}
 mkdirSync(new URL('results/', import.meta.url), { recursive: true });
-writeFileSync(new URL('results/sim.json', import.meta.url), `${JSON.stringify(out, null, 2)}\n`);
+writeFileSync(RESULTS, `${JSON.stringify(out, null, 2)}\n`);
 console.log('wrote bench/results/sim.json');

@@ -117,3 +117,18 @@ test('attacher: VolumeAttachments of another driver are left alone', async () =>
     await actors.stop();
   }
 });
+
+test('attacher: a VolumeAttachment of a PV that does not exist yet fails until the PV appears, then attaches', async () => {
+  const { store, actors } = await setup(1);
+  try {
+    const name = 'csi-late-pv';
+    store.create('volumeattachments', { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment', metadata: { name }, spec: { attacher: driver, nodeName: 'node-000001', source: { persistentVolumeName: 'late-pv' } } });
+    const failed = await waitFor('attachError', () => (statusOf(va(store, name)).attachError ? va(store, name) : undefined));
+    assert.match((statusOf(failed).attachError as { message: string }).message, /PersistentVolume "late-pv" not found/);
+    store.create('persistentvolumes', { metadata: { name: 'late-pv' }, spec: { accessModes: ['ReadWriteOnce'], csi: { driver, volumeHandle: 'late' } } });
+    const done = await waitFor('attached after the PV appeared', () => (statusOf(va(store, name)).attached === true ? va(store, name) : undefined));
+    assert.equal(statusOf(done).attachError, undefined);
+  } finally {
+    await actors.stop();
+  }
+});

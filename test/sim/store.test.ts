@@ -205,3 +205,46 @@ test('a label that repeats the resourceVersion text does not confuse the stored 
   assert.equal(stored?.metadata.labels?.resourceVersion, rv);
   assert.equal(stored?.metadata.resourceVersion, String(s.resourceVersion()));
 });
+
+test('the …Json writes answer the committed JSON, the same bytes the store keeps and watchers get', () => {
+  const s = createSimStore({ namespaces: [] });
+  const frames: string[] = [];
+  s.subscribe((ev) => frames.push(ev.json));
+  const created = s.createJson('pods', pod('a', 'n1'));
+  assert.equal(created, s.getJson('pods', 'default', 'a'));
+  const updated = s.updateJson('pods', { ...(JSON.parse(created) as KubeObject), metadata: { ...(JSON.parse(created) as KubeObject).metadata, labels: { x: 'y' } } });
+  assert.equal(updated, s.getJson('pods', 'default', 'a'));
+  const deleted = s.deleteJson('pods', 'default', 'a');
+  assert.equal((JSON.parse(String(deleted)) as KubeObject).metadata.deletionGracePeriodSeconds, 30);
+  assert.deepEqual(frames, [created, updated, deleted]);
+  assert.equal(s.deleteJson('pods', 'default', 'missing'), undefined);
+});
+
+test('patchJson writes with update rules: NotFound, the patched resourceVersion as precondition, status split', () => {
+  const s = createSimStore({ namespaces: [] });
+  s.create('nodes', { metadata: { name: 'n1' }, spec: {}, status: { phase: 'Running' } });
+  assert.throws(() => s.patchJson('nodes', undefined, 'missing', (o) => o), storeError('NotFound', 404));
+  const rv0 = String(s.get('nodes', undefined, 'n1')?.metadata.resourceVersion);
+  const patched = JSON.parse(s.patchJson('nodes', undefined, 'n1', (o) => ({ ...o, spec: { unschedulable: true }, status: { phase: 'Gone' } }))) as KubeObject;
+  assert.deepEqual(patched.spec, { unschedulable: true });
+  assert.deepEqual(patched.status, { phase: 'Running' }, 'a main-resource patch keeps the stored status');
+  assert.throws(() => s.patchJson('nodes', undefined, 'n1', (o) => ({ ...o, metadata: { ...o.metadata, resourceVersion: rv0 } })), storeError('Conflict', 409));
+  const status = JSON.parse(s.patchJson('nodes', undefined, 'n1', (o) => ({ ...o, spec: {}, status: { phase: 'Ready' } }), { subresource: 'status' })) as KubeObject;
+  assert.deepEqual(status.status, { phase: 'Ready' });
+  assert.deepEqual(status.spec, { unschedulable: true }, 'a status patch keeps everything else');
+});
+
+test('subscribers get a view equal to the committed JSON, also for events written by a subscriber', () => {
+  const s = createSimStore({ namespaces: [] });
+  const seen: Array<[string, unknown, unknown]> = [];
+  s.subscribe((ev) => {
+    seen.push([ev.name, ev.view(), JSON.parse(ev.json)]);
+    if (ev.name === 'a') s.mutate('pods', 'default', 'a', (o) => { o.metadata.labels = { by: 'subscriber' }; });
+  });
+  const returned = s.create('pods', pod('a'));
+  s.create('pods', pod('b'));
+  assert.equal(seen.length, 3);
+  for (const [name, view, parsed] of seen) assert.deepEqual(view, parsed, name);
+  returned.metadata.labels = { changed: 'after delivery' };
+  assert.deepEqual(s.get('pods', 'default', 'a')?.metadata.labels, { by: 'subscriber' }, 'the caller changing its object changes nothing stored');
+});

@@ -59,10 +59,12 @@ export function createAttacher(deps: AttacherDeps): FleetActor {
 
 class Attacher implements FleetActor {
   readonly name = 'attacher';
-  readonly resources: ReadonlySet<ResourceName> = new Set<ResourceName>(['volumeattachments']);
+  readonly resources: ReadonlySet<ResourceName> = new Set<ResourceName>(['volumeattachments', 'persistentvolumes']);
   readonly tickMs = 50;
   private readonly vas = new Map<string, VaRec>();
   private readonly byPv = new Map<string, Set<string>>();
+  /** Each PV's multi-attach ban, followed from PV events as external-attacher reads its PV informer. */
+  private readonly pvModes = new Map<string, boolean>();
   private readonly queue = new DelayQueue<string>();
   /** PVs whose last VolumeAttachment went: their finalizer comes off at the next tick. */
   private readonly pvReleases = new Set<string>();
@@ -74,8 +76,13 @@ class Attacher implements FleetActor {
     this.finalizer = attacherFinalizer(d.driver);
   }
 
-  onEvent(type: StoreEventType, _resource: ResourceName, o: KubeObject): void {
+  onEvent(type: StoreEventType, resource: ResourceName, o: KubeObject): void {
     const name = o.metadata.name;
+    if (resource === 'persistentvolumes') {
+      if (type === 'DELETED') this.pvModes.delete(name);
+      else this.pvModes.set(name, pvMultiAttachForbidden(o));
+      return;
+    }
     const spec = vaSpec(o);
     if (type === 'DELETED' || !spec || spec.attacher !== this.d.driver) return this.forget(name);
     let rec = this.vas.get(name);
@@ -169,9 +176,9 @@ class Attacher implements FleetActor {
   /** Why this attach fails now, or undefined to attach. */
   private attachError(name: string, rec: VaRec): string | undefined {
     if (!rec.pv) return 'simulated attacher supports only spec.source.persistentVolumeName';
-    const pv = this.d.store.get('persistentvolumes', undefined, rec.pv);
-    if (!pv) return `PersistentVolume "${rec.pv}" not found`;
-    if (pvMultiAttachForbidden(pv)) {
+    const forbidden = this.pvModes.get(rec.pv);
+    if (forbidden === undefined) return `PersistentVolume "${rec.pv}" not found`;
+    if (forbidden) {
       for (const other of this.byPv.get(rec.pv) ?? []) {
         const o = this.vas.get(other);
         if (other !== name && o && o.attached && o.node !== rec.node) {

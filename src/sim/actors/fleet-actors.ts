@@ -74,7 +74,7 @@ export function startFleetActors(store: SimStore, partial: Partial<FleetActorOpt
     if (wanted.has(r)) for (const o of store.list(r)) dispatch('ADDED', r, o);
   }
   const unsubscribe = store.subscribe((ev) => {
-    if (wanted.has(ev.resource)) dispatch(ev.type, ev.resource, ev.object());
+    if (wanted.has(ev.resource)) dispatch(ev.type, ev.resource, ev.view());
   });
   const stopTickers = actors.map((a) => startTicker(a));
 

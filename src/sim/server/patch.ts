@@ -37,14 +37,14 @@ function jsonPatch(doc: KubeObject, ops: unknown): unknown {
     if (!isMap(op) || typeof op.op !== 'string' || typeof op.path !== 'string') throw badRequest('json patch: every operation needs "op" and "path"');
   }
   try {
-    return fjp.applyPatch(doc, ops as Parameters<typeof fjp.applyPatch>[1], true, true, true).newDocument;
+    return fjp.applyPatch(doc, ops as Parameters<typeof fjp.applyPatch>[1], true, false, true).newDocument;
   } catch (err) {
     // kube-apiserver answers a patch that cannot be applied (a failed `test`, a missing path) with 422.
     throw invalid(`the server rejected our request due to an error in our request: ${(err as Error).message.split('\n')[0]}`);
   }
 }
 
-/** Applies a patch body of the given type to `stored` (a fresh copy the caller owns). */
+/** Applies a patch body of the given type to `stored`, which is not modified (the result may share parts of it). */
 export function applyPatch(type: PatchType, stored: KubeObject, body: string): KubeObject {
   const patch = parseJson(body);
   let out: unknown;

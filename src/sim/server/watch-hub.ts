@@ -101,7 +101,7 @@ export function createWatchHub(opts: WatchHubOptions): WatchHub {
   };
 }
 
-/** Parsed objects of one event, shared by the watchers it is dispatched to (read-only). */
+/** Objects of one event, shared by the watchers it is dispatched to (read only). */
 export interface ParseMemo {
   obj?: KubeObject;
   prev?: KubeObject | null;
@@ -110,7 +110,7 @@ export interface ParseMemo {
 /** The event type a watcher with `selector` sees for `ev`, or undefined if the event is not its business. */
 export function typeFor(ev: CommittedEvent, selector: Selector | undefined, memo: ParseMemo = {}): StoreEventType | undefined {
   if (!selector) return ev.type;
-  const now = selector.matches((memo.obj ??= ev.object()));
+  const now = selector.matches((memo.obj ??= ev.view()));
   if (ev.type !== 'MODIFIED') return now ? ev.type : undefined;
   if (memo.prev === undefined) memo.prev = ev.previous() ?? null;
   const prev = memo.prev;

@@ -4,7 +4,8 @@
  * meanwhile queue behind it. Only live frames count against the backlog bound: a watcher
  * whose unsent backlog exceeds it is cut off (its queue dropped, the response ended after the
  * bytes already handed to the socket), and the client resumes from the last resourceVersion
- * it saw or relists on 410.
+ * it saw or relists on 410. Frames are handed to the socket in chunks: those of one turn of
+ * the event loop together.
  */
 import type { ServerResponse } from 'node:http';
 import type { ResourceInfo } from '../store/resources.js';
@@ -37,7 +38,9 @@ export class WatchStream {
   private head = 0;
   private queuedBytes = 0;
   private waitingDrain = false;
-  private corked = false;
+  /** Frames written but not yet handed to the response (see `write`), and their bytes. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
 
@@ -74,12 +77,12 @@ export class WatchStream {
     if (this.closed) return;
     if (this.replay === undefined && this.head === this.queue.length && !this.waitingDrain) {
       this.write(frame);
-      if (this.res.writableLength > this.maxBacklog) this.cut();
+      if (this.pendingBytes + this.res.writableLength > this.maxBacklog) this.cut();
       return;
     }
     this.queue.push(frame);
     this.queuedBytes += frame.length;
-    if (this.queuedBytes + this.res.writableLength > this.maxBacklog) this.cut();
+    if (this.queuedBytes + this.pendingBytes + this.res.writableLength > this.maxBacklog) this.cut();
   }
 
   /** Ends the stream after what was already queued. */
@@ -87,6 +90,7 @@ export class WatchStream {
     if (this.closed) return;
     this.replay = undefined;
     this.flushQueue();
+    this.flush();
     this.res.end();
     this.finish();
   }
@@ -104,6 +108,8 @@ export class WatchStream {
     this.queue = [];
     this.head = 0;
     this.queuedBytes = 0;
+    this.pending = [];
+    this.pendingBytes = 0;
     this.res.end();
     this.finish();
   }
@@ -112,6 +118,8 @@ export class WatchStream {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    this.pending = [];
+    this.pendingBytes = 0;
     this.queue = [];
     this.head = 0;
     this.replay = undefined;
@@ -148,16 +156,39 @@ export class WatchStream {
     }
   }
 
+  /** Adds a frame to the pending chunk; a full chunk is written at once, the rest after this turn of the event loop. */
   private write(frame: Buffer | string): void {
-    // Frames written in one tick go out in one writev.
-    if (!this.corked) {
-      this.corked = true;
-      this.res.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.res.uncork();
-      });
-    }
-    if (!this.res.write(frame)) this.waitingDrain = true;
+    if (this.pending.length === 0) flushSoon(this);
+    const bytes = typeof frame === 'string' ? Buffer.from(frame) : frame;
+    this.pending.push(bytes);
+    this.pendingBytes += bytes.length;
+    if (this.pendingBytes >= CHUNK_BYTES) this.flush();
   }
+
+  /** Writes the pending frames as one chunk (the batch flush, and before the response ends). */
+  flush(): void {
+    if (this.pending.length === 0 || this.closed) return;
+    const chunk = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    if (!this.res.write(chunk)) this.waitingDrain = true;
+  }
+}
+
+// Frames written during one turn of the event loop (every request and tick it ran) go out as
+// one chunk per stream after its I/O phase: one write, one TLS record for many events.
+const CHUNK_BYTES = 64 << 10;
+let toFlush = new Set<WatchStream>();
+let flushScheduled = false;
+
+function flushSoon(s: WatchStream): void {
+  toFlush.add(s);
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(() => {
+    flushScheduled = false;
+    const batch = toFlush;
+    toFlush = new Set();
+    for (const w of batch) w.flush();
+  });
 }

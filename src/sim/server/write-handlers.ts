@@ -40,7 +40,7 @@ export async function handleCreate(store: ServableStore, t: ResourceTarget, q: U
   if (t.info.namespaced && t.namespace === undefined) throw methodNotAllowed(`create of a namespaced resource needs a namespace in the path: /…/namespaces/{namespace}/${t.info.name}`);
   refuseDryRun(q);
   const obj = placeInNamespace(t, parseObject(await readBody(req)));
-  sendJson(res, 201, JSON.stringify(store.create(t.info.name, obj)));
+  sendJson(res, 201, store.createJson(t.info.name, obj));
 }
 
 export async function handleUpdate(store: ServableStore, t: ResourceTarget, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -50,7 +50,7 @@ export async function handleUpdate(store: ServableStore, t: ResourceTarget, q: U
   const obj = placeInNamespace(t, parseObject(await readBody(req)));
   const name = (obj.metadata as { name?: unknown } | undefined)?.name;
   if (name !== undefined && name !== t.name) throw badRequest(`the name of the object (${String(name)}) does not match the name on the URL (${t.name})`);
-  sendJson(res, 200, JSON.stringify(store.update(t.info.name, obj, { subresource })));
+  sendJson(res, 200, store.updateJson(t.info.name, obj, { subresource }));
 }
 
 export async function handlePatch(store: ServableStore, t: ResourceTarget, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -60,10 +60,7 @@ export async function handlePatch(store: ServableStore, t: ResourceTarget, q: UR
   const type = mediaType(req.headers['content-type']);
   if (!isPatchType(type)) throw unsupportedPatch(type);
   const body = await readBody(req);
-  const stored = store.get(t.info.name, t.namespace, t.name);
-  if (!stored) throw notFound(`${qualifiedName(t.info)} "${t.name}" not found`);
-  const patched = applyPatch(type, stored, body);
-  sendJson(res, 200, JSON.stringify(store.update(t.info.name, patched, { subresource })));
+  sendJson(res, 200, store.patchJson(t.info.name, t.namespace, t.name, (stored) => applyPatch(type, stored, body), { subresource }));
 }
 
 function numberParam(raw: unknown, what: string): number | undefined {
@@ -100,9 +97,9 @@ export async function handleDelete(store: ServableStore, t: ResourceTarget, q: U
       throw new ApiError(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in object meta: ${String(cur.metadata.resourceVersion)}`);
     }
   }
-  const after = store.delete(t.info.name, t.namespace, t.name, opts);
-  if (!after) throw notFound(`${qualifiedName(t.info)} "${t.name}" not found`);
-  sendJson(res, 200, JSON.stringify(after));
+  const after = store.deleteJson(t.info.name, t.namespace, t.name, opts);
+  if (after === undefined) throw notFound(`${qualifiedName(t.info)} "${t.name}" not found`);
+  sendJson(res, 200, after);
 }
 
 function deleteCollection(store: ServableStore, t: ResourceTarget, q: URLSearchParams, opts: DeleteOptions, res: ServerResponse): void {

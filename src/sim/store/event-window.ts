@@ -8,6 +8,7 @@ import type { KubeObject, ResourceName, StoreEvent, StoreEventType } from './sim
 /** A committed change, with its wire frame built once and shared by every watcher. */
 export class CommittedEvent implements StoreEvent {
   private frameBytes: Buffer | undefined;
+  private lent: KubeObject | undefined;
 
   constructor(
     readonly type: StoreEventType,
@@ -22,6 +23,19 @@ export class CommittedEvent implements StoreEvent {
 
   object(): KubeObject {
     return JSON.parse(this.json) as KubeObject;
+  }
+
+  /**
+   * The committed object, read only: while the store delivers this event, the object the JSON
+   * was serialised from (no parse); otherwise a fresh parse.
+   */
+  view(): KubeObject {
+    return this.lent ?? this.object();
+  }
+
+  /** Lends the committed object for the time of delivery (the store's CommitBus only). */
+  lend(obj: KubeObject | undefined): void {
+    this.lent = obj;
   }
 
   /** Parses `prevJson` (MODIFIED only; a fresh copy each call). Not cached: window events would keep it alive. */

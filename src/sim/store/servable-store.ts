@@ -3,7 +3,7 @@
  * lists, watch resumption from the event window, and size figures for the benches.
  */
 import type { CommittedEvent } from './event-window.js';
-import type { ResourceName, SimStore } from './sim-store.js';
+import type { DeleteOptions, KubeObject, ResourceName, SimStore } from './sim-store.js';
 
 export interface SimStoreOptions {
   /** Committed events kept for watches to resume from (default 100,000). */
@@ -40,10 +40,23 @@ export interface ListPage {
   more: boolean;
 }
 
-/** The SimStore plus what the API server needs to serve lists and watches efficiently. */
+/** The SimStore plus what the API server needs to serve lists, watches and writes efficiently. */
 export interface ServableStore extends SimStore {
   /** The stored JSON of an object, or undefined (no copy, no parse). */
   getJson(resource: ResourceName, namespace: string | undefined, name: string): string | undefined;
+  /** `create`, answering the committed object's JSON (what the API server sends back) instead of a copy. */
+  createJson(resource: ResourceName, obj: KubeObject): string;
+  /** `update`, answering the committed object's JSON. */
+  updateJson(resource: ResourceName, obj: KubeObject, opts?: { subresource?: 'status' }): string;
+  /**
+   * A PATCH: `patch` gets a copy of the stored object (it may change it) and returns the
+   * patched object, which is then written as `update` would write it (its resourceVersion, if
+   * any, a precondition). Throws NotFound when the object does not exist. Answers the
+   * committed object's JSON.
+   */
+  patchJson(resource: ResourceName, namespace: string | undefined, name: string, patch: (stored: KubeObject) => KubeObject, opts?: { subresource?: 'status' }): string;
+  /** `delete`, answering the JSON of the object as it is after the call, or undefined if it did not exist. */
+  deleteJson(resource: ResourceName, namespace: string | undefined, name: string, opts?: DeleteOptions): string | undefined;
   listPage(resource: ResourceName, opts?: ListPageOptions): ListPage;
   /** Retained events after `rv`, oldest first; undefined if `rv` is older than the window (410 Gone). */
   eventsAfter(rv: number): CommittedEvent[] | undefined;

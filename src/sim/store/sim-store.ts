@@ -59,6 +59,11 @@ export interface StoreEvent {
   json: string;
   /** Parses `json` (a fresh copy each call). */
   object(): KubeObject;
+  /**
+   * The object as committed, shared and read only (never modify it or keep it past the
+   * callback): cheaper than `object()` inside a subscriber.
+   */
+  view(): KubeObject;
 }
 
 export interface DeleteOptions {
