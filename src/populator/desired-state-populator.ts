@@ -10,7 +10,7 @@
  * PVC or PV is gone (C3). Upstream's 1-minute pass (C9) removes such pods later anyway; here
  * they go at once.
  *
- * Second difference, on purpose: PV add/update events re-process the pods of the claims bound to
+ * Second difference, on purpose: PV add/update events re-process the pods of the claim bound to
  * the PV (upstream C8: PV events trigger nothing). A PV that reaches the controller after its
  * claim and pod (separate watches) would otherwise wait for the full pod pass (C10, 3 min).
  * Like a PVC event, this only re-adds: nothing is removed because a PV changed or went away.
@@ -22,11 +22,10 @@ import type { ProjectionHandler } from '../kube/projection-store.js';
 import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
 import { logger, type Logger } from '../log/logger.js';
 import { PodTracker } from './pod-tracker.js';
-import { PvClaimIndex } from './pv-claim-index.js';
 import { SkippedVolumes } from './skipped-volumes.js';
 import type { NodeConditionCounter } from './node-condition-counter.js';
 import { isPodTerminated } from './pod-terminated.js';
-import { resolvePodVolume, type ResolverDeps, type SkipReason } from './volume-resolver.js';
+import { pvResolutionChanged, resolvePodVolume, type ResolverDeps, type SkipReason } from './volume-resolver.js';
 import { volumeInfoFor, volumeInfoOf } from './volume-info.js';
 
 /** The part of a reflector the populator reads. */
@@ -80,7 +79,6 @@ export function createDesiredStatePopulator(deps: DesiredStatePopulatorDeps): De
 
 class Populator implements DesiredStatePopulator {
   private readonly tracker = new PodTracker();
-  private readonly claimsOfPv = new PvClaimIndex();
   private readonly skipped = new SkippedVolumes();
   private readonly log: Logger;
   private readonly now: () => number;
@@ -115,17 +113,14 @@ class Populator implements DesiredStatePopulator {
       d.pvcs.addHandler({
         add: (c) => this.idle(() => this.syncPvc(c)),
         update: (c) => this.idle(() => this.syncPvc(c)),
-        delete: (c) => this.idle(() => this.claimsOfPv.delete(`${c.namespace}/${c.name}`)),
       }),
       d.pvs.addHandler({
         add: (pv) => this.idle(() => this.syncPv(pv)),
         update: (pv, old) => {
-          if (resolutionInputsChanged(pv, old)) this.idle(() => this.syncPv(pv));
+          if (pvResolutionChanged(pv, old)) this.idle(() => this.syncPv(pv));
         },
       }),
     );
-    // Claims listed before the handlers were added (same tick: no event falls in between).
-    for (const c of d.pvcs.values()) this.claimsOfPv.set(`${c.namespace}/${c.name}`, c.volumeName);
     // C9/C10: the first tick runs the full pod list at once (upstream: "also immediately at start").
     const tick = () => this.idle(() => this.periodic());
     this.timer = setInterval(tick, d.populatorPeriodMs);
@@ -194,7 +189,7 @@ class Populator implements DesiredStatePopulator {
   processPod(pod: PodRecord): void {
     const podKey = `${pod.namespace}/${pod.name}`;
     if (!pod.nodeName) return; // C3: unscheduled pods are ignored
-    this.tracker.setClaims(podKey, pod.namespace, pod.volumes.flatMap((v) => (v.claimName ? [v.claimName] : [])));
+    this.tracker.setClaims(podKey, pod.namespace, pod.volumes);
     if (isPodTerminated(pod)) {
       this.removePod(pod.uid, podKey);
       return;
@@ -216,12 +211,13 @@ class Populator implements DesiredStatePopulator {
       }
       const vol = state.internVolume(r.uniqueName);
       const prior = volumeInfoOf(state, vol);
-      state.setVolumeInfo(vol, volumeInfoFor(r.uniqueName, r.spec, r.plugin.name, prior));
+      const info = volumeInfoFor(r.uniqueName, r.spec, r.plugin.name, prior);
+      if (info !== prior) state.setVolumeInfo(vol, info);
       if (r.spec.origin !== 'inline') this.indexPv(r.spec.name, r.uniqueName);
       state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
       if (state.addDesiredPod(vol, node, pod.uid) === 'node-not-managed') continue;
       tracked ??= this.tracker.getOrCreate(pod.uid, pod.namespace, pod.name, pod.nodeName);
-      tracked.volumes.add(r.uniqueName);
+      if (!tracked.volumes.includes(r.uniqueName)) tracked.volumes.push(r.uniqueName);
     }
     this.skipped.set(pod.uid, podKey, skips);
   }
@@ -243,15 +239,22 @@ class Populator implements DesiredStatePopulator {
 
   // ---- PVC worker (C8) -----------------------------------------------------------------
   private syncPvc(pvc: PvcRecord): void {
-    const claimKey = `${pvc.namespace}/${pvc.name}`;
-    this.claimsOfPv.set(claimKey, pvc.volumeName);
     if (pvc.phase !== 'Bound' || !pvc.volumeName) return;
-    this.processPodsOfClaim(claimKey);
+    this.processPodsOfClaim(`${pvc.namespace}/${pvc.name}`);
   }
 
   // ---- PV events (our addition, see the header) ----------------------------------------
+  /**
+   * Re-processes the pods of the one claim that can resolve to `pv`: C4 requires
+   * `pv.claimRef.uid` to be the claim's uid, so the claim is the one `claimRef` names (a claimRef
+   * whose uid matches a claim it does not name is left to the full pod pass, as before).
+   */
   private syncPv(pv: PvRecord): void {
-    for (const claimKey of this.claimsOfPv.claimsOfPv(pv.name)) this.processPodsOfClaim(claimKey);
+    const ref = pv.claimRef;
+    if (!ref?.uid) return;
+    const claimKey = `${ref.namespace}/${ref.name}`;
+    const pvc = this.d.pvcs.get(claimKey);
+    if (pvc?.uid === ref.uid && pvc.phase === 'Bound' && pvc.volumeName === pv.name) this.processPodsOfClaim(claimKey);
   }
 
   private processPodsOfClaim(claimKey: string): void {
@@ -281,7 +284,7 @@ class Populator implements DesiredStatePopulator {
         const spec = vol === undefined ? undefined : volumeInfoOf(state, vol)?.spec;
         if (vol === undefined || node === undefined || !spec || this.d.plugins.canAttach(spec)) continue;
         state.removeDesiredPod(vol, node, t.uid);
-        t.volumes.delete(unique);
+        t.volumes.splice(t.volumes.indexOf(unique), 1);
       }
     }
   }
@@ -290,13 +293,4 @@ class Populator implements DesiredStatePopulator {
     this.lastFullList = this.now();
     for (const pod of this.d.pods.values()) this.processPod(pod);
   }
-
-}
-
-/** Whether a PV update can change how its claims resolve (C4–C7): binding, source or access modes. */
-function resolutionInputsChanged(pv: PvRecord, old: PvRecord): boolean {
-  if (pv.claimRef?.uid !== old.claimRef?.uid || pv.otherSourceType !== old.otherSourceType) return true;
-  if (pv.csi?.driver !== old.csi?.driver || pv.csi?.volumeHandle !== old.csi?.volumeHandle || pv.csi?.readOnly !== old.csi?.readOnly) return true;
-  if (pv.accessModes.length !== old.accessModes.length || pv.accessModes.some((m, i) => m !== old.accessModes[i])) return true;
-  return JSON.stringify(pv.intree) !== JSON.stringify(old.intree);
 }

@@ -3,19 +3,22 @@
  * each PVC. It lets a pod's removal undo exactly what its addition did (names, not ids: ids
  * may be recycled), and the PVC worker (C8) find the pods waiting for a claim to bind.
  */
+import { KeySets } from './key-sets.js';
+
 export interface TrackedPod {
   uid: string;
   namespace: string;
   name: string;
   nodeName: string;
-  /** Unique volume names added to the desired state for this pod on `nodeName`. */
-  volumes: Set<string>;
+  /** Unique volume names added to the desired state for this pod on `nodeName`, without repeats. */
+  volumes: string[];
 }
 
 export class PodTracker {
   private readonly byUid = new Map<string, TrackedPod>();
   /** `namespace/claim` → pod keys (`namespace/name`) of scheduled pods naming it. */
-  private readonly claims = new Map<string, Set<string>>();
+  private readonly claims = new KeySets();
+  /** pod key → the claim keys it names, in volume order. */
   private readonly claimsOfPod = new Map<string, string[]>();
 
   get(uid: string): TrackedPod | undefined {
@@ -25,7 +28,7 @@ export class PodTracker {
   getOrCreate(uid: string, namespace: string, name: string, nodeName: string): TrackedPod {
     let t = this.byUid.get(uid);
     if (!t) {
-      t = { uid, namespace, name, nodeName, volumes: new Set() };
+      t = { uid, namespace, name, nodeName, volumes: [] };
       this.byUid.set(uid, t);
     }
     return t;
@@ -43,33 +46,42 @@ export class PodTracker {
     return this.byUid.size;
   }
 
-  /** Replaces the claims a pod (by `namespace/name`) names. */
-  setClaims(podKey: string, namespace: string, claimNames: readonly string[]): void {
+  /**
+   * Replaces the claims a pod (by `namespace/name`) names with the `claimName`s of its volumes.
+   * Unchanged claims (every re-processing of a pod) cost one lookup and no allocation.
+   */
+  setClaims(podKey: string, namespace: string, volumes: ReadonlyArray<{ readonly claimName?: string | undefined }>): void {
+    const prev = this.claimsOfPod.get(podKey);
+    if (prev ? sameClaims(prev, namespace, volumes) : !volumes.some((v) => v.claimName)) return;
     this.clearClaims(podKey);
-    if (claimNames.length === 0) return;
-    const keys = claimNames.map((c) => `${namespace}/${c}`);
+    const keys: string[] = [];
+    for (const v of volumes) if (v.claimName) keys.push(`${namespace}/${v.claimName}`);
+    if (keys.length === 0) return;
     this.claimsOfPod.set(podKey, keys);
-    for (const k of keys) {
-      let set = this.claims.get(k);
-      if (!set) this.claims.set(k, (set = new Set()));
-      set.add(podKey);
-    }
+    for (const k of keys) this.claims.add(k, podKey);
   }
 
   clearClaims(podKey: string): void {
     const keys = this.claimsOfPod.get(podKey);
     if (!keys) return;
     this.claimsOfPod.delete(podKey);
-    for (const k of keys) {
-      const set = this.claims.get(k);
-      set?.delete(podKey);
-      if (set?.size === 0) this.claims.delete(k);
-    }
+    for (const k of keys) this.claims.delete(k, podKey);
   }
 
   /** Pod keys naming the claim `namespace/name`. */
   podsOfClaim(claimKey: string): readonly string[] {
-    const set = this.claims.get(claimKey);
-    return set ? [...set] : [];
+    return this.claims.members(claimKey);
   }
+}
+
+/** Whether the non-empty `claimName`s of `volumes` are, in order, the claims of `keys` (`namespace/claimName`). */
+function sameClaims(keys: readonly string[], namespace: string, volumes: ReadonlyArray<{ readonly claimName?: string | undefined }>): boolean {
+  let i = 0;
+  for (const v of volumes) {
+    const name = v.claimName;
+    if (!name) continue;
+    const k = keys[i++];
+    if (k === undefined || k.length !== namespace.length + 1 + name.length || !k.endsWith(name) || !k.startsWith(namespace) || k.charCodeAt(namespace.length) !== 47 /* '/' */) return false;
+  }
+  return i === keys.length;
 }

@@ -31,19 +31,41 @@ export function volumeInfoOf(state: WorldState, volume: VolumeId): VolumeInfo | 
   return info && typeof info === 'object' && 'uniqueName' in info ? (info as VolumeInfo) : undefined;
 }
 
-/** The VolumeInfo of a resolved spec; keeps the previous lastError. */
+/**
+ * The VolumeInfo of a resolved spec; keeps the previous lastError. Returns `prior` itself when
+ * it already describes an equal spec (every re-processing of a pod), so callers can skip the store.
+ */
 export function volumeInfoFor(uniqueName: string, spec: VolumeSpec, pluginName: string, prior?: VolumeInfo): VolumeInfo {
+  if (prior?.spec && prior.uniqueName === uniqueName && prior.pluginName === pluginName && sameSpec(prior.spec, spec)) return prior;
   const csi = csiPersistentSource(spec);
-  return {
-    uniqueName,
-    spec,
-    pluginName,
-    specName: spec.name,
-    ...(spec.origin !== 'inline' ? { pvName: spec.name } : {}),
-    plugin: csi ? `${pluginName}:${csi.driver}` : pluginName,
-    ...(csi ? { csi: { driver: csi.driver, volumeHandle: csi.volumeHandle } } : {}),
-    accessModes: spec.accessModes,
-    migrated: spec.migrated,
-    ...(prior?.lastError ? { lastError: prior.lastError } : {}),
-  };
+  const info: VolumeInfo = { uniqueName, spec, pluginName, specName: spec.name };
+  if (spec.origin !== 'inline') info.pvName = spec.name;
+  info.plugin = csi ? `${pluginName}:${csi.driver}` : pluginName;
+  if (csi) info.csi = { driver: csi.driver, volumeHandle: csi.volumeHandle };
+  info.accessModes = spec.accessModes;
+  info.migrated = spec.migrated;
+  if (prior?.lastError) info.lastError = prior.lastError;
+  return info;
+}
+
+/**
+ * Equal specs: same scalar fields, access modes and source fields. Object-valued fields (CSI
+ * volumeAttributes, a migrated inline spec) must be the same object: otherwise "different",
+ * which only costs a rebuilt VolumeInfo.
+ */
+function sameSpec(a: VolumeSpec, b: VolumeSpec): boolean {
+  if (a === b) return true;
+  if (a.name !== b.name || a.origin !== b.origin || a.readOnly !== b.readOnly || a.migrated !== b.migrated) return false;
+  if (a.accessModes.length !== b.accessModes.length || a.accessModes.some((m, i) => m !== b.accessModes[i])) return false;
+  return sameFields(a.source, b.source) && sameFields(a, b, ['name', 'origin', 'readOnly', 'migrated', 'accessModes', 'source']);
+}
+
+function sameFields(a: object, b: object, skip: readonly string[] = []): boolean {
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) {
+    if (skip.includes(k)) continue;
+    if (!Object.hasOwn(b, k) || (a as Record<string, unknown>)[k] !== (b as Record<string, unknown>)[k]) return false;
+  }
+  return true;
 }

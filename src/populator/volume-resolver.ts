@@ -8,7 +8,7 @@
  * malformed or untranslatable source). `code` names the reason for the skipped-volumes metric.
  */
 import type { PodRecord, PodVolume, PvRecord, PvcRecord, InTreeSource as ProjectedInTree } from '../kube/projections/index.js';
-import type { AccessMode, AttachableVolumePlugin, CsiTranslator, VolumePluginManager, VolumeSource, VolumeSpec } from '../plugins/index.js';
+import { uniqueVolumeName, type AccessMode, type AttachableVolumePlugin, type CsiTranslator, type VolumePluginManager, type VolumeSource, type VolumeSpec } from '../plugins/index.js';
 
 export interface ResolverLookups {
   pvc(namespace: string, name: string): PvcRecord | undefined;
@@ -87,6 +87,15 @@ export function pvSpec(pv: PvRecord, readOnly: boolean): VolumeSpec | Skip {
   };
 }
 
+/** Whether a PV update can change how a claim resolves to it (C4–C7): the fields C4 and {@link pvSpec} read (keep in step). */
+export function pvResolutionChanged(pv: PvRecord, old: PvRecord): boolean {
+  const a = pv.claimRef, b = old.claimRef;
+  if (a?.uid !== b?.uid || a?.namespace !== b?.namespace || a?.name !== b?.name || pv.otherSourceType !== old.otherSourceType) return true;
+  if (pv.csi?.driver !== old.csi?.driver || pv.csi?.volumeHandle !== old.csi?.volumeHandle || pv.csi?.readOnly !== old.csi?.readOnly) return true;
+  if (pv.accessModes.length !== old.accessModes.length || pv.accessModes.some((m, i) => m !== old.accessModes[i])) return true;
+  return JSON.stringify(pv.intree) !== JSON.stringify(old.intree);
+}
+
 /** A3: a VolumeAttachment's PV on `nodeName`, translated and named like a pod volume would be. */
 export function resolvePersistentVolume(pv: PvRecord, nodeName: string, deps: Omit<ResolverDeps, 'lookups'>): Resolution {
   const spec = pvSpec(pv, false);
@@ -98,8 +107,11 @@ function finish(spec: VolumeSpec, nodeName: string, deps: Omit<ResolverDeps, 'lo
   if (translated.status === 'skipped') return skip('unsupported_source', translated.reason, false);
   const plugin = deps.plugins.findAttachablePluginBySpec(translated.spec);
   if (!plugin) return skip('not_attachable', 'not attachable (C7)');
-  const uniqueName = deps.plugins.uniqueVolumeName(translated.spec);
-  if (!uniqueName) return skip('unsupported_source', 'volume cannot be named by its plugin', false);
+  // The plugin found is the one plugin supporting the spec: name the volume with it directly
+  // (what `plugins.uniqueVolumeName` does after a second lookup).
+  const volumeName = plugin.getVolumeName(translated.spec);
+  if (volumeName === undefined) return skip('unsupported_source', 'volume cannot be named by its plugin', false);
+  const uniqueName = uniqueVolumeName(plugin.name, volumeName);
   return { ok: true, uniqueName, spec: translated.spec, plugin };
 }
 

@@ -1,8 +1,8 @@
 /**
  * The populator alone, on in-memory sources whose events the test fires: PV events re-process
- * exactly the pods of the claims bound to the PV (by the PV-name → claims index kept from PVC
- * events and the claims listed before start), status-only PV updates are filtered, and the
- * skipped-volume counts follow each pod's last processing.
+ * exactly the pods of the claim bound to the PV (the claim its claimRef names, when that claim
+ * names the PV), status-only PV updates are filtered, and the skipped-volume counts follow each
+ * pod's last processing.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -45,8 +45,10 @@ class FakeSource<T> implements Source<T> {
 }
 
 const pvc = (name: string, volumeName: string, uid = `uid-${name}`): PvcRecord => ({ uid, namespace: 'ns', name, phase: volumeName ? 'Bound' : 'Pending', volumeName });
+/** A PV whose claimRef names claim `ns/<claimUid without "uid-">` with uid `claimUid`. */
 const pv = (name: string, claimUid: string, handle = name, phase = 'Bound'): PvRecord => ({
-  name, uid: `uid-${name}`, phase, accessModes: ['ReadWriteOnce'], claimRef: { namespace: 'ns', name: 'x', uid: claimUid }, csi: { driver: DRIVER, volumeHandle: handle, readOnly: false },
+  name, uid: `uid-${name}`, phase, accessModes: ['ReadWriteOnce'], claimRef: { namespace: 'ns', name: claimUid.replace(/^uid-/, ''), uid: claimUid },
+  csi: { driver: DRIVER, volumeHandle: handle, readOnly: false },
 });
 const podOf = (name: string, claims: string[], extra: PodRecord['volumes'] = []): PodRecord => ({
   uid: `uid-${name}`, namespace: 'ns', name, nodeName: 'node-a', phase: 'Running', allContainersNotRunning: false,
@@ -76,7 +78,7 @@ function setup() {
 }
 
 describe('desired-state populator: PV events', () => {
-  it('a PV add re-processes the pods of the claims bound to it (claims listed before start included)', () => {
+  it('a PV add re-processes the pods of the claim bound to it (claims listed before start included)', () => {
     const s = setup();
     s.pvcs.items.set('ns/listed', pvc('listed', 'pv-1'));
     s.pods.items.set('ns/p1', podOf('p1', ['listed']));
@@ -112,22 +114,25 @@ describe('desired-state populator: PV events', () => {
     s.populator.stop();
   });
 
-  it('follows claims as they bind, move and go: a PV event reaches only the claims naming it now', () => {
+  it('a PV event reaches no pod unless the claim it names is bound to it, with the uid it names', () => {
     const s = setup();
     s.populator.start();
     s.pvcs.upsert(pvc('c', ''));
     s.pods.upsert(podOf('p', ['c']));
     assert.deepEqual(s.skipped(), { pvc_not_bound: 1 });
-    s.pvcs.upsert(pvc('c', 'pv-old', 'uid-c'));
+    const noPodProcessed = (what: string, fire: () => void) => {
+      const gets = s.pods.gets;
+      fire();
+      assert.equal(s.pods.gets, gets, what);
+    };
+    noPodProcessed('claim unbound', () => s.pvs.upsert(pv('pv-new', 'uid-c')));
     s.pvcs.upsert(pvc('c', 'pv-new', 'uid-c'));
-    let gets = s.pods.gets;
-    s.pvs.upsert(pv('pv-old', 'uid-c'));
-    assert.equal(s.pods.gets, gets, 'the claim no longer names pv-old');
+    assert.equal(s.desired(), 1, 'bound: the PVC event resolves it (C8)');
+    noPodProcessed('the claim names another PV', () => s.pvs.upsert(pv('pv-old', 'uid-c')));
+    noPodProcessed('another uid (a re-created claim)', () => s.pvs.upsert({ ...pv('pv-new', 'uid-c'), claimRef: { namespace: 'ns', name: 'c', uid: 'uid-older' } }));
+    noPodProcessed('no claimRef', () => s.pvs.upsert({ ...pv('pv-other', 'uid-c'), claimRef: undefined } as PvRecord));
     s.pvcs.remove(pvc('c', 'pv-new'));
-    gets = s.pods.gets;
-    s.pvs.upsert(pv('pv-new', 'uid-c'));
-    assert.equal(s.pods.gets, gets, 'deleted claim: unindexed');
-    assert.equal(s.desired(), 0);
+    noPodProcessed('claim gone', () => s.pvs.upsert(pv('pv-new', 'uid-c', 'other-handle')));
     s.populator.stop();
   });
 });

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { PodTracker } from '../../src/populator/pod-tracker.js';
+import { KeySets } from '../../src/populator/key-sets.js';
+
+const vols = (...claims: Array<string | undefined>) => claims.map((claimName) => ({ claimName }));
+
+it('PodTracker.setClaims: pods by claim follow each pod\'s current claims (added, kept, renamed, reordered, dropped)', () => {
+  const t = new PodTracker();
+  t.setClaims('ns/p1', 'ns', vols('a', undefined, 'b'));
+  t.setClaims('ns/p2', 'ns', vols('a'));
+  assert.deepEqual([...t.podsOfClaim('ns/a')].sort(), ['ns/p1', 'ns/p2']);
+  assert.deepEqual(t.podsOfClaim('ns/b'), ['ns/p1']);
+  t.setClaims('ns/p1', 'ns', vols('a', 'b')); // same claims, one fewer non-claim volume
+  assert.deepEqual(t.podsOfClaim('ns/b'), ['ns/p1']);
+  t.setClaims('ns/p1', 'ns', vols('b', 'a')); // reordered
+  assert.deepEqual([...t.podsOfClaim('ns/a')].sort(), ['ns/p1', 'ns/p2']);
+  t.setClaims('ns/p1', 'ns', vols('a', 'bb')); // a claim whose name only extends the old one
+  assert.deepEqual(t.podsOfClaim('ns/b'), []);
+  assert.deepEqual(t.podsOfClaim('ns/bb'), ['ns/p1']);
+  t.setClaims('ns/p2', 'ns', vols(undefined));
+  assert.deepEqual(t.podsOfClaim('ns/a'), ['ns/p1']);
+  t.clearClaims('ns/p1');
+  assert.deepEqual(t.podsOfClaim('ns/a'), []);
+  assert.deepEqual(t.podsOfClaim('ns/bb'), []);
+});
+
+it('KeySets: one member stored alone, several in a set; members is a snapshot', () => {
+  const k = new KeySets();
+  k.add('x', 'm1');
+  k.add('x', 'm1');
+  assert.deepEqual(k.members('x'), ['m1']);
+  k.add('x', 'm2');
+  const snapshot = k.members('x');
+  k.delete('x', 'm1');
+  assert.deepEqual([...snapshot].sort(), ['m1', 'm2']);
+  assert.deepEqual(k.members('x'), ['m2']);
+  k.delete('x', 'nope');
+  k.delete('x', 'm2');
+  assert.equal(k.size, 0);
+  k.add('y', 'm');
+  k.delete('y', 'other');
+  assert.deepEqual(k.members('y'), ['m']);
+});
