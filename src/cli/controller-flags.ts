@@ -23,7 +23,7 @@ export const CONTROLLER_FLAGS = {
   'kube-api-burst': { kind: 'int', default: 30, min: 1, help: 'burst of that rate limit', upstream: '--kube-api-burst' },
   'kube-api-max-in-flight': { kind: 'int', default: 96, min: 1, max: 4096, help: 'controller API requests on the wire at once (status writes first); the rest wait without their timeout running' },
   'max-operation-starts-per-pass': { kind: 'int', default: 5000, min: 1, help: 'attach/detach operations one reconcile pass may start; the rest wait for a later pass' },
-  'max-api-backlog': { kind: 'int', default: 2000, min: 0, help: 'start no operation while more API requests than this wait for a slot' },
+  'max-api-backlog': { kind: 'int', default: 500, min: 0, help: 'start no operation while more API requests than this wait for a slot' },
   workers: { kind: 'int', default: Math.max(1, availableParallelism() - 1), min: 0, max: 64, help: 'plan worker threads (0 = main thread)' },
   'leader-elect': { kind: 'bool', default: true, help: 'leader election on a coordination.k8s.io Lease', upstream: '--leader-elect' },
   'leader-elect-namespace': { kind: 'string', default: 'kube-system', help: 'namespace of the Lease', upstream: '--leader-elect-resource-namespace' },

@@ -58,7 +58,7 @@ export const DEFAULT_CONTROLLER_OPTIONS: Omit<ControllerOptions, 'kubeconfig'> =
   kubeApiBurst: 30,
   kubeApiMaxInFlight: 96,
   maxOperationStartsPerPass: 5000,
-  maxApiBacklog: 2000,
+  maxApiBacklog: 500,
   workers: 1,
   leaderElect: true,
   leaderElectNamespace: 'kube-system',

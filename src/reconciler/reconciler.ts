@@ -17,7 +17,8 @@
  * - K3 writes run in the background, one round at a time; a node flagged meanwhile is written
  *   by the next round.
  * - Admission: a pass starts at most `maxOperationStartsPerPass` operations, and none while
- *   more than `maxApiBacklog` controller requests wait for a connection slot. The rest stay in
+ *   more than `maxApiBacklog` controller requests wait for a connection slot (a short queue:
+ *   what waits, waits in the plan, where a new pod is not behind thousands of queued sends). The rest stay in
  *   the plan and are started by a later pass (upstream's equivalent is goroutines blocked on the
  *   client rate limiter); without this bound a cold start of 100k attaches buries its own
  *   status writes and times out against a slow API server.
@@ -48,7 +49,7 @@ export interface ReconcilerOptions {
 }
 
 export const DEFAULT_MAX_STARTS_PER_PASS = 5000;
-export const DEFAULT_MAX_API_BACKLOG = 2000;
+export const DEFAULT_MAX_API_BACKLOG = 500;
 
 export interface ReconcilerDeps extends ReconcilerOptions {
   state: WorldState;
@@ -140,9 +141,13 @@ class Loop implements Reconciler {
       const planMs = performance.now() - t0;
       this.planTime.record(planMs);
       this.d.metrics.planDuration.observe(planMs / 1000);
-      let budget = this.admission();
-      budget -= this.detachPass(plan, budget);
-      this.attachPass(plan, budget);
+      // Detaches go first but take at most half of a short budget while attaches wait, so that
+      // an overloaded API server slows both instead of starving new pods. A volume moving
+      // between nodes is not affected: its attach is refused until its detach is done.
+      const budget = this.admission();
+      const detachBudget = plan.attaches.length > 0 ? Math.max(Math.ceil(budget / 2), budget - plan.attaches.length) : budget;
+      const detached = this.detachPass(plan, detachBudget);
+      this.attachPass(plan, budget - detached);
       this.startStatusRound();
       this.maybeVerify();
     } catch (err) {
