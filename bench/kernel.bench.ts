@@ -1,4 +1,7 @@
 // Plan kernel benchmark (issue 3): `npm run bench:kernel` [-- --sizes 1000,10000 --quick].
+// `--mutations-only` runs the mutation mixes alone (no plans, no reference) and prints them
+// without writing results: a cheap before/after comparison of WorldState changes, e.g. the
+// same command in a worktree of the old commit.
 //
 // For each fleet size (nodes x 10 volumes per node: 9 RWO volumes of its own and 1 RWX volume
 // shared by a group of 10 nodes) in steady state, with 1% of pairs differing (half want an
@@ -37,6 +40,7 @@ const arg = (name: string) => {
 };
 const SIZES = (arg('sizes') ?? '1000,10000,50000,100000').split(',').map(Number);
 const QUICK = args.includes('--quick');
+const MUTATIONS_ONLY = args.includes('--mutations-only');
 const VOLUMES_PER_NODE = 10;
 const OPTIONS: PlanOptions = { maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false };
 
@@ -377,6 +381,25 @@ async function main(): Promise<void> {
     const runs = QUICK ? 10 : nodes >= 50_000 ? 60 : 200;
     process.stderr.write(`${nodes} nodes, ${pairs.length} pairs: building state... `);
     const { state, inUse } = buildState(nodes, pairs);
+    if (MUTATIONS_ONLY) {
+      process.stderr.write('mutations... ');
+      const mutations = churnMix(state, pairs, 'random');
+      const mutationsInOrder = churnMix(state, pairs, 'table');
+      const events = eventMix(state, pairs, inUse, nodes);
+      process.stderr.write('done\n');
+      results.push({
+        nodes,
+        pairs: pairs.length,
+        mutations_per_s: Math.round(mutations.wall),
+        mutations_per_cpu_s: Math.round(mutations.cpu),
+        mutations_per_s_best_window: Math.round(mutations.best),
+        mutations_per_s_table_order: Math.round(mutationsInOrder.wall),
+        events_mutations_per_s: Math.round(events.wall),
+        events_mutations_per_cpu_s: Math.round(events.cpu),
+        event_us: events.eventUs,
+      });
+      continue;
+    }
     process.stderr.write('planning... ');
     const wasm = await timePlans(state, 0, 1, runs);
     const pool = await timePlans(state, poolWorkers, poolWorkers, runs);
@@ -437,6 +460,10 @@ async function main(): Promise<void> {
     mutations: 'mutations_per_s*: churn mix (6 mutations by id per cold pair); events_*: controller event mix (28 mutations per pod lifecycle, each event on a cold pair, names looked up); mutations_per_cpu_s: per second of main-thread CPU; events_mutations_per_cpu_s: per second of process CPU. See bench/kernel.bench.ts.',
     sizes: results,
   };
+  if (MUTATIONS_ONLY) {
+    console.table(results.map(({ event_us: _e, ...r }) => r));
+    return;
+  }
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
   writeFileSync(new URL('./results/kernel.json', import.meta.url), `${JSON.stringify(out, null, 2)}\n`);
   console.table(results.map(({ plan_actions: _a, event_us: _e, ...r }) => r));
