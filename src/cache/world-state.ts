@@ -25,8 +25,8 @@
  * Read methods are always allowed.
  *
  * Cost: every mutation is O(1) amortised except where stated: a pair lookup checks the
- * volume's first pair (enough for every volume with one pair), then walks the node's and the
- * volume's pair lists in step and stops at the shorter; freeing a pair is O(1) on the volume's
+ * volume's home slot and first pair (enough for every volume with one pair, see world-core.ts),
+ * then walks the node's and the volume's pair lists in step and stops at the shorter; freeing a pair is O(1) on the volume's
  * list (doubly linked) and O(pairs of the node) on the node's (singly linked); node-wide calls
  * are O(pairs of the node). Counts are maintained incrementally: counts() is O(1).
  */
