@@ -4,7 +4,7 @@
  * and queue work; writes happen in `tick`, which stops after a time slice so that a burst is
  * spread over ticks and the server keeps serving.
  */
-import type { KubeObject, ResourceName, StoreEventType } from '../store/sim-store.js';
+import { StoreError, type KubeObject, type ResourceName, type StoreEventType } from '../store/sim-store.js';
 import { logger } from '../../log/logger.js';
 
 export interface FleetActor {
@@ -54,4 +54,18 @@ export function createWriteErrorLog(actor: string): (err: unknown, what: string)
     last.set(reason, now);
     l.warn({ err, what }, 'store write failed (repeats suppressed for a minute)');
   };
+}
+
+/** A write failure handler that counts into `counters.writeErrors` and logs as createWriteErrorLog does. */
+export function countWriteErrors(actor: string, counters: { writeErrors: number }): (err: unknown, what: string) => void {
+  const log = createWriteErrorLog(actor);
+  return (err, what) => {
+    counters.writeErrors++;
+    log(err, what);
+  };
+}
+
+/** A write that lost a race with another writer: the object is already there, or already gone. Expected; not an error. */
+export function isLostRace(err: unknown): boolean {
+  return err instanceof StoreError && (err.reason === 'AlreadyExists' || err.reason === 'NotFound');
 }

@@ -7,8 +7,8 @@
  * Deletions versus creations steer the live pod count towards the fleet's designed size;
  * churn starts once the fleet has reached that size.
  */
-import { StoreError, type KubeObject, type ResourceName, type SimStore, type StoreEventType } from '../store/sim-store.js';
-import { createWriteErrorLog, type FleetActor } from './actor.js';
+import type { KubeObject, ResourceName, SimStore, StoreEventType } from '../store/sim-store.js';
+import { countWriteErrors, isLostRace, type FleetActor } from './actor.js';
 import { pvcVolumeName } from './fields.js';
 import type { FleetIndex, PodRec } from './fleet-index.js';
 import { FLEET_NAMESPACE, objectKey } from './names.js';
@@ -54,8 +54,8 @@ class Churn implements FleetActor {
   private warm: boolean;
   private readonly pending = new Map<string, Pending>();
   private readonly gone: string[] = [];
-  private readonly writeError = createWriteErrorLog('churn');
   private readonly counters = { podsDeleted: 0, podsCreated: 0, podsRescheduled: 0, claimsDeleted: 0, skipped: 0, writeErrors: 0 };
+  private readonly countError = countWriteErrors('churn', this.counters);
 
   constructor(private readonly d: ChurnDeps) {
     this.target = d.targetPods;
@@ -186,12 +186,8 @@ class Churn implements FleetActor {
   }
 
   private failed(err: unknown, what: string): void {
-    if (err instanceof StoreError && (err.reason === 'AlreadyExists' || err.reason === 'NotFound')) {
-      this.counters.skipped++;
-      return;
-    }
-    this.counters.writeErrors++;
-    this.writeError(err, what);
+    if (isLostRace(err)) this.counters.skipped++;
+    else this.countError(err, what);
   }
 
   stats(): Record<string, number> {

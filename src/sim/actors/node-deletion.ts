@@ -8,15 +8,17 @@
  * replacement machine with the same name). Pending GCs and rejoins still happen after the
  * fault is switched off, so the fleet returns to its size.
  */
-import { StoreError, type KubeObject, type ResourceName, type SimStore, type StoreEventType } from '../store/sim-store.js';
-import { createWriteErrorLog, type FleetActor } from './actor.js';
+import type { KubeObject, ResourceName, SimStore, StoreEventType } from '../store/sim-store.js';
+import { countWriteErrors, isLostRace, type FleetActor } from './actor.js';
 import { DelayQueue } from './delay-queue.js';
 import { nodeVolumeNames } from './fields.js';
 import type { FleetFaults } from './fleet-faults.js';
 import type { FleetIndex } from './fleet-index.js';
+import { evictPods } from './node-writes.js';
 import { nodeObject } from './objects.js';
+import { PoissonArrivals } from './poisson-arrivals.js';
 import type { Prng } from './prng.js';
-import { createRunningPod, createWithStatus } from './provision.js';
+import { createWithStatus } from './provision.js';
 
 export interface NodeDeletionDeps {
   store: SimStore;
@@ -26,6 +28,7 @@ export interface NodeDeletionDeps {
 }
 
 const MAX_DELETIONS_PER_TICK = 20;
+const NO_DELETIONS = { rate: 0, gcMs: 0, rejoinMs: 0 };
 // Draws per deletion to find a node with volumes attached.
 const PICK_TRIES = 16;
 
@@ -37,37 +40,32 @@ class NodeDeletions implements FleetActor {
   readonly name = 'node-deletion';
   readonly resources: ReadonlySet<ResourceName> = new Set<ResourceName>();
   readonly tickMs = 100;
-  private nextAt = 0;
+  private readonly arrivals: PoissonArrivals;
   private readonly gcs = new DelayQueue<number>();
   private readonly rejoins = new DelayQueue<number>();
-  private readonly writeError = createWriteErrorLog('node-deletion');
   private readonly counters = { nodesDeleted: 0, podsCollected: 0, podsRecreated: 0, nodesRejoined: 0, skipped: 0, writeErrors: 0 };
+  private readonly countError = countWriteErrors('node-deletion', this.counters);
 
-  constructor(private readonly d: NodeDeletionDeps) {}
+  constructor(private readonly d: NodeDeletionDeps) {
+    this.arrivals = new PoissonArrivals(d.prng, this.tickMs, MAX_DELETIONS_PER_TICK);
+  }
 
   onEvent(_type: StoreEventType, _resource: ResourceName, _o: KubeObject): void {}
 
   tick(now: number, deadline: number): void {
     for (const id of this.gcs.popDue(now, 100)) this.collect(id, now);
     for (const id of this.rejoins.popDue(now, 100)) this.rejoin(id, now);
-    const del = this.d.faults.nodeDeletion();
-    if (!del || del.rate <= 0) {
-      this.nextAt = 0;
-      return;
-    }
-    const mean = 1000 / del.rate;
-    if (this.nextAt === 0 || this.nextAt < now - 10 * this.tickMs) this.nextAt = now + this.d.prng.exponential(mean);
-    for (let n = 0; this.nextAt <= now && n < MAX_DELETIONS_PER_TICK && performance.now() < deadline; n++) {
-      this.nextAt += this.d.prng.exponential(mean);
+    const del = this.d.faults.nodeDeletion() ?? NO_DELETIONS;
+    this.arrivals.take(now, del.rate, deadline, () => {
       const id = this.pick();
       if (id === undefined) {
         this.counters.skipped++;
-        continue;
+        return;
       }
-      if (!this.remove(id)) continue;
+      if (!this.remove(id)) return;
       this.gcs.add(id, now + del.gcMs, true);
       this.rejoins.add(id, now + Math.max(del.gcMs, del.rejoinMs), true);
-    }
+    });
   }
 
   /** A Ready node with volumes attached and no deletion of its own pending. */
@@ -98,23 +96,9 @@ class NodeDeletions implements FleetActor {
 
   /** Force-deletes the pods bound to a deleted node and recreates the live ones elsewhere. */
   private collect(id: number, now: number): void {
-    const { index, store, prng } = this.d;
-    const at = new Date(now).toISOString();
-    for (const key of [...index.podsOn(id)]) {
-      const pod = index.pods.get(key);
-      if (!pod) continue;
-      const { namespace, name, claims, deleting } = pod;
-      try {
-        store.delete('pods', namespace, name, { gracePeriodSeconds: 0 });
-        this.counters.podsCollected++;
-        const target = deleting ? undefined : index.randomReadyNode(prng, id);
-        if (target === undefined) continue;
-        createRunningPod(store, namespace, name, index.nodeNames[target], claims, at);
-        this.counters.podsRecreated++;
-      } catch (err) {
-        this.failed(err, `collect pod ${key}`);
-      }
-    }
+    const { deleted, recreated } = evictPods(this.d, id, new Date(now).toISOString(), (err, what) => this.failed(err, what));
+    this.counters.podsCollected += deleted;
+    this.counters.podsRecreated += recreated;
   }
 
   private rejoin(id: number, now: number): void {
@@ -128,12 +112,8 @@ class NodeDeletions implements FleetActor {
   }
 
   private failed(err: unknown, what: string): void {
-    if (err instanceof StoreError && (err.reason === 'AlreadyExists' || err.reason === 'NotFound')) {
-      this.counters.skipped++;
-      return;
-    }
-    this.counters.writeErrors++;
-    this.writeError(err, what);
+    if (isLostRace(err)) this.counters.skipped++;
+    else this.countError(err, what);
   }
 
   stats(): Record<string, number> {

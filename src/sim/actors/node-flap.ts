@@ -6,11 +6,12 @@
  * still happen after the fault is switched off.
  */
 import type { KubeObject, ResourceName, SimStore, StoreEventType } from '../store/sim-store.js';
-import { createWriteErrorLog, type FleetActor } from './actor.js';
+import { countWriteErrors, type FleetActor } from './actor.js';
 import { DelayQueue } from './delay-queue.js';
 import type { FleetFaults } from './fleet-faults.js';
 import type { FleetIndex } from './fleet-index.js';
-import { setReady } from './node-failure.js';
+import { setReady, writeNode } from './node-writes.js';
+import { PoissonArrivals } from './poisson-arrivals.js';
 import type { Prng } from './prng.js';
 
 export interface NodeFlapDeps {
@@ -21,6 +22,7 @@ export interface NodeFlapDeps {
 }
 
 const MAX_FLAPS_PER_TICK = 100;
+const NO_FLAPS = { rate: 0, downMs: 0 };
 
 export function createNodeFlaps(deps: NodeFlapDeps): FleetActor {
   return new NodeFlaps(deps);
@@ -30,46 +32,31 @@ class NodeFlaps implements FleetActor {
   readonly name = 'node-flap';
   readonly resources: ReadonlySet<ResourceName> = new Set<ResourceName>();
   readonly tickMs = 100;
-  private nextAt = 0;
+  private readonly arrivals: PoissonArrivals;
   private readonly recoveries = new DelayQueue<number>();
-  private readonly writeError = createWriteErrorLog('node-flap');
   private readonly counters = { flaps: 0, recovered: 0, writeErrors: 0 };
+  private readonly failed = countWriteErrors('node-flap', this.counters);
 
-  constructor(private readonly d: NodeFlapDeps) {}
+  constructor(private readonly d: NodeFlapDeps) {
+    this.arrivals = new PoissonArrivals(d.prng, this.tickMs, MAX_FLAPS_PER_TICK);
+  }
 
   onEvent(_type: StoreEventType, _resource: ResourceName, _o: KubeObject): void {}
 
   tick(now: number, deadline: number): void {
-    for (const id of this.recoveries.popDue(now, 1000)) this.write(id, 'True', now);
-    const flap = this.d.faults.flap();
-    if (!flap || flap.rate <= 0) {
-      this.nextAt = 0;
-      return;
-    }
-    const mean = 1000 / flap.rate;
-    // After a stall or a pause the process restarts from now instead of catching up in a burst.
-    if (this.nextAt === 0 || this.nextAt < now - 10 * this.tickMs) this.nextAt = now + this.d.prng.exponential(mean);
-    for (let n = 0; this.nextAt <= now && n < MAX_FLAPS_PER_TICK && performance.now() < deadline; n++) {
-      this.nextAt += this.d.prng.exponential(mean);
+    for (const id of this.recoveries.popDue(now, 1000)) if (this.write(id, 'True', now)) this.counters.recovered++;
+    const flap = this.d.faults.flap() ?? NO_FLAPS;
+    this.arrivals.take(now, flap.rate, deadline, () => {
       const id = this.d.index.randomReadyNode(this.d.prng);
-      if (id === undefined || !this.write(id, 'Unknown', now)) continue;
+      if (id === undefined || !this.write(id, 'Unknown', now)) return;
       this.counters.flaps++;
       this.d.faults.count('flap');
       this.recoveries.add(id, now + flap.downMs, true);
-    }
+    });
   }
 
   private write(id: number, status: 'True' | 'Unknown', now: number): boolean {
-    const name = this.d.index.nodeNames[id];
-    try {
-      const done = this.d.store.mutate('nodes', undefined, name, (o) => setReady(o, status, new Date(now).toISOString())) !== undefined;
-      if (done && status === 'True') this.counters.recovered++;
-      return done;
-    } catch (err) {
-      this.counters.writeErrors++;
-      this.writeError(err, `node ${name}`);
-      return false;
-    }
+    return writeNode(this.d.store, this.d.index.nodeNames[id], (o) => setReady(o, status, new Date(now).toISOString()), this.failed);
   }
 
   stats(): Record<string, number> {

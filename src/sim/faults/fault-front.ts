@@ -14,14 +14,13 @@
  * unauthenticated requests pass through untouched); everything else is forwarded byte for byte.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { isFleetError } from '../../errors/index.js';
 import { logger } from '../../log/logger.js';
 import { createTokenCheck } from '../server/auth.js';
-import type { ApiVerb, RequestFacts } from '../server/faults.js';
-import { isWatch, type ResourceTarget } from '../server/read-handlers.js';
-import { MAX_BODY_BYTES, mediaType, readBody } from '../server/request-body.js';
+import { apiVerb } from '../server/api-verb.js';
+import type { RequestFacts } from '../server/faults.js';
+import { answeringErrors, createHttpServer, listen, splitUrl } from '../server/http-listener.js';
+import { mediaType, readBody, readBytes } from '../server/request-body.js';
 import { parseRoute } from '../server/route.js';
 import { ApiError, badRequest, methodNotAllowed, sendJson, sendStatus, statusObject } from '../server/status.js';
 import type { TlsMaterial } from '../server/tls.js';
@@ -68,22 +67,13 @@ export function createFaultFront(opts: FaultFrontOptions): FaultFront {
     }
   };
 
-  const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    serve(req, res).catch((err: unknown) => {
-      if (!(err instanceof ApiError) || err.code >= 500) log.error({ err, method: req.method, url: req.url }, 'fault front request failed');
-      if (res.headersSent) res.destroy();
-      else sendStatus(res, err);
-    });
-  };
-
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
-    const qi = url.indexOf('?');
-    const path = qi < 0 ? url : url.slice(0, qi);
+    const { path, query } = splitUrl(url);
     if (path === FAULTS_ADMIN_PATH) return admin(req, res);
     const route = parseRoute(path);
     const method = req.method ?? 'GET';
-    const verb = route.kind === 'resource' ? verbOf(method, route, new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1))) : undefined;
+    const verb = route.kind === 'resource' ? apiVerb(method, route, new URLSearchParams(query)) : undefined;
     if (route.kind !== 'resource' || verb === undefined || !authorized(req)) return forward(req, res, false);
     const facts: RequestFacts = { method, path: url, verb, resource: route.info.name, namespace: route.namespace, name: route.name, subresource: route.subresource };
     const delay = injector.latencyMs();
@@ -204,22 +194,11 @@ export function createFaultFront(opts: FaultFrontOptions): FaultFront {
     });
   }
 
-  const server = opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : http.createServer(handler);
-  server.keepAliveTimeout = 65_000;
-  server.requestTimeout = 0;
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
-  });
+  const server = createHttpServer(opts.tls, answeringErrors(serve, log, 'fault front request failed'));
 
   return {
-    listen(host, port) {
-      return new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          resolve((server.address() as AddressInfo).port);
-        });
-      });
+    async listen(host, port) {
+      return (await listen(server, host, port)).port;
     },
     openWatches: () => watches.size,
     close() {
@@ -241,26 +220,6 @@ function sendFault(res: ServerResponse, fault: RequestFault): void {
   sendJson(res, e.code, JSON.stringify(statusObject(e.code, e.reason, e.message, e.details)), extra);
 }
 
-/** A request body, bounded as the API server bounds it (413 beyond). */
-function readBytes(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new ApiError(413, 'RequestEntityTooLarge', `the request body exceeds ${MAX_BODY_BYTES} bytes`));
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
 function backendFailed(res: ServerResponse, err: Error): void {
   if (res.headersSent) {
     res.destroy();
@@ -268,24 +227,4 @@ function backendFailed(res: ServerResponse, err: Error): void {
   }
   log.warn({ err }, 'backend request failed');
   sendStatus(res, new ApiError(503, 'ServiceUnavailable', `the API server behind the fault front is unavailable: ${err.message}`));
-}
-
-/** The API verb of a resource request, or undefined for a method the server refuses (forwarded as is). */
-function verbOf(method: string, t: ResourceTarget, q: URLSearchParams): ApiVerb | undefined {
-  switch (method) {
-    case 'GET':
-    case 'HEAD':
-      if (t.name !== undefined) return 'get';
-      return isWatch(q) ? 'watch' : 'list';
-    case 'POST':
-      return 'create';
-    case 'PUT':
-      return 'update';
-    case 'PATCH':
-      return 'patch';
-    case 'DELETE':
-      return t.name === undefined ? 'deletecollection' : 'delete';
-    default:
-      return undefined;
-  }
 }

@@ -4,17 +4,17 @@
  * concatenation over the stored JSON. Errors become `Status` responses in one place
  * (sendStatus). `createApiServer` does not listen; `listen` does.
  */
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { logger } from '../../log/logger.js';
 import type { ServableStore } from '../store/index.js';
 import { createTokenCheck } from './auth.js';
 import { createDiscovery } from './discovery.js';
-import type { ApiVerb, FaultHooks } from './faults.js';
-import { handleGet, handleList, handleWatch, isWatch, type ResourceTarget } from './read-handlers.js';
+import { apiVerb } from './api-verb.js';
+import type { FaultHooks } from './faults.js';
+import { answeringErrors, createHttpServer, listen, splitUrl } from './http-listener.js';
+import { handleGet, handleList, handleWatch, type ResourceTarget } from './read-handlers.js';
 import { isPublicPath, parseRoute } from './route.js';
-import { isClientError, methodNotAllowed, notFound, sendJson, sendStatus } from './status.js';
+import { methodNotAllowed, notFound, sendJson } from './status.js';
 import type { TlsMaterial } from './tls.js';
 import { createWatchHub, type WatchHub } from './watch-hub.js';
 import { handleCreate, handleDelete, handlePatch, handleUpdate } from './write-handlers.js';
@@ -52,19 +52,9 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const hub: WatchHub = createWatchHub({ store, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, maxBacklogBytes: opts.maxWatchBacklogBytes ?? 64 << 20 });
   let address = '127.0.0.1:0';
 
-  const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    serve(req, res).catch((err: unknown) => {
-      if (!isClientError(err)) log.error({ err, method: req.method, url: req.url }, 'request failed');
-      if (res.headersSent) res.destroy();
-      else sendStatus(res, err);
-    });
-  };
-
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = req.url ?? '/';
-    const qi = url.indexOf('?');
-    const path = qi < 0 ? url : url.slice(0, qi);
-    const q = new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1));
+    const { path, query } = splitUrl(req.url);
+    const q = new URLSearchParams(query);
     const method = req.method ?? 'GET';
     if (!isPublicPath(path)) checkToken(req.headers);
     const route = parseRoute(path);
@@ -99,7 +89,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   }
 
   async function serveResource(t: ResourceTarget, method: string, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const verb = verbOf(method, t, q);
+    const verb = apiVerb(method, t, q);
+    if (verb === undefined) throw methodNotAllowed();
     if (opts.faults?.beforeRequest) {
       const injected = await opts.faults.beforeRequest({ method, path: req.url ?? '', verb, resource: t.info.name, namespace: t.namespace, name: t.name, subresource: t.subresource });
       if (injected) throw injected;
@@ -123,24 +114,13 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     }
   }
 
-  const server = opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : http.createServer(handler);
-  server.keepAliveTimeout = 65_000;
-  server.requestTimeout = 0;
-  server.on('clientError', (err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
-  });
+  const server = createHttpServer(opts.tls, answeringErrors(serve, log, 'request failed'));
 
   return {
-    listen(host, port) {
-      return new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          const a = server.address() as AddressInfo;
-          address = `${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
-          resolve(a.port);
-        });
-      });
+    async listen(host, port) {
+      const a = await listen(server, host, port);
+      address = `${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+      return a.port;
     },
     watchCount: () => hub.count(),
     watchCutOffs: () => hub.cutOffCount(),
@@ -152,23 +132,4 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       });
     },
   };
-}
-
-function verbOf(method: string, t: ResourceTarget, q: URLSearchParams): ApiVerb {
-  switch (method) {
-    case 'GET':
-    case 'HEAD':
-      if (t.name !== undefined) return 'get';
-      return isWatch(q) ? 'watch' : 'list';
-    case 'POST':
-      return 'create';
-    case 'PUT':
-      return 'update';
-    case 'PATCH':
-      return 'patch';
-    case 'DELETE':
-      return t.name === undefined ? 'deletecollection' : 'delete';
-    default:
-      throw methodNotAllowed();
-  }
 }

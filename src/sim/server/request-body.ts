@@ -7,20 +7,27 @@ import { ApiError, badRequest } from './status.js';
 
 export const MAX_BODY_BYTES = 3 << 20;
 
-export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
+/** The request body as text, at most `limit` bytes (413 beyond). */
+export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
+  return (await readBytes(req, limit)).toString('utf8');
+}
+
+/** The request body, at most `limit` bytes: beyond, the rest is discarded and the answer is 413. */
+export function readBytes(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
       if (size > limit) {
-        reject(new ApiError(413, 'RequestEntityTooLarge', `the request body exceeds ${limit} bytes`));
+        req.removeAllListeners('data');
         req.resume();
+        reject(new ApiError(413, 'RequestEntityTooLarge', `the request body exceeds ${limit} bytes`));
         return;
       }
       chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
     req.on('error', reject);
   });
 }
