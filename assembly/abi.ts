@@ -95,6 +95,10 @@ export const NF_TRACKED: u32 = 128;
 
 // ---- shard descriptor: one per shard, written by the host, cursors advanced by the kernel ----
 export const DESC_SIZE: u32 = 64;
+// A descriptor's address is a multiple of this (the kernel refuses others with
+// STATUS_BAD_DESCRIPTOR): the host writes its fields through typed-array indices, which round
+// a misaligned address down, so the kernel would read fields the host never wrote there.
+export const DESC_ALIGN: u32 = 16;
 export const D_PAIR_BEGIN: u32 = 0;
 export const D_PAIR_END: u32 = 4;
 export const D_NODE_BEGIN: u32 = 8;

@@ -67,6 +67,7 @@ export const NF_REMOVED = 64;
 export const NF_TRACKED = 128;
 // ---- shard descriptor: one per shard, written by the host, cursors advanced by the kernel ----
 export const DESC_SIZE = 64;
+export const DESC_ALIGN = 16;
 export const D_PAIR_BEGIN = 0;
 export const D_PAIR_END = 4;
 export const D_NODE_BEGIN = 8;

@@ -25,7 +25,7 @@ import { fleetError } from '../errors/index.js';
 import type { KernelAccess } from '../cache/kernel-access.js';
 import type { WorldState } from '../cache/world-state.js';
 import {
-  DESC_SIZE, D_MAX_WAIT, D_NODE_BEGIN, D_NODE_CURSOR, D_NODE_END, D_NOW, D_OPTIONS, D_OUT, D_OUT_CAPACITY,
+  DESC_ALIGN, DESC_SIZE, D_MAX_WAIT, D_NODE_BEGIN, D_NODE_CURSOR, D_NODE_END, D_NOW, D_OPTIONS, D_OUT, D_OUT_CAPACITY,
   D_OUT_LENGTH, D_PAIR_BEGIN, D_PAIR_CURSOR, D_PAIR_END, OPT_DISABLE_FORCE_DETACH, OUT_RECORD_SIZE, STATUS_OK,
   STATUS_OUTPUT_FULL, ABI_VERSION,
 } from './abi.js';
@@ -103,13 +103,15 @@ class KernelPlanner implements Planner {
     if (!Number.isFinite(maxWait) || maxWait < 0 || maxWait > 2 ** 30) {
       throw fleetError('FA_ERR_KERNEL', 'maxWaitForUnmountMs must be within [0, 2^30] ms');
     }
-    const shardBytes = DESC_SIZE + this.outputRecords * OUT_RECORD_SIZE;
+    // Every descriptor is DESC_ALIGN-aligned whatever the output room (an odd record count
+    // would misplace the fields written through typed-array indices: the kernel refuses it).
+    const shardBytes = Math.ceil((DESC_SIZE + this.outputRecords * OUT_RECORD_SIZE) / DESC_ALIGN) * DESC_ALIGN;
     const frame = this.access.beginPlan(now, this.shards * shardBytes);
     this.planning = true;
     try {
       const mem = this.access.memory.buffer;
       const u32 = new Uint32Array(mem);
-      const f64 = new Float64Array(mem);
+      const view = new DataView(mem);
       const pairChunk = Math.ceil(frame.pairEnd / this.shards / 8) * 8;
       const nodeChunk = Math.ceil(frame.nodeEnd / this.shards / 16) * 16;
       const descs: number[] = [];
@@ -127,7 +129,7 @@ class KernelPlanner implements Planner {
         u32[w + D_OUT_LENGTH / 4] = 0;
         u32[w + D_NOW / 4] = frame.nowRel;
         u32[w + D_OPTIONS / 4] = options.disableForceDetachOnTimeout ? OPT_DISABLE_FORCE_DETACH : 0;
-        f64[(desc + D_MAX_WAIT) >>> 3] = maxWait;
+        view.setFloat64(desc + D_MAX_WAIT, maxWait, true);
         descs.push(desc);
       }
       const chunks = await Promise.all(descs.map((desc) => this.runShard(desc, u32)));
