@@ -382,6 +382,7 @@ async function main(): Promise<void> {
     process.stderr.write(`${nodes} nodes, ${pairs.length} pairs: building state... `);
     const { state, inUse } = buildState(nodes, pairs);
     if (MUTATIONS_ONLY) {
+      const bytesPerPair = round(state.memoryUsage().sharedBytes / state.counts().pairs, 2);
       process.stderr.write('mutations... ');
       const mutations = churnMix(state, pairs, 'random');
       const mutationsInOrder = churnMix(state, pairs, 'table');
@@ -390,6 +391,7 @@ async function main(): Promise<void> {
       results.push({
         nodes,
         pairs: pairs.length,
+        bytes_per_pair: bytesPerPair,
         mutations_per_s: Math.round(mutations.wall),
         mutations_per_cpu_s: Math.round(mutations.cpu),
         mutations_per_s_best_window: Math.round(mutations.best),

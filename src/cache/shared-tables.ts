@@ -46,7 +46,8 @@ const TABLES: Table[] = [
 ];
 
 const align = (n: number, a: number) => Math.ceil(n / a) * a;
-const alignCapacity = (n: number) => Math.max(CAPACITY_ALIGN, align(n, CAPACITY_ALIGN));
+/** A table capacity for at least `n` slots (CAPACITY_ALIGN multiple, never 0). */
+export const alignCapacity = (n: number) => Math.max(CAPACITY_ALIGN, align(n, CAPACITY_ALIGN));
 
 export class SharedTables {
   readonly memory: WebAssembly.Memory;
@@ -97,11 +98,13 @@ export class SharedTables {
     this.volumeWords[volume] = (this.volumeWords[volume] & ~VW_HEAD_MASK) | slot;
   }
 
-  /** Makes room for slot index `slot` of `kind` (no-op if it fits). */
-  ensure(kind: 'nodes' | 'volumes' | 'pairs', slot: number): void {
+  /** Makes room for slot index `slot` of `kind` (no-op if it fits): the table grows to
+   * `capacity` slots if given, else by 1.5x, and always to more than `slot`. */
+  ensure(kind: 'nodes' | 'volumes' | 'pairs', slot: number, capacity?: number): void {
     if (slot < this.caps[kind]) return;
     if (kind === 'pairs' && slot >= VW_HEAD_NIL) throw fleetError('FA_ERR_STATE_CAPACITY', `more than ${VW_HEAD_NIL} pairs`);
-    this.relayout({ ...this.caps, [kind]: alignCapacity(Math.max(slot + 1, Math.floor(this.caps[kind] * 1.5))) });
+    const want = capacity ?? Math.floor(this.caps[kind] * 1.5);
+    this.relayout({ ...this.caps, [kind]: alignCapacity(Math.max(slot + 1, want)) });
   }
 
   /** Makes the scratch region at least `bytes` long; its contents are not preserved. */

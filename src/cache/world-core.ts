@@ -12,6 +12,12 @@
  * are fetched at once, beside the volume word, instead of after it (one cache miss fewer on a
  * cold pair, the common case at a million pairs). A home slot nothing uses is a hole the plan
  * kernel skips like any free slot; the volume capacity's headroom bounds the holes.
+ *
+ * Pair table size: the home region [0, volume capacity) and the overflow region above it are
+ * sized apart, so the volume capacity's slack does not double as overflow room. Capacity hints
+ * size the overflow region for `pairs - volumes` pairs (one pair per volume at home, the rest
+ * overflow); a full overflow region grows by half of itself (at least an eighth of the table),
+ * not the whole table by half.
  */
 import {
   NF_LIVE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED, PF_ATTACHED, PF_CONFLICT, PF_DESIRED, PF_LIVE,
@@ -20,7 +26,7 @@ import {
 } from '../kernel/abi.js';
 import { Interner } from './interner.js';
 import { END, linkPair, nextOfNode, nextOfVolume, unlinkPair } from './pair-links.js';
-import { PAIR_RECORD_WORDS, SharedTables, type Capacities } from './shared-tables.js';
+import { alignCapacity, PAIR_RECORD_WORDS, SharedTables, type Capacities } from './shared-tables.js';
 
 const W = PAIR_RECORD_WORDS;
 const VOL = PR_VOLUME / 4;
@@ -73,7 +79,9 @@ export class WorldCore {
   ops!: OperationRefs;
 
   constructor(caps: Partial<Capacities>) {
-    this.t = new SharedTables(caps);
+    const { volumes, pairs } = caps;
+    const overflow = volumes !== undefined && pairs !== undefined ? pairs - volumes : 0;
+    this.t = new SharedTables(overflow > 0 ? { ...caps, pairs: alignCapacity(volumes as number) + overflow } : caps);
   }
 
   // ---- nodes and volumes -------------------------------------------------------------------
@@ -162,7 +170,7 @@ export class WorldCore {
     const home = volume < t.caps.volumes && (volume >= this.pairHighWater || t.pairFlags[volume] === 0);
     const slot = home ? volume : this.takeOverflowSlot();
     if (slot >= this.pairHighWater) {
-      t.ensure('pairs', slot);
+      t.ensure('pairs', slot, home ? undefined : this.overflowGrowth());
       while (this.podFirst.length <= slot) this.podFirst.push(undefined);
       this.pairHighWater = slot + 1;
     }
@@ -187,6 +195,14 @@ export class WorldCore {
     const slot = Math.max(this.overflowHighWater, volumeCap);
     this.overflowHighWater = slot + 1;
     return slot;
+  }
+
+  /** The pair capacity to grow to when the overflow region is full: the region grows by half,
+   * and the table by at least an eighth (so relayouts stay geometric). */
+  private overflowGrowth(): number {
+    const { volumes, pairs } = this.t.caps;
+    const room = Math.max(0, pairs - volumes);
+    return volumes + Math.max(Math.floor(room * 1.5), Math.floor(pairs / 8));
   }
 
   /** Frees the slot when nothing (desired, actual, operation state) holds it. */

@@ -1,7 +1,8 @@
 // White-box: where pair records live. A volume's pair takes the volume's home slot (slot =
 // volume id) when it is free, other pairs take overflow slots at or above the volume capacity,
 // and lookups find every pair wherever it lives, also after the volume table grew over
-// overflow slots and ids were recycled.
+// overflow slots and ids were recycled. The overflow region is sized on its own: capacity hints
+// leave room for every pair, and a full overflow region does not grow the whole table by half.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -95,5 +96,30 @@ describe('pair slots', () => {
       }),
       { seed: 5, numRuns: 150 },
     );
+  });
+
+  it('holds a hinted fleet without growing and grows a full overflow region by part of the table', () => {
+    // The bench's fleet shape: per node 9 volumes of its own and 1 shared by a group of 10.
+    const nodes = 200;
+    const volumes = nodes * 9 + nodes / 10;
+    const pairs = nodes * 10;
+    const state = createWorldState({ capacity: { nodes, volumes, pairs } });
+    const core = coreOf(state);
+    const caps = { ...core.t.caps };
+    for (let n = 0; n < nodes; n++) {
+      const node = state.internNode(`n${n}`);
+      for (let k = 0; k < 9; k++) state.markAttached(state.internVolume(`v${n}-${k}`), node);
+      state.markAttached(state.internVolume(`shared${Math.floor(n / 10)}`), node);
+    }
+    assert.deepEqual(core.t.caps, caps, 'no table grew');
+    assert.ok(caps.pairs - pairs < 32, `pair capacity ${caps.pairs} for ${pairs} pairs`);
+    assert.ok(state.memoryUsage().sharedBytes / pairs <= 32, 'at most 32 bytes per pair');
+    for (let s = 0; s < volumes; s++) assert.equal(core.pairVolume(s), s, `volume ${s} at home`);
+    // More pairs of the shared volumes: the overflow region grows, the home region stays.
+    const extra = state.internNode('extra');
+    for (let g = 0; g < nodes / 10; g++) state.markAttached(state.findVolume(`shared${g}`) as number, extra);
+    assert.equal(core.t.caps.volumes, caps.volumes);
+    assert.ok(core.t.caps.pairs < caps.pairs * 1.25, `grew to ${core.t.caps.pairs} from ${caps.pairs}`);
+    assert.equal(liveSlots(core).length, pairs + nodes / 10);
   });
 });
