@@ -147,6 +147,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
         metrics.leader.set(0);
         // Never two actors: a replica that lost the lease stops acting at once and exits its loop.
         await reconciler.stop();
+        statusUpdater.close(); // no status writes from a replica that no longer leads
         executor.close();
         if (stopped) return;
         // Its loop and executor cannot be restarted, so it must never take the lease again (it
@@ -180,6 +181,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
       if (stopped) return;
       stopped = true;
       await reconciler.stop();
+      statusUpdater.close();
       executor.close();
       csi.close();
       populator.stop();

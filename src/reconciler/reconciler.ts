@@ -114,7 +114,8 @@ class Loop implements Reconciler {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     await this.current;
-    await this.statusRound;
+    // The background K3 round is not awaited: the controller closes the status updater next,
+    // which ends it after its writes in flight.
   }
 
   async runOnce(): Promise<void> {

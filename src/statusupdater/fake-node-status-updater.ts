@@ -26,6 +26,7 @@ export function createFakeNodeStatusUpdater(opts: { outcome?: NodeStatusWriteOut
       fake.nodeWrites.push(nodeName);
       return fake.outcome;
     },
+    close() {},
   };
   return fake;
 }

@@ -67,6 +67,11 @@ export interface NodeStatusUpdater {
   updateNodeStatuses(): Promise<NodeStatusPassSummary>;
   /** F8: writes one node now (after any write already in flight for it). Never rejects. */
   updateNodeStatusForNode(nodeName: string): Promise<NodeStatusWriteOutcome>;
+  /**
+   * Shutdown: writes not yet sent end as `failed` without a request (their flags stay set), and
+   * a running round stops after its writes in flight, so stopping never waits for a whole round.
+   */
+  close(): void;
 }
 
 export interface NodeStatusUpdaterDeps {
@@ -96,6 +101,7 @@ export function createNodeStatusUpdater(deps: NodeStatusUpdaterDeps): NodeStatus
 class Updater implements NodeStatusUpdater {
   /** The tail of each node's write chain; removed when the chain drains. */
   private readonly tails = new Map<string, Promise<NodeStatusWriteOutcome>>();
+  private closed = false;
 
   constructor(
     private readonly deps: NodeStatusUpdaterDeps,
@@ -108,7 +114,7 @@ class Updater implements NodeStatusUpdater {
     const nodes = [...this.deps.attachments.flaggedNodes()];
     let next = 0;
     const lane = async (): Promise<void> => {
-      while (next < nodes.length) {
+      while (next < nodes.length && !this.closed) {
         const outcome = await this.updateNodeStatusForNode(nodes[next++]!);
         if (outcome === 'written') summary.written++;
         else if (outcome === 'unchanged') summary.unchanged++;
@@ -130,8 +136,13 @@ class Updater implements NodeStatusUpdater {
     return run;
   }
 
+  close(): void {
+    this.closed = true;
+  }
+
   /** One node: read the set now, PATCH, and restore the flag on failure. Never rejects. */
   private async write(nodeName: string): Promise<NodeStatusWriteOutcome> {
+    if (this.closed) return 'failed';
     let volumes: readonly string[] | undefined;
     try {
       if (!this.deps.nodes.hasNode(nodeName)) {

@@ -161,3 +161,23 @@ test('reads and restores a report set only when the state is idle (writes run be
   assert.equal(api.calls.length, 1);
   assert.ok(state.flagged.has('n1'), 'the failed write flagged the node again');
 });
+
+test('close ends a running round after its writes in flight and sends nothing more', async () => {
+  const sets: Record<string, string[]> = {};
+  for (let i = 0; i < 20; i++) sets[`n${i}`] = [`v${i}`];
+  const state = fakeState(sets);
+  const api = fakeApi();
+  api.hold = true;
+  const updater = createNodeStatusUpdater({ api, attachments: state, nodes: allNodes, maxInFlight: 2 });
+  const round = updater.updateNodeStatuses();
+  await tick();
+  assert.equal(api.calls.length, 2, 'two writes in flight');
+  updater.close();
+  api.release();
+  const summary = await round;
+  assert.equal(api.calls.length, 2, 'no write started after close');
+  assert.equal(summary.written, 2);
+  assert.equal(await updater.updateNodeStatusForNode('n5'), 'failed', 'a write asked for after close is not sent');
+  assert.equal(api.calls.length, 2);
+  assert.ok(state.flagged.has('n5'), 'its flag stays set');
+});
