@@ -180,17 +180,23 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     async stop() {
       if (stopped) return;
       stopped = true;
+      const t0 = performance.now();
+      const step = (what: string) => log.info({ ms: Math.round(performance.now() - t0) }, `stop: ${what}`);
       await reconciler.stop();
+      step('reconciler stopped');
       statusUpdater.close();
       executor.close();
       csi.close();
       populator.stop();
       await elector?.stop();
+      step('leader election stopped');
       abort.abort();
       await Promise.all(reflectors.map((r) => r.stop()));
+      step('watches closed');
       events.stop();
       await planner.close();
       kc.close();
+      step('done');
     },
   };
 }
