@@ -51,6 +51,13 @@ export interface PlannerOptions {
   /** Initial output room per shard, in records (grows on demand). Tests set it tiny to
    * exercise the kernel's resumption; the default suits production. */
   outputRecords?: number;
+  /**
+   * With workers, plans over fewer pair slots than this run on the main thread anyway (default
+   * 0: always in the pool). A pool plan returns through the main thread's event loop, so on a
+   * busy controller it waits behind I/O callbacks and holds state mutations back meanwhile;
+   * below a few million pairs the kernel costs less than that wait (about 1 ms per million).
+   */
+  inlineBelowPairs?: number;
 }
 
 export interface Planner {
@@ -60,6 +67,8 @@ export interface Planner {
   readonly planning: boolean;
   readonly workers: number;
   readonly shards: number;
+  /** Plans that ran in the pool (the others ran on the main thread). */
+  readonly poolPlans: number;
   /** Stops the workers. Further plans reject. */
   close(): Promise<void>;
 }
@@ -71,7 +80,9 @@ export function createPlanner(options: PlannerOptions): Planner {
   if (!Number.isInteger(shards) || shards < 1) throw new RangeError('options.shards must be a positive integer');
   const outputRecords = options.outputRecords ?? INITIAL_OUTPUT_RECORDS;
   if (!Number.isInteger(outputRecords) || outputRecords < 1) throw new RangeError('options.outputRecords must be a positive integer');
-  return new KernelPlanner(options.state.kernelAccess(), workers, shards, options.build ?? 'release', outputRecords);
+  const inlineBelowPairs = options.inlineBelowPairs ?? 0;
+  if (!(inlineBelowPairs >= 0)) throw new RangeError('options.inlineBelowPairs must be a non-negative number');
+  return new KernelPlanner(options.state.kernelAccess(), workers, shards, options.build ?? 'release', outputRecords, inlineBelowPairs);
 }
 
 const INITIAL_OUTPUT_RECORDS = 4096;
@@ -81,6 +92,7 @@ class KernelPlanner implements Planner {
   private readonly pool: KernelPool | undefined;
   private closed = false;
   planning = false;
+  poolPlans = 0;
 
   constructor(
     private readonly access: KernelAccess,
@@ -88,6 +100,7 @@ class KernelPlanner implements Planner {
     readonly shards: number,
     build: KernelBuild,
     private outputRecords: number,
+    private readonly inlineBelowPairs: number,
   ) {
     const module = loadKernelModule(build);
     this.kernel = instantiateKernel(module, access.memory);
@@ -132,7 +145,9 @@ class KernelPlanner implements Planner {
         view.setFloat64(desc + D_MAX_WAIT, maxWait, true);
         descs.push(desc);
       }
-      const chunks = await Promise.all(descs.map((desc) => this.runShard(desc, u32)));
+      const inline = !this.pool || frame.pairEnd < this.inlineBelowPairs;
+      if (!inline) this.poolPlans++;
+      const chunks = await Promise.all(descs.map((desc) => this.runShard(desc, u32, inline)));
       const builder = new PlanBuilder();
       for (const shardChunks of chunks) for (const c of shardChunks) builder.append(c, 0, c.length / 3);
       return builder.build(Math.floor(now));
@@ -143,11 +158,11 @@ class KernelPlanner implements Planner {
   }
 
   /** Runs one shard to completion, draining its output whenever it fills up. */
-  private async runShard(desc: number, u32: Uint32Array): Promise<Uint32Array[]> {
+  private async runShard(desc: number, u32: Uint32Array, inline: boolean): Promise<Uint32Array[]> {
     const chunks: Uint32Array[] = [];
     const w = desc >>> 2;
     for (;;) {
-      const status = this.pool ? (await this.pool.run('planShard', { desc })).status : this.kernel.planShard(desc) >>> 0;
+      const status = this.pool && !inline ? (await this.pool.run('planShard', { desc })).status : this.kernel.planShard(desc) >>> 0;
       if (status !== STATUS_OK && status !== STATUS_OUTPUT_FULL) {
         throw fleetError('FA_ERR_KERNEL', `plan kernel returned status ${status}`);
       }

@@ -25,6 +25,8 @@ export interface ControllerOptions {
   maxApiBacklog: number;
   /** Plan worker threads; 0 = main thread. */
   workers: number;
+  /** With workers, smaller plans still run on the main thread (planner.ts inlineBelowPairs). */
+  inlinePlanBelowPairs: number;
   kernelBuild?: 'debug' | 'release';
   leaderElect: boolean;
   leaderElectNamespace: string;
@@ -60,6 +62,7 @@ export const DEFAULT_CONTROLLER_OPTIONS: Omit<ControllerOptions, 'kubeconfig'> =
   maxOperationStartsPerPass: 5000,
   maxApiBacklog: 500,
   workers: 1,
+  inlinePlanBelowPairs: 4_000_000,
   leaderElect: true,
   leaderElectNamespace: 'kube-system',
   leaderElectName: 'fleet-attach',

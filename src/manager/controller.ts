@@ -87,7 +87,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const reflectors = [pods, pvcs, pvs, nodes, vas, drivers, csiNodes] as Array<Reflector<unknown>>;
 
   const state = createWorldState({});
-  const planner: Planner = createPlanner({ state, workers: o.workers, ...(o.kernelBuild ? { build: o.kernelBuild } : {}) });
+  const planner: Planner = createPlanner({ state, workers: o.workers, inlineBelowPairs: o.inlinePlanBelowPairs, ...(o.kernelBuild ? { build: o.kernelBuild } : {}) });
   const csi = createCsiPlugin({ api: adapt.volumeAttachmentApi(api), attachments: adapt.volumeAttachmentCache(vas), drivers: adapt.csiDriverCache(drivers), csiTimeoutMs: o.csiTimeoutMs });
   const plugins = createVolumePluginManager({ plugins: [csi] });
   const translator = createCsiTranslator({ isMigrated: createMigrationPredicate({ csiNodeAnnotation: (n) => csiNodes.get(n)?.migratedPlugins.join(',') }) });

@@ -132,6 +132,25 @@ describe('Planner', () => {
     assert.equal(state.node(n)?.healthy, true);
   });
 
+  it('plans a small state on the main thread when inlineBelowPairs says so, with the same result', async () => {
+    const build = () => {
+      const { state, v, n } = undesiredOn({ healthy: false });
+      state.setVolumesInUse(n, []);
+      return { state, v, n };
+    };
+    const a = build();
+    const inline = createPlanner({ state: a.state, workers: 1, build: 'debug', inlineBelowPairs: 1 << 20 });
+    const b = build();
+    const pooled = createPlanner({ state: b.state, workers: 1, build: 'debug' });
+    closers.push(inline, pooled);
+    const pa = await inline.plan(1000, opts);
+    const pb = await pooled.plan(1000, opts);
+    assert.deepEqual([inline.poolPlans, pooled.poolPlans], [0, 1]);
+    assert.equal(pa.detaches.length, 1);
+    assert.deepEqual([pa.detaches.volume(0), pa.detaches.node(0)], [pb.detaches.volume(0), pb.detaches.node(0)]);
+    assert.throws(() => createPlanner({ state: a.state, workers: 0, inlineBelowPairs: Number.NaN }), RangeError);
+  });
+
   it('rejects plans after close and bad options', async () => {
     const state = createWorldState();
     const planner = createPlanner({ state, workers: 0, build: 'debug' });
