@@ -1,6 +1,8 @@
 /**
- * KubeApiClient: every single-object read and write the controller makes, on client-node's
- * generated API (auth, kubeconfig, the shared keep-alive agent via {@link FleetKubeConfig}).
+ * KubeApiClient: every single-object read and write the controller makes. Kubeconfig, auth and
+ * the shared keep-alive agent are client-node's (via {@link FleetKubeConfig}); the four hot calls
+ * (VolumeAttachment create and delete, the live Node read, the Node status patch) are raw
+ * requests (raw-write.ts), the rest go through the generated API.
  *
  * Contract for every method:
  * - controller calls (everything but leases) first take a slot of the in-flight bound
@@ -35,7 +37,8 @@ import { projectVolumeAttachment, type VolumeAttachmentRecord } from './projecti
 import { createInFlightLimiter, DEFAULT_MAX_IN_FLIGHT, type InFlightLimiter } from './in-flight-limiter.js';
 import { createRateLimiter, DEFAULT_BURST, DEFAULT_QPS, type RateLimiter } from './rate-limiter.js';
 import type { RequestHook } from './request-hook.js';
-import { createRequestRunner, type RequestRunner, type What } from './request-runner.js';
+import { pathSegment, sendRaw, type RawCall } from './raw-write.js';
+import { createRequestRunner, type RawSent, type RequestRunner, type RunOptions, type What } from './request-runner.js';
 
 export type { LeaseRecord };
 
@@ -125,7 +128,15 @@ export interface KubeApiClientOptions {
   /** 429 retries per call (default 5) and the cap on one Retry-After wait (default 10 s). */
   maxRetries?: number;
   maxRetryAfterMs?: number;
+  /**
+   * The hot calls (VolumeAttachment create/delete, Node get, Node status patch) as raw requests
+   * (default true); false sends them through the generated client, for comparison.
+   */
+  rawWrites?: boolean;
 }
+
+const VA_PATH = '/apis/storage.k8s.io/v1/volumeattachments';
+const NODES_PATH = '/api/v1/nodes';
 
 export function createKubeApiClient(opts: KubeApiClientOptions): KubeApiClient {
   return new GeneratedApiClient(opts);
@@ -138,8 +149,12 @@ class GeneratedApiClient implements KubeApiClient {
   private readonly limiter: RateLimiter;
   private readonly runner: RequestRunner;
   private readonly inFlight: InFlightLimiter;
+  private readonly kc: FleetKubeConfig;
+  private readonly rawWrites: boolean;
 
   constructor(opts: KubeApiClientOptions) {
+    this.kc = opts.kc;
+    this.rawWrites = opts.rawWrites ?? true;
     this.core = opts.kc.makeApiClient(CoreV1Api);
     this.storage = opts.kc.makeApiClient(StorageV1Api);
     this.coordination = opts.kc.makeApiClient(CoordinationV1Api);
@@ -152,7 +167,9 @@ class GeneratedApiClient implements KubeApiClient {
     const what = { verb: 'create', resource: 'volumeattachments', name: body.metadata.name };
     const va = { ...body, apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment' } as V1VolumeAttachment;
     try {
-      const created = await this.runner.run(what, (o) => this.storage.createVolumeAttachmentWithHttpInfo({ body: va }, o));
+      const created = this.rawWrites
+        ? await this.raw(what, { method: 'POST', path: VA_PATH, body: JSON.stringify(va), response: 'json' })
+        : await this.runner.run(what, (o) => this.storage.createVolumeAttachmentWithHttpInfo({ body: va }, o));
       return { outcome: 'created', volumeAttachment: must(projectVolumeAttachment(created), what) };
     } catch (err) {
       if (kubeErrorDetails(err)?.code !== 409) throw err;
@@ -163,8 +180,10 @@ class GeneratedApiClient implements KubeApiClient {
   }
 
   async deleteVolumeAttachment(name: string): Promise<'deleted' | 'not-found'> {
+    const what = { verb: 'delete', resource: 'volumeattachments', name };
     try {
-      await this.runner.run({ verb: 'delete', resource: 'volumeattachments', name }, (o) => this.storage.deleteVolumeAttachmentWithHttpInfo({ name }, o));
+      if (this.rawWrites) await this.raw(what, { method: 'DELETE', path: `${VA_PATH}/${pathSegment(name)}`, response: 'drain' });
+      else await this.runner.run(what, (o) => this.storage.deleteVolumeAttachmentWithHttpInfo({ name }, o));
       return 'deleted';
     } catch (err) {
       if (isNotFound(err)) return 'not-found';
@@ -180,7 +199,11 @@ class GeneratedApiClient implements KubeApiClient {
 
   async getNode(name: string): Promise<NodeRecord | undefined> {
     const what = { verb: 'get', resource: 'nodes', name };
-    const raw = await this.orUndefined(this.runner.run(what, (o) => this.core.readNodeWithHttpInfo({ name }, o), { priority: 'high' }));
+    const raw = await this.orUndefined(
+      this.rawWrites
+        ? this.raw(what, { method: 'GET', path: `${NODES_PATH}/${pathSegment(name)}`, response: 'json' }, { priority: 'high' })
+        : this.runner.run(what, (o) => this.core.readNodeWithHttpInfo({ name }, o), { priority: 'high' }),
+    );
     return raw === undefined ? undefined : must(projectNode(raw), what);
   }
 
@@ -188,9 +211,10 @@ class GeneratedApiClient implements KubeApiClient {
     const list = volumesAttached === null ? null : volumesAttached.map((v) => ({ name: v.name, devicePath: v.devicePath }));
     const body = { status: { volumesAttached: list } };
     const what = { verb: 'patch', resource: 'nodes/status', name };
-    const patched = await this.orUndefined(
-      this.runner.run(what, (o) => this.core.patchNodeStatusWithHttpInfo({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o)), { priority: 'high' }),
-    );
+    const sent: Promise<unknown> = this.rawWrites
+      ? this.raw(what, { method: 'PATCH', path: `${NODES_PATH}/${pathSegment(name)}/status`, body: JSON.stringify(body), contentType: PatchStrategy.MergePatch, response: 'drain' }, { priority: 'high' })
+      : this.runner.run(what, (o) => this.core.patchNodeStatusWithHttpInfo({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o)), { priority: 'high' });
+    const patched = await this.orUndefined(sent.then(() => true));
     return patched === undefined ? 'not-found' : 'patched';
   }
 
@@ -233,6 +257,18 @@ class GeneratedApiClient implements KubeApiClient {
 
   backlog() {
     return { waiting: this.inFlight.waiting(), inFlight: this.inFlight.inFlight() };
+  }
+
+  /** One raw call through the runner; resolves the parsed body (undefined when drained). */
+  private raw(what: What, call: Omit<RawCall, 'signal'>, opts?: RunOptions): Promise<unknown> {
+    return this.runner.runRaw(
+      what,
+      async (signal): Promise<RawSent<unknown>> => {
+        const r = await sendRaw(this.kc, { ...call, signal });
+        return { status: r.status, data: r.body };
+      },
+      opts,
+    );
   }
 
   /** Resolves undefined on 404. */

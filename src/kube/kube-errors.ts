@@ -32,6 +32,26 @@ export function statusCodeOf(err: unknown): number {
   return 0;
 }
 
+/**
+ * A non-2xx response to a raw request (raw-request.ts, raw-write.ts); `statusCode` is what
+ * {@link statusCodeOf} reads, and {@link toKubeError} carries `reason` and `retryAfterMs` over
+ * exactly as it does for the generated client's ApiException.
+ */
+export class KubeHttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly reason: string | undefined,
+    message: string,
+    /** `Retry-After` in ms when the server sent one (429, 503). */
+    readonly retryAfterMs?: number,
+    /** `Status.message` from the body, when there was one. */
+    readonly statusMessage?: string,
+  ) {
+    super(message);
+    this.name = 'KubeHttpError';
+  }
+}
+
 export function kubeErrorDetails(err: unknown): KubeErrorDetails | undefined {
   return isFleetError(err, 'FA_ERR_KUBE_API') ? (err.details as unknown as KubeErrorDetails) : undefined;
 }
@@ -81,6 +101,10 @@ export function toKubeError(err: unknown, what: { verb: string; resource: string
     const ra = parseRetryAfter(headerOf(err.headers, 'retry-after'));
     if (ra !== undefined) details.retryAfterMs = ra;
     message = status.message ?? `HTTP ${err.code}`;
+  } else if (err instanceof KubeHttpError) {
+    if (err.reason) details.reason = err.reason;
+    if (err.retryAfterMs !== undefined) details.retryAfterMs = err.retryAfterMs;
+    message = err.statusMessage ?? `HTTP ${err.statusCode}`;
   } else {
     message = err instanceof Error ? err.message : String(err);
   }

@@ -11,7 +11,9 @@
  */
 import fetch from 'node-fetch';
 import type { FleetKubeConfig } from './kube-config.js';
-import { parseRetryAfter, parseStatusBody } from './kube-errors.js';
+import { KubeHttpError, parseRetryAfter, parseStatusBody } from './kube-errors.js';
+
+export { KubeHttpError };
 
 export interface RawJsonResponse {
   status: number;
@@ -23,20 +25,6 @@ export interface RawJsonResponse {
   fetchMs: number;
   /** Time spent in JSON.parse, ms. */
   parseMs: number;
-}
-
-/** A non-2xx response; `statusCode` is what {@link statusCodeOf} reads. */
-export class KubeHttpError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly reason: string | undefined,
-    message: string,
-    /** `Retry-After` in ms when the server sent one (429, 503). */
-    readonly retryAfterMs?: number,
-  ) {
-    super(message);
-    this.name = 'KubeHttpError';
-  }
 }
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -72,14 +60,17 @@ export async function getJson(kc: FleetKubeConfig, path: string, query: Query, o
   const ok = res.status >= 200 && res.status <= 299;
   const text = await readBody(res.body, ok ? opts.onHead : undefined);
   const t1 = performance.now();
-  if (!ok) {
-    const s = parseStatusBody(text);
-    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after') ?? undefined);
-    throw new KubeHttpError(res.status, s.reason, `GET ${path}: HTTP ${res.status}${s.message ? `: ${s.message}` : ''}`, retryAfterMs);
-  }
+  if (!ok) throw httpError('GET', path, res.status, res.headers.get('retry-after'), text);
   const body: unknown = JSON.parse(text);
   const t2 = performance.now();
   return { status: res.status, body, bytes: text.length, fetchMs: t1 - t0, parseMs: t2 - t1 };
+}
+
+/** The {@link KubeHttpError} for a non-2xx response with body `text` (a Status, or anything). */
+export function httpError(method: string, path: string, status: number, retryAfter: string | null, text: string): KubeHttpError {
+  const s = parseStatusBody(text);
+  const retryAfterMs = parseRetryAfter(retryAfter ?? undefined);
+  return new KubeHttpError(status, s.reason, `${method} ${path}: HTTP ${status}${s.message ? `: ${s.message}` : ''}`, retryAfterMs, s.message);
 }
 
 /**
@@ -87,7 +78,7 @@ export async function getJson(kc: FleetKubeConfig, path: string, query: Query, o
  * events rather than async iteration: a page arrives in dozens of chunks, and a promise per
  * chunk is measurable against the parse.
  */
-function readBody(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined): Promise<string> {
+export function readBody(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined): Promise<string> {
   if (!body) return Promise.resolve('');
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -112,7 +103,8 @@ function readBody(body: NodeJS.ReadableStream | null, onHead: ((head: string) =>
   });
 }
 
-function headersOf(h: unknown): Record<string, string> {
+/** Headers from `applyToFetchOptions` (a Headers object or a plain record) as a plain record. */
+export function headersOf(h: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (h && typeof (h as { forEach?: unknown }).forEach === 'function') {
     (h as { forEach(cb: (v: string, k: string) => void): void }).forEach((v, k) => (out[k] = v));

@@ -1,8 +1,8 @@
 /**
- * Runs one generated-client call the way every KubeApiClient call runs: a slot of the in-flight
- * bound and a rate-limiter token (unless exempt), then a per-attempt timeout that starts only
- * once the request can be sent, 429 retries after `Retry-After`, a report per attempt,
- * and failures normalised to FA_ERR_KUBE_API (kube-errors.ts).
+ * Runs one call, on the generated client or raw (raw-write.ts), the way every KubeApiClient call
+ * runs: a slot of the in-flight bound and a rate-limiter token (unless exempt), then a
+ * per-attempt timeout that starts only once the request can be sent, 429 retries after
+ * `Retry-After`, a report per attempt, and failures normalised to FA_ERR_KUBE_API (kube-errors.ts).
  */
 import { Observable, type ConfigurationOptions, type HttpInfo, type ObservableMiddleware } from '@kubernetes/client-node';
 import { kubeErrorDetails, statusCodeOf, toKubeError } from './kube-errors.js';
@@ -28,50 +28,79 @@ export interface RequestRunnerOptions {
   maxRetryAfterMs?: number;
 }
 
+export interface RunOptions {
+  signal?: AbortSignal | undefined;
+  /** false skips the rate limiter and the in-flight bound (lease calls). */
+  limited?: boolean;
+  /** The in-flight lane (default `normal`). */
+  priority?: RequestPriority;
+}
+
+/** What a raw send resolves: the HTTP status (reported) and the data the call resolves. */
+export interface RawSent<R> {
+  status: number;
+  data: R;
+}
+
 export interface RequestRunner {
+  /** Sends via `send` (which must pass the given options to the generated API) and resolves the response data. */
+  run<R>(what: What, send: (o: ConfigurationOptions) => Promise<HttpInfo<R>>, opts?: RunOptions): Promise<R>;
   /**
-   * Sends via `send` (which must pass the given options to the generated API) and resolves the
-   * response data. `limited: false` skips the rate limiter and the in-flight bound (lease calls);
-   * `priority` picks the in-flight lane (default `normal`).
+   * The same for a raw call: `send` must abort the request and the read of its body on
+   * `signal`, and reject on a non-2xx status with an error {@link toKubeError} understands.
    */
-  run<R>(
-    what: What,
-    send: (o: ConfigurationOptions) => Promise<HttpInfo<R>>,
-    opts?: { signal?: AbortSignal | undefined; limited?: boolean; priority?: RequestPriority },
-  ): Promise<R>;
+  runRaw<R>(what: What, send: (signal: AbortSignal) => Promise<RawSent<R>>, opts?: RunOptions): Promise<R>;
 }
 
 export function createRequestRunner(o: RequestRunnerOptions): RequestRunner {
   return {
-    async run(what, send, { signal, limited = true, priority = 'normal' } = {}) {
-      const maxRetries = o.maxRetries ?? 5;
-      for (let attempt = 0; ; attempt++) {
-        // The slot is taken first so that the lanes, not the bucket's FIFO, order the sends.
-        const release = limited && o.inFlight ? await o.inFlight.acquire(priority, signal) : undefined;
-        try {
-          if (limited) await o.limiter.acquire(signal);
-        } catch (err) {
-          release?.();
-          throw err;
-        }
-        const timeout = AbortSignal.timeout(o.requestTimeoutMs ?? 30_000);
-        const t0 = performance.now();
-        try {
-          const info = await send(withSignal(signal ? AbortSignal.any([signal, timeout]) : timeout));
-          release?.();
-          report(o.onRequest, { verb: what.verb, resource: what.resource, code: info.httpStatusCode, durationMs: performance.now() - t0 });
-          return info.data;
-        } catch (raw) {
-          const err = toKubeError(raw, what);
-          const code = statusCodeOf(err);
-          report(o.onRequest, { verb: what.verb, resource: what.resource, code, durationMs: performance.now() - t0 });
-          release?.();
-          if (code !== 429 || attempt >= maxRetries || signal?.aborted) throw err;
-          await sleep(Math.min(o.maxRetryAfterMs ?? 10_000, kubeErrorDetails(err)?.retryAfterMs ?? 1000), signal);
-        }
-      }
-    },
+    run: (what, send, opts) =>
+      runAttempts(
+        o,
+        what,
+        async (signal) => {
+          const info = await send(withSignal(signal));
+          return { status: info.httpStatusCode, data: info.data };
+        },
+        opts,
+      ),
+    runRaw: (what, send, opts) => runAttempts(o, what, send, opts),
   };
+}
+
+/** The one path both kinds of call take: slot, token, timed attempt, report, 429 retry. */
+async function runAttempts<R>(
+  o: RequestRunnerOptions,
+  what: What,
+  send: (signal: AbortSignal) => Promise<RawSent<R>>,
+  { signal, limited = true, priority = 'normal' }: RunOptions = {},
+): Promise<R> {
+  const maxRetries = o.maxRetries ?? 5;
+  for (let attempt = 0; ; attempt++) {
+    // The slot is taken first so that the lanes, not the bucket's FIFO, order the sends.
+    const release = limited && o.inFlight ? await o.inFlight.acquire(priority, signal) : undefined;
+    try {
+      if (limited) await o.limiter.acquire(signal);
+    } catch (err) {
+      release?.();
+      throw err;
+    }
+    const timeout = AbortSignal.timeout(o.requestTimeoutMs ?? 30_000);
+    const t0 = performance.now();
+    try {
+      const sent = await send(signal ? AbortSignal.any([signal, timeout]) : timeout);
+      release?.();
+      report(o.onRequest, { verb: what.verb, resource: what.resource, code: sent.status, durationMs: performance.now() - t0 });
+      return sent.data;
+    } catch (raw) {
+      const err = toKubeError(raw, what);
+      const code = statusCodeOf(err);
+      report(o.onRequest, { verb: what.verb, resource: what.resource, code, durationMs: performance.now() - t0 });
+      release?.();
+      if (code !== 429 || attempt >= maxRetries || signal?.aborted) throw err;
+      await sleep(Math.min(o.maxRetryAfterMs ?? 10_000, kubeErrorDetails(err)?.retryAfterMs ?? 1000), signal);
+    }
+  }
 }
 
 /** Per-call options whose middleware puts `signal` on the request (the generated client has no timeout of its own). */

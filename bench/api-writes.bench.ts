@@ -1,0 +1,145 @@
+// Hot single-object calls, generated client vs raw requests:
+// `node --import tsx bench/api-writes.bench.ts [--quads 700 --reps 3 --warmup 300 --concurrency 16 --nodes 100]`.
+//
+// Subject: KubeApiClient's four hot calls (createVolumeAttachment, patchNodeStatus, getNode,
+// deleteVolumeAttachment), the same client code once with `rawWrites: false` (client-node's
+// generated API) and once with the raw path (src/kube/raw-write.ts), in this process, against
+// the simulator's HTTPS API server in a child process (this file with FA_API_WRITES_ROLE=sim:
+// an empty cluster plus `--nodes` Nodes shaped like the fleet generator's, 10 volumes in use),
+// so that this process's CPU is the client's alone.
+// One "quad" = the four calls in sequence on one VA and its node, as one attach then detach of
+// the controller does them (status patch with 10 attached volumes, then the F9 live read);
+// `--concurrency` quads run at once, with no client-side rate limit. Each rep measures both
+// paths over `--quads` quads each, alternating which goes first; a `--warmup` of each path comes
+// before. Reported per path: this process's CPU (process.cpuUsage, user + system) µs per call,
+// calls/s, and the generated/raw ratios (medians over the reps). Prints JSON; writes no file.
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createKubeApiClient, type KubeApiClient } from '../src/kube/api-client.js';
+import { loadKubeConfig } from '../src/kube/kube-config.js';
+import { nodeObject } from '../src/sim/actors/objects.js';
+import { startSimulator } from '../src/sim/server/index.js';
+import { forkTs, nextMessage } from './lib/children.js';
+import { median, round } from './lib/stats.js';
+
+const ROLE_ENV = 'FA_API_WRITES_ROLE';
+const DRIVER = 'bench.csi.fleet-attach.io';
+const volume = (node: string, i: number) => `kubernetes.io/csi/${DRIVER}^${node}-v${i}`;
+
+type Ready = { type: 'ready'; kubeconfig: string };
+
+/** Child: the simulator with `nodes` Nodes, each with 10 volumes in use. */
+async function simChild(nodes: number): Promise<void> {
+  const sim = await startSimulator({});
+  const now = new Date().toISOString();
+  for (let n = 0; n < nodes; n++) {
+    const node = nodeObject(`node-${n}`, now);
+    (node.status as Record<string, unknown>).volumesInUse = Array.from({ length: 10 }, (_, i) => volume(`node-${n}`, i));
+    sim.store.create('nodes', node);
+  }
+  process.on('disconnect', () => void sim.stop().then(() => process.exit(0)));
+  process.send?.({ type: 'ready', kubeconfig: sim.kubeconfig } satisfies Ready);
+}
+
+interface PathRun {
+  calls: number;
+  cpuUsPerCall: number;
+  callsPerSec: number;
+}
+
+/** `quads` quads, `concurrency` at once; `tag` keeps VA names unique across runs. */
+async function runQuads(api: KubeApiClient, tag: string, quads: number, concurrency: number, nodes: number): Promise<PathRun> {
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < quads; i = next++) {
+      const nodeName = `node-${i % nodes}`;
+      const name = `bench-${tag}-${i}`;
+      const created = await api.createVolumeAttachment({
+        metadata: { name },
+        spec: { attacher: DRIVER, nodeName, source: { persistentVolumeName: `pv-${tag}-${i}` } },
+      });
+      if (created.outcome !== 'created') throw new Error(`${name}: ${created.outcome}`);
+      const attached = Array.from({ length: 10 }, (_, v) => ({ name: volume(nodeName, v), devicePath: '' }));
+      if ((await api.patchNodeStatus(nodeName, attached)) !== 'patched') throw new Error(`${nodeName}: patch not-found`);
+      const node = await api.getNode(nodeName);
+      if (node?.volumesInUse.length !== 10) throw new Error(`${nodeName}: unexpected volumesInUse`);
+      if ((await api.deleteVolumeAttachment(name)) !== 'deleted') throw new Error(`${name}: delete not-found`);
+    }
+  };
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const calls = quads * 4;
+  return { calls, cpuUsPerCall: (cpu.user + cpu.system) / calls, callsPerSec: (calls / wallMs) * 1000 };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      quads: { type: 'string', default: '700' },
+      reps: { type: 'string', default: '3' },
+      warmup: { type: 'string', default: '300' },
+      concurrency: { type: 'string', default: '16' },
+      nodes: { type: 'string', default: '100' },
+    },
+  });
+  const [quads, reps, warmup, concurrency, nodes] = [values.quads, values.reps, values.warmup, values.concurrency, values.nodes].map(Number) as [number, number, number, number, number];
+  const total = 4 * (warmup * 2 + quads * 2 * reps);
+  if (total > 20_000) console.error(`note: ${total} calls (the shared box's budget is 20k)`);
+
+  const sim = forkTs(fileURLToPath(import.meta.url), [], { [ROLE_ENV]: 'sim', FA_API_WRITES_NODES: String(nodes) });
+  try {
+    const { kubeconfig } = await nextMessage<Ready>(sim, (m) => m.type === 'ready', 60_000);
+    const kc = loadKubeConfig({ yaml: kubeconfig });
+    const clients = {
+      generated: createKubeApiClient({ kc, rawWrites: false, qps: 0, maxInFlight: concurrency }),
+      raw: createKubeApiClient({ kc, rawWrites: true, qps: 0, maxInFlight: concurrency }),
+    };
+    const paths = ['generated', 'raw'] as const;
+    for (const p of paths) await runQuads(clients[p], `warm-${p}`, warmup, concurrency, nodes);
+    const runs: Record<(typeof paths)[number], PathRun[]> = { generated: [], raw: [] };
+    for (let r = 0; r < reps; r++) {
+      for (const p of r % 2 === 0 ? paths : [...paths].reverse()) {
+        global.gc?.();
+        runs[p].push(await runQuads(clients[p], `${p}-${r}`, quads, concurrency, nodes));
+      }
+    }
+    kc.close();
+    const summary = (p: (typeof paths)[number]) => ({
+      cpu_us_per_call: round(median(runs[p].map((x) => x.cpuUsPerCall))),
+      calls_per_s: round(median(runs[p].map((x) => x.callsPerSec)), 0),
+      runs: runs[p].map((x) => ({ cpu_us_per_call: round(x.cpuUsPerCall), calls_per_s: round(x.callsPerSec, 0) })),
+    });
+    const g = summary('generated');
+    const w = summary('raw');
+    console.log(
+      JSON.stringify(
+        {
+          config: { quads, reps, warmup, concurrency, nodes, calls_measured_per_path: quads * 4 * reps },
+          generated: g,
+          raw: w,
+          cpu_per_call_generated_over_raw: round((g.cpu_us_per_call ?? NaN) / (w.cpu_us_per_call ?? NaN), 2),
+          calls_per_s_raw_over_generated: round((w.calls_per_s ?? NaN) / (g.calls_per_s ?? NaN), 2),
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    await sim.stop();
+  }
+}
+
+if (process.env[ROLE_ENV] === 'sim') {
+  simChild(Number(process.env.FA_API_WRITES_NODES ?? '100')).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+} else {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}
