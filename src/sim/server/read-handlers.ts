@@ -9,6 +9,7 @@
 import type { ServerResponse } from 'node:http';
 import type { KubeObject, ServableStore } from '../store/index.js';
 import type { ResourceInfo } from '../store/resources.js';
+import { writeList } from './list-writer.js';
 import { compileSelector, type Selector } from './selectors.js';
 import { ApiError, badRequest, expired, notFound, sendJson, statusObject } from './status.js';
 import { includeObjectOf, toTable, wantsTable } from './table.js';
@@ -25,10 +26,6 @@ export interface ResourceTarget {
   name?: string;
   subresource?: string;
 }
-
-/** Bytes buffered before a list starts streaming (smaller lists get a Content-Length). */
-const STREAM_THRESHOLD = 4 << 20;
-const CHUNK_ITEMS = 64;
 
 export function handleGet(ctx: ReadContext, t: ResourceTarget, q: URLSearchParams, accept: string | undefined, res: ServerResponse): void {
   if (t.subresource !== undefined && !(t.subresource === 'status' && t.info.status)) throw notFound();
@@ -110,45 +107,7 @@ export async function handleList(ctx: ReadContext, t: ResourceTarget, q: URLSear
     const objects = p.items.map((j) => JSON.parse(j) as KubeObject);
     return sendJson(res, 200, toTable(t.info, objects, { resourceVersion: String(listRv), ...(next ? { continue: next } : {}) }, includeObjectOf(q)));
   }
-  await writeList(res, t.info, listRv, next, p.items);
-}
-
-/**
- * Writes a list as Buffers of about 64 items each: no page-sized string is built (a string of
- * hundreds of KiB lands in V8's large-object space and makes the GC walk the whole heap, which
- * at a million stored objects costs more than the list itself). Writes wait for the socket to
- * drain, so a list of every object never sits in memory twice.
- */
-async function writeList(res: ServerResponse, info: ResourceInfo, rv: number, cont: string | undefined, items: string[]): Promise<void> {
-  const head = `{"kind":"${info.listKind}","apiVersion":"${info.apiVersion}","metadata":{"resourceVersion":"${rv}"${cont ? `,"continue":"${cont}"` : ''}},"items":[`;
-  if (items.length <= CHUNK_ITEMS) return sendJson(res, 200, `${head}${items.join(',')}]}`);
-  const chunks: Buffer[] = [Buffer.from(head)];
-  let length = chunks[0].length;
-  const flushAt = STREAM_THRESHOLD;
-  let headersSent = false;
-  const flush = async (last: boolean) => {
-    if (!headersSent) {
-      headersSent = true;
-      res.writeHead(200, last ? { 'Content-Type': 'application/json', 'Content-Length': length } : { 'Content-Type': 'application/json' });
-    }
-    res.cork();
-    let ok = true;
-    for (const c of chunks) ok = res.write(c);
-    res.uncork();
-    chunks.length = 0;
-    length = 0;
-    if (!ok && !last) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
-  };
-  for (let i = 0; i < items.length && !res.destroyed; i += CHUNK_ITEMS) {
-    const b = Buffer.from((i === 0 ? '' : ',') + items.slice(i, i + CHUNK_ITEMS).join(','));
-    chunks.push(b);
-    length += b.length;
-    if (length >= flushAt) await flush(false);
-  }
-  chunks.push(Buffer.from(']}'));
-  length += 2;
-  await flush(true);
-  res.end();
+  await writeList(res, t.info, { resourceVersion: listRv, continueToken: next }, p.items);
 }
 
 export function isWatch(q: URLSearchParams): boolean {
