@@ -18,6 +18,16 @@ test('SortedKeys matches a sorted Set under random inserts and removes, and resu
       const after = `k${probe}`;
       assert.deepEqual([...sk.range(after)], expected.filter((k) => k > after));
       assert.deepEqual([...sk.range(undefined, after)], expected.filter((k) => k < after));
+      // visit walks the same keys as range and stops where its callback says.
+      const visited = (from: string | undefined, end: string | undefined, stopAfter = Infinity) => {
+        const out: string[] = [];
+        sk.visit(from, end, (k) => out.push(k) < stopAfter);
+        return out;
+      };
+      assert.deepEqual(visited(undefined, undefined), expected);
+      assert.deepEqual(visited(after, undefined), expected.filter((k) => k > after));
+      assert.deepEqual(visited(undefined, after), expected.filter((k) => k < after));
+      assert.deepEqual(visited(after, undefined, 3), expected.filter((k) => k > after).slice(0, 3));
     }),
     { numRuns: 60 },
   );

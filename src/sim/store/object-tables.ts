@@ -68,25 +68,28 @@ export class ObjectTables {
       if (after === undefined || after < nsPrefix) after = nsPrefix;
       end = `${opts.namespace}0`; // '0' follows '/': the end of the namespace's key range
     }
-    let keys: Iterable<string>;
-    if (info.name === 'pods' && opts.nodeName !== undefined) {
-      const all = this.podsByNode.keysOn(opts.nodeName);
-      keys = all.filter((k) => (after === undefined || k > after) && (end === undefined || k < end));
-    } else {
-      keys = t.keys.range(after, end);
-    }
     const items: string[] = [];
     let lastKey: string | undefined;
     let more = false;
-    for (const key of keys) {
+    const filter = opts.filter;
+    // False once the page is full and one more match showed that more follow.
+    const take = (key: string): boolean => {
       const json = t.objects.get(key);
-      if (json === undefined || (opts.filter && !opts.filter(json, key))) continue;
+      if (json === undefined || (filter && !filter(json, key))) return true;
       if (items.length === limit) {
         more = true;
-        break;
+        return false;
       }
       items.push(json);
       lastKey = key;
+      return true;
+    };
+    if (info.name === 'pods' && opts.nodeName !== undefined) {
+      for (const key of this.podsByNode.keysOn(opts.nodeName)) {
+        if ((after === undefined || key > after) && (end === undefined || key < end) && !take(key)) break;
+      }
+    } else {
+      t.keys.visit(after, end, take);
     }
     return { items, lastKey, more };
   }

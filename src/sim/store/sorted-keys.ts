@@ -62,6 +62,22 @@ export class SortedKeys {
     }
   }
 
+  /**
+   * Calls `visit` with the keys strictly greater than `after` and below `end` (as `range`), in
+   * order, until it returns false. No iterator objects: what a list page walks.
+   */
+  visit(after: string | undefined, end: string | undefined, visit: (key: string) => boolean): void {
+    let ci = after === undefined ? 0 : this.chunkFor(after);
+    let i = after === undefined || ci === this.chunks.length ? 0 : upperBound(this.chunks[ci], after);
+    for (; ci < this.chunks.length; ci++, i = 0) {
+      const chunk = this.chunks[ci];
+      for (; i < chunk.length; i++) {
+        const k = chunk[i];
+        if ((end !== undefined && k >= end) || !visit(k)) return;
+      }
+    }
+  }
+
   /** Index of the first chunk whose last key is >= key (chunks.length if none). */
   private chunkFor(key: string): number {
     let lo = 0;
