@@ -79,7 +79,7 @@ try {
     console.log(
       `round ${round}: ${r.items} pods, ${r.pages.length} pages, ${(r.bytes / 1e6).toFixed(1)} MB in ${Math.round(r.ms)} ms: ` +
         `${Math.round(r.items / (r.ms / 1000))} objects/s, ${(r.bytes / 1e6 / (r.ms / 1000)).toFixed(1)} MB/s (client parse ${Math.round(r.parseMs)} ms); ` +
-        `server CPU ${Math.round(cpuMs)} ms (${(cpuMs / r.pages.length).toFixed(2)} ms/page, ${((r.bytes / 1e6) / (cpuMs / 1000)).toFixed(0)} MB per CPU s), ` +
+        `server CPU ${Math.round(cpuMs)} ms (user ${Math.round(cpu.user / 1000)}, system ${Math.round(cpu.system / 1000)}; ${(cpuMs / r.pages.length).toFixed(2)} ms/page, ${((r.bytes / 1e6) / (cpuMs / 1000)).toFixed(0)} MB per CPU s), ` +
         `event loop ${Math.round(elu.utilization * 100)}% busy; first byte after p50 ${quantile(waits, 0.5)} / p99 ${quantile(waits, 0.99)} ms`,
     );
   }
