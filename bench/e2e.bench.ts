@@ -99,6 +99,9 @@ for (const nodes of SIZES) {
   console.log(`\n== ${nodes} nodes × ${PODS_PER_NODE} pods ==`);
   const dir = PROFILE_DIR ? `${PROFILE_DIR}/${nodes}` : undefined;
   if (dir) mkdirSync(dir, { recursive: true });
+  // Read before the run: the processes load the code as it is at their start, and the tree may
+  // move on while a long size runs.
+  const rev = revision();
   let run: E2eRun;
   try {
     run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, controllerArgs: CONTROLLER_ARGS, ...(dir ? { profileDir: dir } : {}) });
@@ -107,7 +110,7 @@ for (const nodes of SIZES) {
     run = { nodes, pods: nodes * PODS_PER_NODE, failed: err instanceof Error ? err.message.slice(0, 2000) : String(err) };
   }
   run.date = new Date().toISOString();
-  run.revision = revision();
+  run.revision = rev;
   runs.push(run);
   runs.sort((a, b) => a.nodes - b.nodes);
   save(runs); // after every size, so a later failure keeps what was measured
