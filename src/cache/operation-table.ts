@@ -143,6 +143,38 @@ export class OperationTable {
     return this.pending.list();
   }
 
+  /**
+   * The pending operation G1 matches for (volume, node): the volume-wide key, else the pair's
+   * own key. O(1); a forbidden volume with pair-keyed operations (started while it was allowed)
+   * falls back to a scan of the pending list.
+   */
+  pendingFor(volume: number, node: number): PendingOperation | undefined {
+    const c = this.core;
+    const vf = c.t.vflags(volume);
+    if (vf & VF_WIDE_PENDING) return this.pending.get(wideKey(volume));
+    if (vf & VF_FORBIDDEN) return vf & VF_PAIR_PENDING_ANY ? this.pending.list().find((p) => p.volume === volume) : undefined;
+    const slot = node < 0 ? -1 : c.findPair(volume, node);
+    return slot >= 0 && c.t.pairFlags[slot] & PF_PENDING ? this.pending.get(pairKey(slot)) : undefined;
+  }
+
+  /** I3 windows open at `now` on the keys (volume, node) uses (pair key, volume-wide key; both operations). O(1). */
+  backoffFor(volume: number, node: number, now: number): BackoffEntry[] {
+    const out: BackoffEntry[] = [];
+    const slot = node < 0 ? -1 : this.core.findPair(volume, node);
+    const keys = slot >= 0 ? [pairKey(slot), wideKey(volume)] : [wideKey(volume)];
+    for (const key of keys) {
+      for (const bit of [0, 1]) {
+        const b = this.backoff.get(key * 2 + bit);
+        if (b === undefined || now - b.lastErrorAt > b.durationMs) continue;
+        out.push({
+          volume: b.volume, node: b.node, op: b.op, volumeWide: b.wide, lastErrorAt: b.lastErrorAt,
+          durationMs: b.durationMs, retryAt: b.lastErrorAt + b.durationMs + 1,
+        });
+      }
+    }
+    return out;
+  }
+
   backoffList(now: number): BackoffEntry[] {
     const out: BackoffEntry[] = [];
     for (const b of this.backoff.values()) {

@@ -216,6 +216,12 @@ class WorldStateImpl implements WorldState {
   isOperationPending(volume: VolumeId, node: NodeId): boolean {
     return this.core.volumeLive(volume) && this.ops.isPending(volume, this.liveOrNone(node));
   }
+  pendingOperationFor(volume: VolumeId, node: NodeId): PendingOperation | undefined {
+    return this.core.volumeLive(volume) ? this.ops.pendingFor(volume, this.liveOrNone(node)) : undefined;
+  }
+  backoffFor(volume: VolumeId, node: NodeId, now: number): BackoffEntry[] {
+    return this.core.volumeLive(volume) ? this.ops.backoffFor(volume, this.liveOrNone(node), now) : [];
+  }
   pendingOperations(): PendingOperation[] {
     return this.ops.pendingList();
   }

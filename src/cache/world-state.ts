@@ -232,6 +232,11 @@ export interface WorldState {
    * any operation on the volume. The reconciler re-checks this before emitting a conflict. */
   isOperationPending(volume: VolumeId, node: NodeId): boolean;
   pendingOperations(): PendingOperation[];
+  /** The pending operation G1 matches for (volume, node) (volume-wide key first). O(1) but for
+   * a forbidden volume with pair-keyed operations. */
+  pendingOperationFor(volume: VolumeId, node: NodeId): PendingOperation | undefined;
+  /** Backoff windows open at `now` on the keys (volume, node) uses, both operations. O(1). */
+  backoffFor(volume: VolumeId, node: NodeId, now: number): BackoffEntry[];
   /** Keys inside their backoff window at `now`. */
   backoffOperations(now: number): BackoffEntry[];
 

@@ -30,15 +30,10 @@ export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions,
     },
     volumesForPv: (pv) => ctl.populator.volumesForPv(pv),
     podName: (uid) => ctl.populator.podName(uid),
-    pendingOperation(volume, node) {
-      // O(1) in the common case; the scan runs only for pairs that do have a pending operation.
-      if (!state.isOperationPending(volume, node)) return undefined;
-      const forbidden = state.multiAttachForbidden(volume);
-      return state.pendingOperations().find((p) => p.volume === volume && (forbidden || p.volumeWide || p.node === node));
-    },
+    pendingOperation: (volume, node) => state.pendingOperationFor(volume, node),
     backoff(volume, node, now) {
       if (state.isSafeToRetry(volume, node, 'attach', now) && state.isSafeToRetry(volume, node, 'detach', now)) return [];
-      return state.backoffOperations(now).filter((b) => b.volume === volume && (b.volumeWide || b.node === node));
+      return state.backoffFor(volume, node, now);
     },
     nodeConditionCounts: () => ctl.conditions.counts(),
     now: () => Date.now(),

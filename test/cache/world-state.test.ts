@@ -292,3 +292,44 @@ describe('WorldState during a plan', () => {
     assert.equal(state.counts().pairs, 60_000);
   });
 });
+
+describe('WorldState per-pair operation lookups', () => {
+  /** What the list-based filters answer (the reference the O(1) lookups must equal). */
+  function byLists(state: WorldState, volume: number, node: number, now: number) {
+    const forbidden = state.multiAttachForbidden(volume);
+    const pending = state.isOperationPending(volume, node)
+      ? state.pendingOperations().find((p) => p.volume === volume && (forbidden || p.volumeWide || p.node === node))
+      : undefined;
+    const backoff = state.backoffOperations(now).filter((b) => b.volume === volume && (b.volumeWide || b.node === node));
+    return { pending, backoff };
+  }
+
+  it('pendingOperationFor and backoffFor equal the list filters for allowed and forbidden volumes', () => {
+    const { state, node, volume } = fleet();
+    const nodes = ['a', 'b', 'c'].map((n) => node(n));
+    const allowed = volume('rwx');
+    const forbidden = volume('rwo', true);
+    const [a, b] = nodes;
+    state.tryStartOperation(allowed, a, 'attach', 0);
+    state.tryStartOperation(allowed, b, 'detach', 0);
+    state.completeOperation(allowed, b, 'detach', false, 0);
+    state.tryStartOperation(forbidden, a, 'attach', 0);
+    for (const now of [0, 100]) {
+      for (const v of [allowed, forbidden]) {
+        for (const n of nodes) {
+          const want = byLists(state, v, n, now);
+          assert.deepEqual(state.pendingOperationFor(v, n), want.pending, `pending v${v} n${n}`);
+          assert.deepEqual(state.backoffFor(v, n, now), want.backoff, `backoff v${v} n${n}`);
+        }
+      }
+    }
+    state.completeOperation(forbidden, a, 'attach', false, 10);
+    for (const n of nodes) {
+      assert.deepEqual(state.pendingOperationFor(forbidden, n), undefined);
+      const got = state.backoffFor(forbidden, n, 20);
+      assert.deepEqual(got, byLists(state, forbidden, n, 20).backoff);
+      assert.equal(got.length, 1, 'the volume-wide window covers every node');
+    }
+    assert.deepEqual(state.backoffFor(forbidden, a, 10 + 501), [], 'closed after its 500 ms');
+  });
+});
