@@ -21,7 +21,8 @@ import type { NodeRecord, PodRecord, PvRecord, PvcRecord } from '../kube/project
 import type { ProjectionHandler } from '../kube/projection-store.js';
 import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
 import { logger, type Logger } from '../log/logger.js';
-import { PodTracker } from './pod-tracker.js';
+import { PodTracker, type TrackedPod } from './pod-tracker.js';
+import { runInSlices } from './run-in-slices.js';
 import { SkippedVolumes } from './skipped-volumes.js';
 import type { NodeConditionCounter } from './node-condition-counter.js';
 import { isPodTerminated } from './pod-terminated.js';
@@ -84,6 +85,8 @@ class Populator implements DesiredStatePopulator {
   private readonly now: () => number;
   private readonly unsubscribe: Array<() => void> = [];
   private timer: NodeJS.Timeout | undefined;
+  private passRunning = false;
+  private stopped = false;
   private lastFullList = -Infinity;
   private readonly resolverDeps: ResolverDeps;
 
@@ -122,12 +125,13 @@ class Populator implements DesiredStatePopulator {
       }),
     );
     // C9/C10: the first tick runs the full pod list at once (upstream: "also immediately at start").
-    const tick = () => this.idle(() => this.periodic());
+    const tick = () => void this.periodic();
     this.timer = setInterval(tick, d.populatorPeriodMs);
     this.timer.unref();
   }
 
   stop(): void {
+    this.stopped = true;
     for (const u of this.unsubscribe.splice(0)) u();
     if (this.timer) clearInterval(this.timer);
   }
@@ -157,9 +161,34 @@ class Populator implements DesiredStatePopulator {
     this.d.state.whenIdle(fn);
   }
 
-  private periodic(): void {
-    this.removeStalePods();
-    if (this.now() - this.lastFullList >= this.d.listPodsPeriodMs) this.addAllPods();
+  /**
+   * The periodic passes (C9 every tick, C10 when due), in slices between which events and
+   * reconcile passes run (run-in-slices.ts); one at a time. `removeStalePods`/`addAllPods` are the
+   * same passes in one block (start-up and tests).
+   */
+  private async periodic(): Promise<void> {
+    if (this.passRunning || this.stopped) return;
+    this.passRunning = true;
+    const slices = { whenIdle: (fn: () => void) => this.idle(fn), cancelled: () => this.stopped };
+    const each = <T>(fn: (item: T) => void) => (item: T) => {
+      try {
+        fn(item);
+      } catch (err) {
+        this.log.error({ err }, 'periodic pass: item skipped');
+      }
+    };
+    try {
+      await runInSlices([...this.skipped.entries()].values(), each(([uid, s]) => this.checkSkipped(uid, s.podKey)), slices);
+      await runInSlices([...this.tracker.values()].values(), each((t) => this.checkTracked(t)), slices);
+      if (this.now() - this.lastFullList >= this.d.listPodsPeriodMs) {
+        this.lastFullList = this.now();
+        await runInSlices(this.d.pods.values(), each((pod) => this.processPod(pod)), slices);
+      }
+    } catch (err) {
+      this.log.error({ err }, 'periodic pass failed');
+    } finally {
+      this.passRunning = false;
+    }
   }
 
   // ---- nodes (B1–B4, D3–D4) ------------------------------------------------------------
@@ -266,26 +295,32 @@ class Populator implements DesiredStatePopulator {
 
   // ---- periodic passes (C9, C10) -------------------------------------------------------
   removeStalePods(): void {
+    for (const [uid, s] of [...this.skipped.entries()]) this.checkSkipped(uid, s.podKey);
+    for (const t of [...this.tracker.values()]) this.checkTracked(t);
+  }
+
+  private checkSkipped(uid: string, podKey: string): void {
+    const pod = this.d.pods.get(podKey);
+    if (!pod || pod.uid !== uid || isPodTerminated(pod)) this.skipped.delete(uid);
+  }
+
+  /** C9 for one tracked pod; a no-op for one an event removed since the pass began. */
+  private checkTracked(t: TrackedPod): void {
     const { state, pods } = this.d;
-    for (const [uid, s] of [...this.skipped.entries()]) {
-      const pod = pods.get(s.podKey);
-      if (!pod || pod.uid !== uid || isPodTerminated(pod)) this.skipped.delete(uid);
+    if (this.tracker.get(t.uid) !== t) return;
+    const pod = pods.get(`${t.namespace}/${t.name}`);
+    if (!pod || pod.uid !== t.uid || isPodTerminated(pod)) {
+      this.removePod(t.uid);
+      return;
     }
-    for (const t of [...this.tracker.values()]) {
-      const pod = pods.get(`${t.namespace}/${t.name}`);
-      if (!pod || pod.uid !== t.uid || isPodTerminated(pod)) {
-        this.removePod(t.uid);
-        continue;
-      }
-      // C9 second half: volumes whose plugin no longer attaches them (e.g. attachRequired became false).
-      const node = state.findNode(t.nodeName);
-      for (const unique of [...t.volumes]) {
-        const vol = state.findVolume(unique);
-        const spec = vol === undefined ? undefined : volumeInfoOf(state, vol)?.spec;
-        if (vol === undefined || node === undefined || !spec || this.d.plugins.canAttach(spec)) continue;
-        state.removeDesiredPod(vol, node, t.uid);
-        t.volumes.splice(t.volumes.indexOf(unique), 1);
-      }
+    // C9 second half: volumes whose plugin no longer attaches them (e.g. attachRequired became false).
+    const node = state.findNode(t.nodeName);
+    for (const unique of [...t.volumes]) {
+      const vol = state.findVolume(unique);
+      const spec = vol === undefined ? undefined : volumeInfoOf(state, vol)?.spec;
+      if (vol === undefined || node === undefined || !spec || this.d.plugins.canAttach(spec)) continue;
+      state.removeDesiredPod(vol, node, t.uid);
+      t.volumes.splice(t.volumes.indexOf(unique), 1);
     }
   }
 
