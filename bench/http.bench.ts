@@ -39,7 +39,6 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, freemem, loadavg, setPriority, tmpdir } from 'node:os';
-import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { forkTs, nextMessage, type Child } from './lib/children.js';
@@ -47,6 +46,7 @@ import { readProc } from './lib/proc-stats.js';
 import { phaseBar } from './lib/progress.js';
 import type { SimChildMessage } from './lib/sim-child.js';
 import { percentile } from './lib/stats.js';
+import { startCpuProfile } from './lib/cpu-profile.js';
 
 const ROLE = process.env.BENCH_HTTP_ROLE;
 const args = process.argv.slice(2);
@@ -358,23 +358,6 @@ function startLagSampler(): { sink: number[] | undefined; stop(): void } {
   return sampler;
 }
 
-/** A V8 CPU profile of this process through the inspector; `stop` writes it and returns the path. */
-async function startProfile(): Promise<{ stop(file: string): Promise<string> }> {
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 500 });
-  await session.post('Profiler.start');
-  return {
-    async stop(file) {
-      const { profile } = await session.post('Profiler.stop');
-      session.disconnect();
-      mkdirSync(join(file, '..'), { recursive: true });
-      writeFileSync(file, JSON.stringify(profile));
-      return file;
-    },
-  };
-}
 
 interface Options {
   duration: number; reps: number; window: number; rounds: number; paced: number; rate: number; connections: number; churn: number; timeout: number; settle: number;
@@ -467,7 +450,7 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
     const lagIdle: number[] = [];
     const lagLoaded: number[] = [];
     const lag = startLagSampler();
-    const profiler = o.profile ? await startProfile() : undefined;
+    const profiler = o.profile ? await startCpuProfile(500) : undefined;
     for (let r = 0; r < o.rounds; r++) {
       await sleep(1000);
       subject.setPassSink(idle);

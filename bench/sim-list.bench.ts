@@ -13,13 +13,12 @@
  * thread over the rounds). Prints results; writes nothing.
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import { populateFleet } from '../src/sim/actors/index.js';
 import { startSimulator, type Simulator } from '../src/sim/server/index.js';
 import { createSimStore } from '../src/sim/store/index.js';
 import { LIST_CLIENT_SOURCE } from './sim-list-client.js';
+import { startCpuProfile } from './lib/cpu-profile.js';
 
 const NODES = Number(process.env.SIM_LIST_NODES ?? 10_000);
 const PAGE = Number(process.env.SIM_LIST_PAGE ?? 500);
@@ -66,7 +65,8 @@ const quantile = (xs: number[], p: number) => {
 
 try {
   await rpc({ op: 'list', path: '/api/v1/nodes', limit: PAGE, prefetch: PREFETCH }); // warm-up: TLS, JIT
-  const profiler = await startProfile(process.env.SIM_LIST_PROFILE);
+  const profileFile = process.env.SIM_LIST_PROFILE;
+  const profiler = profileFile ? await startCpuProfile(100) : undefined;
   for (let round = 1; round <= ROUNDS; round++) {
     const cpu0 = process.cpuUsage();
     const elu0 = performance.eventLoopUtilization();
@@ -83,7 +83,7 @@ try {
         `event loop ${Math.round(elu.utilization * 100)}% busy; first byte after p50 ${quantile(waits, 0.5)} / p99 ${quantile(waits, 0.99)} ms`,
     );
   }
-  await profiler?.stop();
+  if (profiler && profileFile) console.log(`wrote the server thread's CPU profile to ${await profiler.stop(profileFile)}`);
   console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   await rpc({ op: 'stop' });
 } finally {
@@ -91,21 +91,3 @@ try {
   await sim.stop();
 }
 
-/** A CPU profile of this thread (the server's) written to `file` on stop. */
-async function startProfile(file: string | undefined) {
-  if (!file) return undefined;
-  const session = new Session();
-  session.connect();
-  const post = (method: string, params?: object) => new Promise<unknown>((resolve, reject) => session.post(method, params, (err, r) => (err ? reject(err) : resolve(r))));
-  await post('Profiler.enable');
-  await post('Profiler.setSamplingInterval', { interval: 100 });
-  await post('Profiler.start');
-  return {
-    async stop() {
-      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-      writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-      console.log(`wrote the server thread's CPU profile to ${file}`);
-    },
-  };
-}

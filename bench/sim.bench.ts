@@ -21,7 +21,6 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
 import { cpus, loadavg } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
@@ -29,6 +28,7 @@ import { DEFAULT_FLEET_ACTOR_OPTIONS, populateFleet, uniqueVolumeName, volumeAtt
 import { startSimulator, type Simulator } from '../src/sim/server/index.js';
 import { createSimStore } from '../src/sim/store/index.js';
 import { CLIENT_SOURCE } from './sim-bench-client.js';
+import { startCpuProfile } from './lib/cpu-profile.js';
 
 const HEAP_MB = 16_384;
 const PODS_PER_NODE = 10;
@@ -180,7 +180,8 @@ async function runWrites(nodes: number, concurrency: number) {
     await rpc(worker, { op: 'patches', concurrency, items: Array.from({ length: concurrency }, () => ({ node: items[0].node, volumes: [] })) });
     const attached0 = stat('attacher', 'attached');
     const mounted0 = stat('kubelet', 'mounted');
-    const profiler = await startProfile(process.env.SIM_BENCH_PROFILE);
+    const profileFile = process.env.SIM_BENCH_PROFILE;
+    const profiler = profileFile ? await startCpuProfile(200) : undefined;
     const elu0 = performance.eventLoopUtilization();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -196,7 +197,7 @@ async function runWrites(nodes: number, concurrency: number) {
     const elu = performance.eventLoopUtilization(elu0);
     const cpu = process.cpuUsage(cpu0);
     const cpuMs = (cpu.user + cpu.system) / 1000;
-    await profiler?.stop();
+    if (profiler && profileFile) console.log(`  wrote the server thread's CPU profile of the write phases to ${await profiler.stop(profileFile)}`);
     const counts = (await rpc(worker, { op: 'counts' })) as Array<{ events: number }>;
     const events = counts.reduce((n, x) => n + x.events, 0);
     const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
@@ -225,24 +226,6 @@ async function runWrites(nodes: number, concurrency: number) {
   }
 }
 
-/** A CPU profile of this thread (the simulator's) written to `file` on stop; for `SIM_BENCH_PROFILE`. */
-async function startProfile(file: string | undefined) {
-  if (!file) return undefined;
-  const session = new Session();
-  session.connect();
-  const post = (method: string, params?: object) => new Promise<unknown>((resolve, reject) => session.post(method, params, (err, r) => (err ? reject(err) : resolve(r))));
-  await post('Profiler.enable');
-  await post('Profiler.setSamplingInterval', { interval: 200 });
-  await post('Profiler.start');
-  return {
-    async stop() {
-      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-      writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-      console.log(`  wrote the server thread's CPU profile of the write phases to ${file}`);
-    },
-  };
-}
 
 interface SendResult { count: number; ms: number; codes: Record<string, number>; p50: number; p99: number }
 

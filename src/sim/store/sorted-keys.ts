@@ -43,23 +43,15 @@ export class SortedKeys {
     if (chunk.length === 0) this.chunks.splice(ci, 1);
   }
 
-  /**
-   * Keys strictly greater than `after` (all keys when undefined) and below `end` (exclusive,
-   * no bound when undefined), in order. Safe against removals between iterator steps only if
-   * the caller does not hold the iterator across writes; paginated lists restart from the
-   * last key instead.
-   */
-  *range(after: string | undefined, end?: string): Generator<string> {
-    let ci = after === undefined ? 0 : this.chunkFor(after);
-    let i = after === undefined || ci === this.chunks.length ? 0 : upperBound(this.chunks[ci], after);
-    for (; ci < this.chunks.length; ci++, i = 0) {
-      const chunk = this.chunks[ci];
-      for (; i < chunk.length; i++) {
-        const k = chunk[i];
-        if (end !== undefined && k >= end) return;
-        yield k;
-      }
-    }
+  /** Keys strictly greater than `after` (all keys when undefined) and below `end` (exclusive, no
+   * bound when undefined), in order, as an array; list pages walk them with {@link visit}. */
+  range(after: string | undefined, end?: string): string[] {
+    const out: string[] = [];
+    this.visit(after, end, (k) => {
+      out.push(k);
+      return true;
+    });
+    return out;
   }
 
   /**
