@@ -4,7 +4,7 @@
 //
 // Every line of the form `export const NAME: u32 = <integer>;` is part of the ABI.
 
-export const ABI_VERSION: u32 = 6;
+export const ABI_VERSION: u32 = 7;
 export const ABI_MAGIC: u32 = 0x46415354;
 
 // ---- header: table addresses and capacities, at a fixed address -----------------------------
@@ -94,7 +94,7 @@ export const NF_REMOVED: u32 = 64;
 export const NF_TRACKED: u32 = 128;
 
 // ---- shard descriptor: one per shard, written by the host, cursors advanced by the kernel ----
-export const DESC_SIZE: u32 = 64;
+export const DESC_SIZE: u32 = 80;
 // A descriptor's address is a multiple of this (the kernel refuses others with
 // STATUS_BAD_DESCRIPTOR): the host writes its fields through typed-array indices, which round
 // a misaligned address down, so the kernel would read fields the host never wrote there.
@@ -114,6 +114,14 @@ export const D_OPTIONS: u32 = 40;
 // max wait for unmount, ms, f64
 export const D_MAX_WAIT: u32 = 48;
 export const D_STATUS: u32 = 56;
+// Attach window. A pass starts a bounded number of operations, so during a cold start with a
+// million attaches outstanding the kernel need not list them all: it skips the first
+// D_ATTACH_SKIP attach candidates of the shard, emits at most D_ATTACH_ROOM more, and counts
+// every candidate it did not emit in D_ATTACH_OMITTED. Detaches, conflicts and status records
+// are never windowed. The kernel decrements skip and room as it goes (resumable).
+export const D_ATTACH_ROOM: u32 = 64;
+export const D_ATTACH_SKIP: u32 = 68;
+export const D_ATTACH_OMITTED: u32 = 72;
 
 export const OPT_DISABLE_FORCE_DETACH: u32 = 1;
 

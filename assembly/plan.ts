@@ -16,7 +16,8 @@ import {
   VF_WIDE_BACKOFF_DETACH,
   NF_HEALTHY, NF_OUT_OF_SERVICE, NF_STATUS_NEEDED,
   DESC_ALIGN, D_PAIR_BEGIN, D_PAIR_END, D_NODE_BEGIN, D_NODE_END, D_PAIR_CURSOR, D_NODE_CURSOR, D_OUT,
-  D_OUT_CAPACITY, D_OUT_LENGTH, D_NOW, D_OPTIONS, D_MAX_WAIT, D_STATUS,
+  D_OUT_CAPACITY, D_OUT_LENGTH, D_NOW, D_OPTIONS, D_MAX_WAIT, D_STATUS, D_ATTACH_ROOM, D_ATTACH_SKIP,
+  D_ATTACH_OMITTED,
   OPT_DISABLE_FORCE_DETACH, OUT_RECORD_SIZE, OUT_VOLUME, OUT_NODE, OUT_CODE, NIL,
   ACTION_DETACH, ACTION_ATTACH, ACTION_CONFLICT, ACTION_STATUS,
   DF_FORCED_TIMEOUT, DF_OUT_OF_SERVICE, DF_VERIFY_SAFE, DF_TIMER_STARTED,
@@ -116,6 +117,9 @@ export function planShard(desc: usize): u32 {
   const now = load<u32>(desc + D_NOW);
   const options = load<u32>(desc + D_OPTIONS);
   const maxWait = load<f64>(desc + D_MAX_WAIT);
+  let attachRoom = load<u32>(desc + D_ATTACH_ROOM);
+  let attachSkip = load<u32>(desc + D_ATTACH_SKIP);
+  let attachOmitted = load<u32>(desc + D_ATTACH_OMITTED);
 
   // K3: nodes whose status must be written.
   let n = load<u32>(desc + D_NODE_CURSOR);
@@ -126,7 +130,9 @@ export function planShard(desc: usize): u32 {
       continue;
     }
     if (load<u8>(nodeFlags + n) & NF_STATUS_NEEDED) {
-      if (outLength >= outCapacity) return suspend(desc, n, load<u32>(desc + D_PAIR_CURSOR), outLength);
+      if (outLength >= outCapacity) {
+        return suspend(desc, n, load<u32>(desc + D_PAIR_CURSOR), outLength, attachRoom, attachSkip, attachOmitted);
+      }
       emit(out, outLength++, NIL, n, ACTION_STATUS);
     }
     n++;
@@ -149,7 +155,7 @@ export function planShard(desc: usize): u32 {
     const flags = <u32>load<u16>(flagsAt);
     const state = flags & PF_SCAN_MASK;
     if (state != 0 && state != PF_STEADY) {
-      if (outLength >= outCapacity) return suspend(desc, nodeEnd, i, outLength);
+      if (outLength >= outCapacity) return suspend(desc, nodeEnd, i, outLength, attachRoom, attachSkip, attachOmitted);
       const rec = pairRecords + <usize>i * PAIR_RECORD_SIZE;
       const volume = load<u32>(rec + PR_VOLUME);
       const vflags = <u32>load<u8>(volumeWords + (<usize>volume << 2) + VW_FLAGS_BYTE);
@@ -157,6 +163,15 @@ export function planShard(desc: usize): u32 {
       let node: u32 = 0;
       if (flags & PF_DESIRED) {
         code = decideAttach(flagsAt, flags, vflags);
+        if (code == ACTION_ATTACH) {
+          if (attachSkip != 0 || attachRoom == 0) {
+            if (attachSkip != 0) attachSkip--;
+            attachOmitted++;
+            code = NONE;
+          } else {
+            attachRoom--;
+          }
+        }
         if (code != NONE) node = load<u32>(rec + PR_NODE);
       } else if (flags & (PF_ATTACHED | PF_UNCERTAIN)) {
         node = load<u32>(rec + PR_NODE);
@@ -169,14 +184,22 @@ export function planShard(desc: usize): u32 {
   store<u32>(desc + D_NODE_CURSOR, nodeEnd);
   store<u32>(desc + D_PAIR_CURSOR, pairEnd);
   store<u32>(desc + D_OUT_LENGTH, outLength);
+  storeWindow(desc, attachRoom, attachSkip, attachOmitted);
   store<u32>(desc + D_STATUS, STATUS_OK);
   return STATUS_OK;
 }
 
-function suspend(desc: usize, nodeCursor: u32, pairCursor: u32, outLength: u32): u32 {
+@inline function storeWindow(desc: usize, room: u32, skip: u32, omitted: u32): void {
+  store<u32>(desc + D_ATTACH_ROOM, room);
+  store<u32>(desc + D_ATTACH_SKIP, skip);
+  store<u32>(desc + D_ATTACH_OMITTED, omitted);
+}
+
+function suspend(desc: usize, nodeCursor: u32, pairCursor: u32, outLength: u32, room: u32, skip: u32, omitted: u32): u32 {
   store<u32>(desc + D_NODE_CURSOR, nodeCursor);
   store<u32>(desc + D_PAIR_CURSOR, pairCursor);
   store<u32>(desc + D_OUT_LENGTH, outLength);
+  storeWindow(desc, room, skip, omitted);
   store<u32>(desc + D_STATUS, STATUS_OUTPUT_FULL);
   return STATUS_OUTPUT_FULL;
 }

@@ -3,7 +3,7 @@
  * with the plan kernel. Keep in step with assembly/abi.ts (test/kernel/abi.test.ts compares
  * every constant by name and value, and the compiled module's abiVersion()).
  */
-export const ABI_VERSION = 6;
+export const ABI_VERSION = 7;
 export const ABI_MAGIC = 0x46415354;
 // ---- header: table addresses and capacities, at a fixed address -----------------------------
 export const HEADER_ADDR = 64;
@@ -66,7 +66,7 @@ export const NF_IN_USE_OBSERVED = 32;
 export const NF_REMOVED = 64;
 export const NF_TRACKED = 128;
 // ---- shard descriptor: one per shard, written by the host, cursors advanced by the kernel ----
-export const DESC_SIZE = 64;
+export const DESC_SIZE = 80;
 export const DESC_ALIGN = 16;
 export const D_PAIR_BEGIN = 0;
 export const D_PAIR_END = 4;
@@ -81,6 +81,9 @@ export const D_NOW = 36;
 export const D_OPTIONS = 40;
 export const D_MAX_WAIT = 48;
 export const D_STATUS = 56;
+export const D_ATTACH_ROOM = 64;
+export const D_ATTACH_SKIP = 68;
+export const D_ATTACH_OMITTED = 72;
 export const OPT_DISABLE_FORCE_DETACH = 1;
 // ---- output: records of (volume, node, code) -------------------------------------------------
 export const OUT_RECORD_SIZE = 12;

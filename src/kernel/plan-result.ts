@@ -63,6 +63,10 @@ export interface Plan {
   readonly conflicts: ActionList<PairAction>;
   /** K3: nodes flagged statusUpdateNeeded at plan start. */
   readonly statusNodes: Uint32Array;
+  /** Attach candidates not listed in `attaches` (PlanOptions.attachWindow): skipped or no room. */
+  readonly attachesOmitted: number;
+  /** Some shard ran out of attach room with candidates left after it. */
+  readonly attachWindowFull: boolean;
 }
 
 const pairAction = (volume: number, node: number): PairAction => ({ volume, node });
@@ -92,7 +96,7 @@ export class PlanBuilder {
     this.length += count;
   }
 
-  build(now: number): Plan {
+  build(now: number, attachesOmitted = 0, attachWindowFull = false): Plan {
     const counts = [0, 0, 0, 0, 0];
     const r = this.records;
     const n = this.length * 3;
@@ -117,6 +121,8 @@ export class PlanBuilder {
       attaches: new ActionList(lists[ACTION_ATTACH], pairAction),
       conflicts: new ActionList(lists[ACTION_CONFLICT], pairAction),
       statusNodes,
+      attachesOmitted,
+      attachWindowFull,
     };
   }
 }

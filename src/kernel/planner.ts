@@ -27,7 +27,7 @@ import type { WorldState } from '../cache/world-state.js';
 import {
   DESC_ALIGN, DESC_SIZE, D_MAX_WAIT, D_NODE_BEGIN, D_NODE_CURSOR, D_NODE_END, D_NOW, D_OPTIONS, D_OUT, D_OUT_CAPACITY,
   D_OUT_LENGTH, D_PAIR_BEGIN, D_PAIR_CURSOR, D_PAIR_END, OPT_DISABLE_FORCE_DETACH, OUT_RECORD_SIZE, STATUS_OK,
-  STATUS_OUTPUT_FULL, ABI_VERSION,
+  STATUS_OUTPUT_FULL, ABI_VERSION, D_ATTACH_ROOM, D_ATTACH_SKIP, D_ATTACH_OMITTED,
 } from './abi.js';
 import { createKernelPool, defaultWorkerCount, type KernelPool } from './kernel-pool.js';
 import { instantiateKernel, loadKernelModule, type KernelBuild, type KernelExports } from './kernel-module.js';
@@ -38,6 +38,13 @@ export interface PlanOptions {
   maxWaitForUnmountMs: number;
   /** P2: `--disable-force-detach-on-timeout`. */
   disableForceDetachOnTimeout: boolean;
+  /**
+   * Lists only the `index`-th window of `room` attach candidates (0: the first; each shard
+   * lists its share, ceil(room / shards), of its own candidates); the others are counted in
+   * `plan.attachesOmitted`. Default: all. A pass that starts a few thousand operations gains
+   * nothing from a list of a million.
+   */
+  attachWindow?: { index: number; room: number };
 }
 
 export interface PlannerOptions {
@@ -127,6 +134,11 @@ class KernelPlanner implements Planner {
       const view = new DataView(mem);
       const pairChunk = Math.ceil(frame.pairEnd / this.shards / 8) * 8;
       const nodeChunk = Math.ceil(frame.nodeEnd / this.shards / 16) * 16;
+      const room = options.attachWindow ? Math.ceil(options.attachWindow.room / this.shards) : 0xffffffff;
+      const skip = options.attachWindow ? options.attachWindow.index * room : 0;
+      if (!(room >= 0 && room <= 0xffffffff && skip >= 0 && skip <= 0xffffffff)) {
+        throw fleetError('FA_ERR_KERNEL', 'attachWindow index and room must be non-negative, index × room below 2^32');
+      }
       const descs: number[] = [];
       for (let s = 0; s < this.shards; s++) {
         const desc = frame.scratch + s * shardBytes;
@@ -143,6 +155,9 @@ class KernelPlanner implements Planner {
         u32[w + D_NOW / 4] = frame.nowRel;
         u32[w + D_OPTIONS / 4] = options.disableForceDetachOnTimeout ? OPT_DISABLE_FORCE_DETACH : 0;
         view.setFloat64(desc + D_MAX_WAIT, maxWait, true);
+        u32[w + D_ATTACH_ROOM / 4] = room;
+        u32[w + D_ATTACH_SKIP / 4] = skip;
+        u32[w + D_ATTACH_OMITTED / 4] = 0;
         descs.push(desc);
       }
       const inline = !this.pool || frame.pairEnd < this.inlineBelowPairs;
@@ -150,7 +165,16 @@ class KernelPlanner implements Planner {
       const chunks = await Promise.all(descs.map((desc) => this.runShard(desc, u32, inline)));
       const builder = new PlanBuilder();
       for (const shardChunks of chunks) for (const c of shardChunks) builder.append(c, 0, c.length / 3);
-      return builder.build(Math.floor(now));
+      let omitted = 0;
+      let windowFull = false;
+      for (const desc of descs) {
+        const w = desc >>> 2;
+        const shardOmitted = u32[w + D_ATTACH_OMITTED / 4];
+        omitted += shardOmitted;
+        // Full: candidates were left out after the skip, for want of room.
+        if (u32[w + D_ATTACH_ROOM / 4] === 0 && shardOmitted > skip - u32[w + D_ATTACH_SKIP / 4]) windowFull = true;
+      }
+      return builder.build(Math.floor(now), omitted, windowFull);
     } finally {
       this.planning = false;
       this.access.endPlan();

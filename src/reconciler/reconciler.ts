@@ -22,6 +22,11 @@
  *   the plan and are started by a later pass (upstream's equivalent is goroutines blocked on the
  *   client rate limiter); without this bound a cold start of 100k attaches buries its own
  *   status writes and times out against a slow API server.
+ * - Attach window: the plan lists only a window of the attach candidates (a few times the
+ *   budget), not the million of a cold start. The window starts at the first candidate and
+ *   moves past a full window only when the pass could not spend its budget in it (every
+ *   candidate there refused: blocked elsewhere, or taken by this pass), so a run of refused
+ *   candidates never starves the rest; it goes back to the start once a window is not full.
  */
 import type { NodeId, VolumeId, WorldState } from '../cache/world-state.js';
 import type { Planner } from '../kernel/planner.js';
@@ -50,6 +55,8 @@ export interface ReconcilerOptions {
 
 export const DEFAULT_MAX_STARTS_PER_PASS = 5000;
 export const DEFAULT_MAX_API_BACKLOG = 500;
+/** Attach window room per operation a pass may start (see Attach window above). */
+const ATTACH_WINDOW_PER_START = 4;
 
 export interface ReconcilerDeps extends ReconcilerOptions {
   state: WorldState;
@@ -93,6 +100,7 @@ class Loop implements Reconciler {
   private statusRound: Promise<void> | undefined;
   private passCount = 0;
   private lastSync: number;
+  private attachWindow = 0;
 
   constructor(private readonly d: ReconcilerDeps) {
     this.now = d.now ?? Date.now;
@@ -135,9 +143,11 @@ class Loop implements Reconciler {
   private async pass(): Promise<void> {
     const t0 = performance.now();
     try {
+      const room = ATTACH_WINDOW_PER_START * (this.d.maxOperationStartsPerPass ?? DEFAULT_MAX_STARTS_PER_PASS) + 1024;
       const plan = await this.d.planner.plan(this.now(), {
         maxWaitForUnmountMs: this.d.maxWaitForUnmountMs,
         disableForceDetachOnTimeout: this.d.disableForceDetachOnTimeout,
+        attachWindow: { index: this.attachWindow, room },
       });
       const planMs = performance.now() - t0;
       this.planTime.record(planMs);
@@ -148,7 +158,10 @@ class Loop implements Reconciler {
       const budget = this.admission();
       const detachBudget = plan.attaches.length > 0 ? Math.max(Math.ceil(budget / 2), budget - plan.attaches.length) : budget;
       const detached = this.detachPass(plan, detachBudget);
-      this.attachPass(plan, budget - detached);
+      const attachBudget = budget - detached;
+      const attached = this.attachPass(plan, attachBudget);
+      if (!plan.attachWindowFull) this.attachWindow = 0;
+      else if (attached < attachBudget) this.attachWindow++;
       this.startStatusRound();
       this.maybeVerify();
     } catch (err) {
@@ -232,7 +245,8 @@ class Loop implements Reconciler {
     return started;
   }
 
-  private attachPass(plan: Plan, budget: number): void {
+  /** Starts this pass's attaches (at most `budget`), reports conflicts; returns how many started. */
+  private attachPass(plan: Plan, budget: number): number {
     const { state } = this.d;
     let started = 0;
     for (let i = 0; i < plan.attaches.length && started < budget; i++) {
@@ -252,6 +266,7 @@ class Loop implements Reconciler {
       this.reportMultiAttach(volume, node);
       state.setMultiAttachErrorReported(volume, node); // H4
     }
+    return started;
   }
 
   /**

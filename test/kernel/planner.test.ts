@@ -103,6 +103,61 @@ describe('attach decisions (G1-G4, H4, K3)', () => {
   });
 });
 
+describe('attach window', () => {
+  /** 40 nodes × 10 desired volumes each, plus one undesired attached pair and one conflict. */
+  function fleet(): { state: WorldState; all: string[] } {
+    const state = createWorldState();
+    const all: string[] = [];
+    for (let n = 0; n < 40; n++) {
+      const node = state.internNode(`n${n}`);
+      state.setNodeManaged(node);
+      for (let k = 0; k < 10; k++) {
+        const v = state.internVolume(`v${n}-${k}`);
+        state.addDesiredPod(v, node, `p${n}-${k}`);
+        all.push(`${v}/${node}`);
+      }
+    }
+    const gone = state.internVolume('gone');
+    state.markAttached(gone, state.internNode('n0'));
+    state.setVolumesInUse(state.internNode('n0'), []);
+    const rwo = state.internVolume('rwo');
+    state.setMultiAttachForbidden(rwo, true);
+    state.markAttached(rwo, state.internNode('n1'));
+    state.addDesiredPod(rwo, state.internNode('n2'), 'q');
+    return { state, all };
+  }
+  const keys = (list: { volume(i: number): number; node(i: number): number; length: number }): string[] =>
+    Array.from({ length: list.length }, (_, i) => `${list.volume(i)}/${list.node(i)}`);
+
+  for (const shards of [1, 3]) {
+    it(`lists at most room attaches after skip, counts the rest, never windows detaches or conflicts (${shards} shard(s), resumed output)`, async () => {
+      const { state, all } = fleet();
+      const planner = createPlanner({ state, workers: 0, shards, build: 'debug', outputRecords: 2 });
+      try {
+        const full = await planner.plan(1000, opts);
+        assert.deepEqual(keys(full.attaches).sort(), [...all].sort());
+        assert.deepEqual([full.attachesOmitted, full.attachWindowFull], [0, false]);
+        const seen = new Set<string>();
+        for (let index = 0; ; index++) {
+          const plan = await planner.plan(1000, { ...opts, attachWindow: { index, room: 60 } });
+          assert.equal(plan.detaches.length, 1, 'detaches are never windowed');
+          assert.equal(plan.conflicts.length, 1, 'conflicts are never windowed');
+          assert.ok(plan.attaches.length <= 60, `room: ${plan.attaches.length}`);
+          assert.equal(plan.attaches.length + plan.attachesOmitted, all.length, 'every candidate listed or counted');
+          for (const k of keys(plan.attaches)) {
+            assert.ok(!seen.has(k), `windows overlap at ${k}`);
+            seen.add(k);
+          }
+          if (!plan.attachWindowFull) break;
+        }
+        assert.deepEqual([...seen].sort(), [...all].sort(), 'moving the window visits every candidate once');
+      } finally {
+        await planner.close();
+      }
+    });
+  }
+});
+
 describe('Planner', () => {
   const closers: Planner[] = [];
   after(() => Promise.all(closers.map((p) => p.close())));
