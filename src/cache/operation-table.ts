@@ -161,18 +161,21 @@ export class OperationTable {
   backoffFor(volume: number, node: number, now: number): BackoffEntry[] {
     const out: BackoffEntry[] = [];
     const slot = node < 0 ? -1 : this.core.findPair(volume, node);
-    const keys = slot >= 0 ? [pairKey(slot), wideKey(volume)] : [wideKey(volume)];
-    for (const key of keys) {
-      for (const bit of [0, 1]) {
-        const b = this.backoff.get(key * 2 + bit);
-        if (b === undefined || now - b.lastErrorAt > b.durationMs) continue;
-        out.push({
-          volume: b.volume, node: b.node, op: b.op, volumeWide: b.wide, lastErrorAt: b.lastErrorAt,
-          durationMs: b.durationMs, retryAt: b.lastErrorAt + b.durationMs + 1,
-        });
-      }
-    }
+    // The entry bits say whether any entry exists: most pairs have none, and need no lookup.
+    if (slot >= 0 && this.hasEntries(false, volume, slot)) this.openWindows(pairKey(slot), now, out);
+    if (this.hasEntries(true, volume, slot)) this.openWindows(wideKey(volume), now, out);
     return out;
+  }
+
+  private openWindows(key: number, now: number, out: BackoffEntry[]): void {
+    for (let bit = 0; bit < 2; bit++) {
+      const b = this.backoff.get(key * 2 + bit);
+      if (b === undefined || now - b.lastErrorAt > b.durationMs) continue;
+      out.push({
+        volume: b.volume, node: b.node, op: b.op, volumeWide: b.wide, lastErrorAt: b.lastErrorAt,
+        durationMs: b.durationMs, retryAt: b.lastErrorAt + b.durationMs + 1,
+      });
+    }
   }
 
   backoffList(now: number): BackoffEntry[] {

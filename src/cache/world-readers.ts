@@ -58,7 +58,9 @@ class NodeView implements NodeState {
 
   get volumesInUse(): readonly string[] | null {
     const list = this.core.inUseList[this.id];
-    return list ? [...new Set(list)] : null;
+    if (!list) return null;
+    // A strictly ascending list (the kubelet's) has no repeats to drop.
+    return this.core.inUseSorted[this.id] ? list.slice() : [...new Set(list)];
   }
 
   get pairs(): number {

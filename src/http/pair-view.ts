@@ -46,8 +46,28 @@ export function nodeFacts(state: WorldState, id: NodeId): NodeFacts | undefined 
   return n && { id, name: n.name, healthy: n.healthy, outOfService: n.outOfService };
 }
 
+/** Reads the policy and the info only when asked: a settled pair (desired and attached) shows only the name. */
 export function volumeFacts(state: WorldState, id: VolumeId): VolumeFacts {
-  return { id, name: state.volumeName(id), forbidden: state.multiAttachForbidden(id), info: readVolumeInfo(state.volumeInfo(id)) };
+  return new LazyVolumeFacts(state, id);
+}
+
+class LazyVolumeFacts implements VolumeFacts {
+  readonly name: string;
+  private forbiddenRead: boolean | undefined;
+  private infoRead: VolumeInfo | undefined | null = null;
+
+  constructor(private readonly state: WorldState, readonly id: VolumeId) {
+    this.name = state.volumeName(id);
+  }
+
+  get forbidden(): boolean {
+    return (this.forbiddenRead ??= this.state.multiAttachForbidden(this.id));
+  }
+
+  get info(): VolumeInfo | undefined {
+    if (this.infoRead === null) this.infoRead = readVolumeInfo(this.state.volumeInfo(this.id));
+    return this.infoRead;
+  }
 }
 
 export interface PairViewOptions {
@@ -79,8 +99,8 @@ export function pairView(ctx: ReadContext, pair: PairState, node: NodeFacts, vol
     out.operation = { op: pending.op, node: on, volumeWide: pending.volumeWide, ageMs: ctx.now - pending.startedAt };
   }
   if (backoff.length > 0) out.backoff = backoff.map((b) => ({ op: b.op, retryInMs: Math.max(0, b.retryAt - ctx.now), durationMs: b.durationMs }));
-  const csi = volume.info?.csi;
-  if (opts.attachmentName && csi) out.attachmentName = attachmentName(csi.volumeHandle, csi.driver, node.name);
+  const csi = opts.attachmentName ? volume.info?.csi : undefined;
+  if (csi) out.attachmentName = attachmentName(csi.volumeHandle, csi.driver, node.name);
   // Desired and attached is settled (G2): there is no rule to explain.
   if (pair.desiredPods === 0 || pair.attachState !== 'attached') {
     const why = explain(ctx, pairFacts(ctx, pair, node, volume, opts.attachedElsewhere, ops), volume);

@@ -4,7 +4,8 @@
  *   1. detaches (F8–F11) — before attaches, so a volume moving between nodes is released first;
  *   2. attaches (G1–G4) and multi-attach reports (G3, H3–H5);
  *   3. node status writes for flagged nodes (K3);
- *   4. the periodic verification when due (M1–M2).
+ *   4. the periodic verification when due (M1–M2): started by the pass, run in the background
+ *      in slices (verify-attached.ts), one walk at a time.
  * It never throws: a failed pass is logged and the next one runs on schedule.
  *
  * A pass never waits for the API server, so its length is the plan plus a walk of the plan:
@@ -101,6 +102,8 @@ class Loop implements Reconciler {
   private passCount = 0;
   private lastSync: number;
   private attachWindow = 0;
+  private stopped = false;
+  private verifying: Promise<void> | undefined;
 
   constructor(private readonly d: ReconcilerDeps) {
     this.now = d.now ?? Date.now;
@@ -115,13 +118,16 @@ class Loop implements Reconciler {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopped = false;
     this.schedule(0);
   }
 
   async stop(): Promise<void> {
     this.running = false;
+    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.current;
+    await this.verifying; // ends at its next slice
     // The background K3 round is not awaited: the controller closes the status updater next,
     // which ends it after its writes in flight.
   }
@@ -129,6 +135,7 @@ class Loop implements Reconciler {
   async runOnce(): Promise<void> {
     if (this.running) throw new Error('reconciler loop is running');
     await this.pass();
+    await this.verifying; // a test's pass includes its verification, as upstream's sync
   }
 
   private schedule(delay: number): void {
@@ -315,12 +322,19 @@ class Loop implements Reconciler {
     this.d.events.multiAttach(recipients, specName, others);
   }
 
+  /** M1 when due, in the background and sliced (verify-attached.ts); one walk at a time. */
   private maybeVerify(): void {
-    if (this.d.disableSync || this.d.syncPeriodMs < 1000) return;
+    if (this.d.disableSync || this.d.syncPeriodMs < 1000 || this.verifying) return;
     const now = this.now();
     if (now - this.lastSync <= this.d.syncPeriodMs) return;
     this.lastSync = now;
-    const removed = verifyAttachedVolumes({ ...this.d.verify, state: this.d.state });
-    if (removed > 0) this.log.info({ removed }, 'verification: volumes no longer attached removed from actual state');
+    this.verifying = verifyAttachedVolumes({ ...this.d.verify, state: this.d.state }, { cancelled: () => this.stopped }).then(
+      (removed) => {
+        if (removed > 0) this.log.info({ removed }, 'verification: volumes no longer attached removed from actual state');
+      },
+      (err: unknown) => this.log.error({ err }, 'verification failed'),
+    ).finally(() => {
+      this.verifying = undefined;
+    });
   }
 }

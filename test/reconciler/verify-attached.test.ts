@@ -1,0 +1,65 @@
+// M1 in slices: the periodic verification walks every node a slice at a time, judging each node
+// from the state at its turn, and lets other work run between slices.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createWorldState, type WorldState } from '../../src/cache/world-state.js';
+import { createFakeAttachablePlugin } from '../../src/plugins/fake-attachable-plugin.js';
+import type { VolumePluginManager, VolumeSpec } from '../../src/plugins/index.js';
+import { volumeInfoFor } from '../../src/populator/volume-info.js';
+import { verifyAttachedVolumes } from '../../src/reconciler/verify-attached.js';
+
+const DRIVER = 'test.csi.k8s.io';
+
+function attach(state: WorldState, node: string, handle: string): void {
+  const n = state.findNode(node) ?? state.internNode(node);
+  const name = `kubernetes.io/csi/${DRIVER}^${handle}`;
+  const v = state.findVolume(name) ?? state.internVolume(name);
+  const spec: VolumeSpec = { name: `pv-${handle}`, origin: 'pv', source: { type: 'csi', driver: DRIVER, volumeHandle: handle }, accessModes: ['ReadWriteOnce'], readOnly: false, migrated: false };
+  state.setVolumeInfo(v, volumeInfoFor(name, spec, 'kubernetes.io/csi'));
+  state.markAttached(v, n);
+}
+
+function fixture(nodes: number) {
+  const state = createWorldState();
+  for (let i = 0; i < nodes; i++) for (let k = 0; k < 4; k++) attach(state, `node-${i}`, `n${i}-v${k}`);
+  const plugin = createFakeAttachablePlugin();
+  // The volumes ending in -v0 are gone from the cluster; the others are still attached.
+  plugin.stillAttached = (volumeName) => !volumeName.endsWith('-v0');
+  const plugins = { findAttachablePluginBySpec: () => plugin } as unknown as VolumePluginManager;
+  return { state, plugins };
+}
+
+const attachedCount = (state: WorldState) => state.counts().attached;
+
+test('removes every entry the plugin no longer reports, in many slices with other work between them', async () => {
+  const { state, plugins } = fixture(400);
+  // An operation owns one of the gone pairs: its result decides, the walk leaves it alone.
+  const owned = state.findVolume(`kubernetes.io/csi/${DRIVER}^n7-v0`)!;
+  state.tryStartOperation(owned, state.findNode('node-7')!, 'detach', 0);
+  let between = 0;
+  let done = false;
+  const ticker = (): void => {
+    if (done) return;
+    between++;
+    // A node added while the walk runs, after its cursor, is verified too.
+    if (between === 2) attach(state, 'node-late', 'late-v0');
+    setImmediate(ticker);
+  };
+  setImmediate(ticker);
+  const removed = await verifyAttachedVolumes({ state, plugins }, { budgetMs: 0 });
+  done = true;
+  assert.equal(removed, 400 - 1 + 1, 'one per node (the owned pair kept), plus the late node');
+  assert.equal(attachedCount(state), 400 * 3 + 1);
+  assert.ok(between >= 400 / 64, `other work ran ${between} times between slices`);
+});
+
+test('stops between slices when cancelled', async () => {
+  const { state, plugins } = fixture(400);
+  let slices = 0;
+  const removed = await verifyAttachedVolumes({ state, plugins }, {
+    budgetMs: 0,
+    cancelled: () => ++slices > 2,
+  });
+  assert.ok(removed > 0 && removed < 400, `removed ${removed} before stopping`);
+  assert.equal(attachedCount(state), 400 * 4 - removed);
+});
