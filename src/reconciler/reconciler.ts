@@ -9,12 +9,8 @@
  * It never throws: a failed pass is logged and the next one runs on schedule.
  *
  * A pass never waits for the API server, so its length is the plan plus a walk of the plan:
- * - F8 at scale: upstream writes one node's status synchronously before each detach. Here each
- *   detach takes its operation key during the pass, the status of every node touched by this
- *   pass's detaches is written once (concurrently, in the high-priority request lane), and each
- *   detach sends nothing until its node's write succeeded; if the write failed, the detach is
- *   released without backoff and its volume put back in the report set (F8). The ordering
- *   guarantee per (volume, node) is upstream's, without a round trip per detach in series.
+ * - F8 at scale: detaches take their keys in the pass and wait for one status write per touched
+ *   node (detach-pass.ts), not for a write per detach in series.
  * - K3 writes run in the background, one round at a time; a node flagged meanwhile is written
  *   by the next round.
  * - Admission: a pass starts at most `maxOperationStartsPerPass` operations, and none while
@@ -39,6 +35,7 @@ import { createDurationWindow, type DurationWindow } from '../metrics/duration-w
 import type { OperationExecutor } from '../operations/operation-executor.js';
 import { volumeInfoOf } from '../populator/volume-info.js';
 import { logger, type Logger } from '../log/logger.js';
+import { startDetaches } from './detach-pass.js';
 import { verifyAttachedVolumes, type VerifyDeps } from './verify-attached.js';
 
 export interface ReconcilerOptions {
@@ -164,7 +161,7 @@ class Loop implements Reconciler {
       // between nodes is not affected: its attach is refused until its detach is done.
       const budget = this.admission();
       const detachBudget = plan.attaches.length > 0 ? Math.max(Math.ceil(budget / 2), budget - plan.attaches.length) : budget;
-      const detached = this.detachPass(plan, detachBudget);
+      const detached = startDetaches(this.d, plan, detachBudget);
       const attachBudget = budget - detached;
       const attached = this.attachPass(plan, attachBudget);
       if (!plan.attachWindowFull) this.attachWindow = 0;
@@ -200,56 +197,6 @@ class Loop implements Reconciler {
         this.log.error({ err }, 'node status round failed');
       },
     );
-  }
-
-  /** Starts this pass's detaches (at most `budget`); returns how many started. */
-  private detachPass(plan: Plan, budget: number): number {
-    const { state } = this.d;
-    const n = plan.detaches.length;
-    if (n === 0 || budget <= 0) return 0;
-    const gates = new Map<NodeId, { promise: Promise<boolean>; resolve(ok: boolean): void }>();
-    let started = 0;
-    for (let i = 0; i < n && started < budget; i++) {
-      const a = plan.detaches.at(i);
-      // F2 re-checked at action time: an earlier action of this pass may own the key now.
-      // Skipping here avoids a needless remove/re-write of the node's status.
-      if (!state.isSafeToRetry(a.volume, a.node, 'detach', plan.now)) {
-        if (a.timerStarted) state.resetDetachTimer(a.volume, a.node);
-        continue;
-      }
-      // F8, step 1: out of the node's report set before anything is sent.
-      const removed = state.removeFromReportSet(a.volume, a.node);
-      let gate = removed ? gates.get(a.node) : undefined;
-      if (removed && !gate) {
-        let resolve!: (ok: boolean) => void;
-        const promise = new Promise<boolean>((r) => (resolve = r));
-        gate = { promise, resolve };
-        gates.set(a.node, gate);
-      }
-      const r = this.d.executor.startDetach(
-        a.volume, a.node, a.verifySafeToDetach,
-        gate ? { after: gate.promise, onSkipped: () => state.addToReportSet(a.volume, a.node) } : undefined, // F8: put back, no detach
-      );
-      if (r !== 'started') {
-        if (removed) state.addToReportSet(a.volume, a.node); // F10
-        if (r === 'pending' && a.timerStarted) state.resetDetachTimer(a.volume, a.node); // F2 came first upstream
-        continue;
-      }
-      started++;
-      if (!a.verifySafeToDetach) this.d.metrics.forcedDetaches.inc({ reason: a.forcedTimeout ? 'timeout' : 'out-of-service' }); // F11
-    }
-    // F8, step 2: one status write per touched node; its detaches are sent once it succeeded.
-    for (const [node, gate] of gates) {
-      if (!state.statusUpdateNeeded(node)) {
-        gate.resolve(true);
-        continue;
-      }
-      this.d.statusUpdater.updateNodeStatusForNode(state.nodeName(node)).then(
-        (outcome) => gate.resolve(outcome !== 'failed'),
-        () => gate.resolve(false), // the contract says never; a closed gate is the safe answer
-      );
-    }
-    return started;
   }
 
   /** Starts this pass's attaches (at most `budget`), reports conflicts; returns how many started. */

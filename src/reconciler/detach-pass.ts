@@ -1,0 +1,70 @@
+/**
+ * The detach half of a reconcile pass (F2, F8-F11): starts at most `budget` of the plan's
+ * detaches and gates each on its node's status write. F8 at scale: upstream writes one node's
+ * status synchronously before each detach; here each detach takes its operation key in the
+ * pass, every node touched gets one status write (high-priority lane, concurrently), and a
+ * detach sends nothing until its node's write succeeded. A failed write releases the detach
+ * without backoff and puts the volume back in the report set (the executor's gate contract).
+ */
+import type { NodeId, WorldState } from '../cache/world-state.js';
+import type { Plan } from '../kernel/plan-result.js';
+import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+import type { OperationExecutor } from '../operations/operation-executor.js';
+import type { NodeStatusUpdater } from '../statusupdater/index.js';
+
+export interface DetachPassDeps {
+  state: WorldState;
+  executor: OperationExecutor;
+  statusUpdater: NodeStatusUpdater;
+  metrics: ControllerMetrics;
+}
+
+/** Starts this pass's detaches (at most `budget`); returns how many started. */
+export function startDetaches(d: DetachPassDeps, plan: Plan, budget: number): number {
+  const { state } = d;
+  const n = plan.detaches.length;
+  if (n === 0 || budget <= 0) return 0;
+  const gates = new Map<NodeId, { promise: Promise<boolean>; resolve(ok: boolean): void }>();
+  let started = 0;
+  for (let i = 0; i < n && started < budget; i++) {
+    const a = plan.detaches.at(i);
+    // F2 re-checked at action time: an earlier action of this pass may own the key now.
+    // Skipping here avoids a needless remove/re-write of the node's status.
+    if (!state.isSafeToRetry(a.volume, a.node, 'detach', plan.now)) {
+      if (a.timerStarted) state.resetDetachTimer(a.volume, a.node);
+      continue;
+    }
+    // F8, step 1: out of the node's report set before anything is sent.
+    const removed = state.removeFromReportSet(a.volume, a.node);
+    let gate = removed ? gates.get(a.node) : undefined;
+    if (removed && !gate) {
+      let resolve!: (ok: boolean) => void;
+      const promise = new Promise<boolean>((r) => (resolve = r));
+      gate = { promise, resolve };
+      gates.set(a.node, gate);
+    }
+    const r = d.executor.startDetach(
+      a.volume, a.node, a.verifySafeToDetach,
+      gate ? { after: gate.promise, onSkipped: () => state.addToReportSet(a.volume, a.node) } : undefined, // F8: put back, no detach
+    );
+    if (r !== 'started') {
+      if (removed) state.addToReportSet(a.volume, a.node); // F10
+      if (r === 'pending' && a.timerStarted) state.resetDetachTimer(a.volume, a.node); // F2 came first upstream
+      continue;
+    }
+    started++;
+    if (!a.verifySafeToDetach) d.metrics.forcedDetaches.inc({ reason: a.forcedTimeout ? 'timeout' : 'out-of-service' }); // F11
+  }
+  // F8, step 2: one status write per touched node; its detaches are sent once it succeeded.
+  for (const [node, gate] of gates) {
+    if (!state.statusUpdateNeeded(node)) {
+      gate.resolve(true);
+      continue;
+    }
+    d.statusUpdater.updateNodeStatusForNode(state.nodeName(node)).then(
+      (outcome) => gate.resolve(outcome !== 'failed'),
+      () => gate.resolve(false), // the contract says never; a closed gate is the safe answer
+    );
+  }
+  return started;
+}
