@@ -10,6 +10,7 @@
  */
 import { createBackoff } from './backoff.js';
 import { statusCodeOf } from './kube-errors.js';
+import { sleep } from './sleep.js';
 
 export interface ListRetryPolicy {
   /** Retries per page after the first attempt (default 4). */
@@ -69,19 +70,4 @@ export async function withListRetries<T>(
       if (!(await sleep(delayMs, o.signal))) throw err;
     }
   }
-}
-
-/** Resolves true after `ms`, or false as soon as `signal` aborts. */
-function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(false);
-    const done = (ok: boolean) => {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', onAbort);
-      resolve(ok);
-    };
-    const onAbort = () => done(false);
-    const t = setTimeout(() => done(true), ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -9,6 +9,7 @@ import { kubeErrorDetails, statusCodeOf, toKubeError } from './kube-errors.js';
 import type { InFlightLimiter, RequestPriority } from './in-flight-limiter.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { report, type RequestHook } from './request-hook.js';
+import { sleep } from './sleep.js';
 
 export interface What {
   verb: string;
@@ -98,7 +99,7 @@ async function runAttempts<R>(
       report(o.onRequest, { verb: what.verb, resource: what.resource, code, durationMs: performance.now() - t0 });
       release?.();
       if (code !== 429 || attempt >= maxRetries || signal?.aborted) throw err;
-      await sleep(Math.min(o.maxRetryAfterMs ?? 10_000, kubeErrorDetails(err)?.retryAfterMs ?? 1000), signal);
+      if (!(await sleep(Math.min(o.maxRetryAfterMs ?? 10_000, kubeErrorDetails(err)?.retryAfterMs ?? 1000), signal))) throw signal?.reason;
     }
   }
 }
@@ -113,18 +114,4 @@ function withSignal(signal: AbortSignal): ConfigurationOptions {
     post: (rsp) => new Observable(Promise.resolve(rsp)),
   };
   return { middleware: [mw], middlewareMergeStrategy: 'append' };
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

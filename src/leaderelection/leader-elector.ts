@@ -20,6 +20,7 @@ import { logger } from '../log/logger.js';
 import { isConflict } from '../kube/kube-errors.js';
 import type { KubeApiClient } from '../kube/api-client.js';
 import type { LeaseRecord } from '../kube/projections/lease.js';
+import { sleep } from '../kube/sleep.js';
 
 export type LeaseApi = Pick<KubeApiClient, 'getLease' | 'createLease' | 'updateLease'>;
 
@@ -234,17 +235,4 @@ class LeaseLeaderElector implements LeaderElector {
       this.log.warn({ err }, 'lease release failed; successors wait for it to expire');
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
