@@ -178,8 +178,11 @@ class Populator implements DesiredStatePopulator {
       }
     };
     try {
-      await runInSlices([...this.skipped.entries()].values(), each(([uid, s]) => this.checkSkipped(uid, s.podKey)), slices);
-      await runInSlices([...this.tracker.values()].values(), each((t) => this.checkTracked(t)), slices);
+      // Live Map iterators, not copies (a copy of a million entries is one long block): a Map
+      // iterator skips entries deleted after it started and visits those added, which is what
+      // a level-based pass wants.
+      await runInSlices(this.skipped.entries(), each(([uid, s]) => this.checkSkipped(uid, s.podKey)), slices);
+      await runInSlices(this.tracker.values(), each((t) => this.checkTracked(t)), slices);
       if (this.now() - this.lastFullList >= this.d.listPodsPeriodMs) {
         this.lastFullList = this.now();
         await runInSlices(this.d.pods.values(), each((pod) => this.processPod(pod)), slices);
