@@ -36,45 +36,14 @@ import type { Projected } from './projections/read.js';
 import { projectVolumeAttachment, type VolumeAttachmentRecord } from './projections/volume-attachment.js';
 import { createInFlightLimiter, DEFAULT_MAX_IN_FLIGHT, type InFlightLimiter } from './in-flight-limiter.js';
 import { createRateLimiter, DEFAULT_BURST, DEFAULT_QPS, type RateLimiter } from './rate-limiter.js';
+import type { EventBody, EventPatchBody, VolumeAttachmentBody } from './api-bodies.js';
 import type { RequestHook } from './request-hook.js';
 import { pathSegment, sendRaw, type RawCall } from './raw-write.js';
 import { createRequestRunner, type RawSent, type RequestRunner, type RunOptions, type What } from './request-runner.js';
 
 export type { LeaseRecord };
 
-/** The VolumeAttachment to create (L2): name, attacher, node, and a PV name or an inline (translated) PV spec. */
-export interface VolumeAttachmentBody {
-  readonly apiVersion?: string;
-  readonly kind?: string;
-  readonly metadata: { readonly name: string };
-  readonly spec: {
-    readonly attacher: string;
-    readonly nodeName: string;
-    readonly source: { readonly persistentVolumeName?: string; readonly inlineVolumeSpec?: Readonly<Record<string, unknown>> };
-  };
-}
-
-/** A core/v1 Event as the event recorder builds it (timestamps as RFC 3339 strings). */
-export interface EventBody {
-  metadata: { name: string; namespace?: string };
-  involvedObject: { kind: string; name: string; namespace?: string; uid?: string; apiVersion?: string };
-  reason: string;
-  message: string;
-  type: string;
-  source?: { component?: string; host?: string };
-  firstTimestamp?: string;
-  lastTimestamp?: string;
-  count?: number;
-  reportingComponent?: string;
-  reportingInstance?: string;
-}
-
-/** The fields a repeated Event updates (merge patch). */
-export interface EventPatchBody {
-  count: number;
-  lastTimestamp: string;
-  message: string;
-}
+export type { EventBody, EventPatchBody, VolumeAttachmentBody } from './api-bodies.js';
 
 export interface CallOptions {
   signal?: AbortSignal;
