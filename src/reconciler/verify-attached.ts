@@ -16,7 +16,7 @@ export interface VerifyDeps {
 }
 
 export interface VerifyOptions {
-  /** CPU per slice, ms (default 5): see runInSlices. */
+  /** CPU per slice, ms (default 2): see runInSlices. */
   budgetMs?: number;
   /** Stops the walk between two slices (the controller is stopping). */
   cancelled?: () => boolean;
@@ -25,7 +25,7 @@ export interface VerifyOptions {
 const PAGE = 1024;
 
 /**
- * M1 over every node, a node at a time, in slices between which events, passes and HTTP
+ * M1 over every node, a node at a time, in ~2 ms slices between which events, passes and HTTP
  * requests run: at 100k nodes one synchronous walk of a million pairs held the event loop for
  * seconds. Each node is judged from the state at its turn (runInSlices' contract), and nodes
  * added during the walk after its cursor are verified too. Resolves with the entries removed.

@@ -20,7 +20,7 @@ export const SIM_FLAGS = {
   'tls-private-key-file': { kind: 'string', default: '', help: 'serving key (PEM), with --tls-cert-file' },
   'insecure-http': { kind: 'bool', default: false, help: 'serve plain HTTP (debugging only)' },
   'kubeconfig-out': { kind: 'string', default: '', help: 'write a kubeconfig for this server here once it is listening' },
-  'watch-window': { kind: 'int', default: 100_000, min: 1, max: 100_000_000, help: 'committed events kept for watches to resume from; older resourceVersions get 410 Gone' },
+  'watch-window': { kind: 'int', default: 100_000, min: 1, max: 100_000_000, help: 'committed events kept per resource for watches to resume from; older resourceVersions get 410 Gone' },
   seed: { kind: 'int', default: D.seed, min: 0, max: 0xffffffff, help: 'seed of every random draw' },
   nodes: { kind: 'int', default: D.nodes, min: 0, max: 10_000_000, help: 'Ready nodes to generate (0: an empty cluster)' },
   'pods-per-node': { kind: 'int', default: D.podsPerNode, min: 0, max: 1000, help: 'pods per node, each with a bound PVC/PV' },

@@ -184,15 +184,25 @@ test('the event window serves watches from recent resourceVersions and reports o
   const s = createSimStore({ watchWindow: 5, namespaces: [] });
   const start = s.resourceVersion();
   for (let i = 0; i < 3; i++) s.create('nodes', { metadata: { name: `n${i}` } });
-  assert.deepEqual(s.eventsAfter(start)?.map((e: CommittedEvent) => e.name), ['n0', 'n1', 'n2']);
+  assert.deepEqual(s.eventsAfter('nodes', start)?.map((e: CommittedEvent) => e.name), ['n0', 'n1', 'n2']);
   for (let i = 3; i < 10; i++) s.create('nodes', { metadata: { name: `n${i}` } });
-  assert.equal(s.eventsAfter(start), undefined);
-  const oldest = s.oldestResumableRv();
-  assert.equal(s.eventsAfter(oldest)?.length, 5);
-  assert.equal(s.eventsAfter(s.resourceVersion())?.length, 0);
-  const ev = (s.eventsAfter(oldest) as CommittedEvent[])[0];
+  assert.equal(s.eventsAfter('nodes', start), undefined);
+  const oldest = s.oldestResumableRv('nodes');
+  assert.equal(s.eventsAfter('nodes', oldest)?.length, 5);
+  assert.equal(s.eventsAfter('nodes', s.resourceVersion())?.length, 0);
+  const ev = (s.eventsAfter('nodes', oldest) as CommittedEvent[])[0];
   assert.equal(ev.frame().toString(), `{"type":"ADDED","object":${ev.json}}\n`);
   assert.equal(ev.frame(), ev.frame());
+});
+
+test('each resource keeps its own window: a burst of lease renewals does not expire a pod watch', () => {
+  const s = createSimStore({ watchWindow: 5, namespaces: [] });
+  const start = s.resourceVersion();
+  s.create('pods', { metadata: { name: 'p', namespace: 'default' } });
+  for (let i = 0; i < 20; i++) s.create('leases', { metadata: { name: `l${i}`, namespace: 'kube-node-lease' } });
+  assert.deepEqual(s.eventsAfter('pods', start)?.map((e: CommittedEvent) => e.name), ['p']);
+  assert.equal(s.eventsAfter('leases', start), undefined, 'the lease window itself overflowed');
+  assert.deepEqual(s.eventsAfter('nodes', start), [], 'a resource without events has nothing to replay');
 });
 
 test('a label that repeats the resourceVersion text does not confuse the stored resourceVersion', () => {

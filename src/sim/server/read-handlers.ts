@@ -146,9 +146,9 @@ export function handleWatch(ctx: ReadContext, t: ResourceTarget, q: URLSearchPar
     return void open(initialFrames(items, endMark, format));
   }
   const rv = parseRv(rvRaw);
-  const events = ctx.store.eventsAfter(rv);
+  const events = ctx.store.eventsAfter(t.info.name, rv);
   if (events === undefined) {
-    const status = statusObject(410, 'Expired', `too old resource version: ${rv} (${ctx.store.oldestResumableRv()})`);
+    const status = statusObject(410, 'Expired', `too old resource version: ${rv} (${ctx.store.oldestResumableRv(t.info.name)})`);
     return void open([`{"type":"ERROR","object":${JSON.stringify(status)}}\n`]).end();
   }
   const replay: Buffer[] = [];

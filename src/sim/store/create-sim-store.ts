@@ -30,14 +30,17 @@ type Subresource = { subresource?: 'status' };
 class MemoryStore implements ServableStore {
   private rv = 0;
   private readonly tables = new ObjectTables();
-  private readonly window: EventWindow;
+  /** One window per resource, as kube-apiserver keeps one watch cache per resource: lease renewals
+   * at 2,000/s must not push the pod events out from under a pod watch. */
+  private readonly windows = new Map<ResourceName, EventWindow>();
+  private readonly windowCapacity: number;
   private readonly bus = new CommitBus();
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly uid: () => string;
 
   constructor(opts: SimStoreOptions) {
-    this.window = new EventWindow(opts.watchWindow ?? 100_000);
+    this.windowCapacity = opts.watchWindow ?? 100_000;
     this.now = opts.now ?? Date.now;
     this.random = opts.random ?? Math.random;
     this.uid = opts.uid ?? randomUUID;
@@ -123,12 +126,13 @@ class MemoryStore implements ServableStore {
     return this.bus.subscribe(fn);
   }
 
-  eventsAfter(rv: number): CommittedEvent[] | undefined {
-    return this.window.after(rv);
+  eventsAfter(resource: ResourceName, rv: number): CommittedEvent[] | undefined {
+    const window = this.windows.get(resource);
+    return window ? window.after(rv) : [];
   }
 
-  oldestResumableRv(): number {
-    return this.window.oldestResumable();
+  oldestResumableRv(resource: ResourceName): number {
+    return this.windows.get(resource)?.oldestResumable() ?? 0;
   }
 
   stats(): { objects: number; jsonBytes: number } {
@@ -254,7 +258,9 @@ class MemoryStore implements ServableStore {
   private publish(type: StoreEventType, info: ResourceInfo, obj: KubeObject, json: string, prevJson: string | undefined): Committed {
     const rv = ++this.rv;
     const ev = new CommittedEvent(type, info.name, rv, info.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name, json, prevJson);
-    this.window.push(ev);
+    let window = this.windows.get(info.name);
+    if (!window) this.windows.set(info.name, (window = new EventWindow(this.windowCapacity)));
+    window.push(ev);
     this.bus.deliver(ev, obj);
     return { obj, json };
   }

@@ -7,6 +7,7 @@ import type { DeleteOptions, KubeObject, ResourceName, SimStore } from './sim-st
 
 export interface SimStoreOptions {
   /** Committed events kept for watches to resume from (default 100,000). */
+  /** Committed events kept per resource for watches to resume from (default 100,000). */
   watchWindow?: number;
   /** Clock in epoch milliseconds (default Date.now). */
   now?: () => number;
@@ -58,10 +59,11 @@ export interface ServableStore extends SimStore {
   /** `delete`, answering the JSON of the object as it is after the call, or undefined if it did not exist. */
   deleteJson(resource: ResourceName, namespace: string | undefined, name: string, opts?: DeleteOptions): string | undefined;
   listPage(resource: ResourceName, opts?: ListPageOptions): ListPage;
-  /** Retained events after `rv`, oldest first; undefined if `rv` is older than the window (410 Gone). */
-  eventsAfter(rv: number): CommittedEvent[] | undefined;
-  /** The oldest resourceVersion a watch can still start from. */
-  oldestResumableRv(): number;
+  /** Retained events of `resource` after `rv`, oldest first; undefined if `rv` is older than that
+   * resource's window (410 Gone). Each resource keeps its own `watchWindow` events. */
+  eventsAfter(resource: ResourceName, rv: number): CommittedEvent[] | undefined;
+  /** The oldest resourceVersion a watch of `resource` can still start from. */
+  oldestResumableRv(resource: ResourceName): number;
   subscribe(fn: (ev: CommittedEvent) => void): () => void;
   /** Objects and bytes of stored JSON, over all resources. */
   stats(): { objects: number; jsonBytes: number };
