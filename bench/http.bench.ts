@@ -608,5 +608,13 @@ function launch(): void {
 }
 
 if (ROLE === 'client') clientMain();
-else if (ROLE === 'driver') await driverMain();
+else if (ROLE === 'driver') {
+  await driverMain();
+  // Everything is written. Seen once at 10k and 50k: an active timer kept the driver open
+  // after the controller stopped (no handle or request left); name it and leave.
+  setTimeout(() => {
+    console.error(`driver: still open after the results were written (${process.getActiveResourcesInfo().join(', ')}); exiting`);
+    process.exit();
+  }, 10_000).unref();
+}
 else launch();
