@@ -21,7 +21,9 @@ import type { NodeRecord, PodRecord, PvRecord, PvcRecord } from '../kube/project
 import type { ProjectionHandler } from '../kube/projection-store.js';
 import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
 import { logger, type Logger } from '../log/logger.js';
+import { applyNodeRecord, deleteNodeRecord } from './node-events.js';
 import { PodTracker, type TrackedPod } from './pod-tracker.js';
+import { PvIndex } from './pv-index.js';
 import { runInSlices } from './run-in-slices.js';
 import { SkippedVolumes } from './skipped-volumes.js';
 import type { NodeConditionCounter } from './node-condition-counter.js';
@@ -106,7 +108,7 @@ class Populator implements DesiredStatePopulator {
       d.nodes.addHandler({
         add: (n) => this.idle(() => this.applyNode(n, true)),
         update: (n) => this.idle(() => this.applyNode(n, false)),
-        delete: (n) => this.idle(() => this.deleteNode(n)),
+        delete: (n) => this.idle(() => deleteNodeRecord(this.d.state, this.d.conditions, n, this.log)),
       }),
       d.pods.addHandler({
         add: (p) => this.idle(() => this.processPod(p)),
@@ -136,16 +138,10 @@ class Populator implements DesiredStatePopulator {
     if (this.timer) clearInterval(this.timer);
   }
 
-  private readonly pvIndex = new Map<string, string[]>();
-
-  private indexPv(pvName: string, unique: string): void {
-    const list = this.pvIndex.get(pvName);
-    if (!list) this.pvIndex.set(pvName, [unique]);
-    else if (!list.includes(unique)) list.push(unique);
-  }
+  private readonly pvIndex = new PvIndex();
 
   volumesForPv(pvName: string): readonly string[] {
-    return this.pvIndex.get(pvName) ?? [];
+    return this.pvIndex.volumesFor(pvName);
   }
 
   skippedVolumes(): Array<{ reason: SkipReason; count: number }> {
@@ -194,27 +190,9 @@ class Populator implements DesiredStatePopulator {
     }
   }
 
-  // ---- nodes (B1–B4, D3–D4) ------------------------------------------------------------
+  // ---- nodes (B1–B4, D3–D4): node-events.ts --------------------------------------------
   applyNode(n: NodeRecord, isAdd: boolean): void {
-    const { state } = this.d;
-    const id = state.internNode(n.name);
-    if (n.managed) state.setNodeManaged(id); // B2: never unmanaged by an update
-    state.setNodeHealthy(id, n.ready);
-    state.setNodeOutOfService(id, n.outOfService);
-    state.setVolumesInUse(id, n.volumesInUse);
-    this.d.conditions?.set(n.name, n.managed, n.ready, n.outOfService);
-    if (isAdd) state.setStatusUpdateNeeded(id); // B4 (only takes effect if the node's report set was used)
-  }
-
-  private deleteNode(n: NodeRecord): void {
-    const { state } = this.d;
-    const id = state.findNode(n.name);
-    if (id === undefined) return;
-    state.setVolumesInUse(id, n.volumesInUse); // D4: the deleted object's last volumesInUse stays
-    state.setNodeHealthy(id, false); // an absent node is unhealthy
-    state.setNodeOutOfService(id, false); // F5: node lookup error ⇒ no taint
-    this.d.conditions?.delete(n.name);
-    if (!state.removeNode(id)) this.log.info({ node: n.name }, 'node deleted but pods still want volumes on it; keeping it (B2)');
+    applyNodeRecord(this.d.state, this.d.conditions, n, isAdd);
   }
 
   // ---- pods (C1–C7) --------------------------------------------------------------------
@@ -245,7 +223,7 @@ class Populator implements DesiredStatePopulator {
       const prior = volumeInfoOf(state, vol);
       const info = volumeInfoFor(r.uniqueName, r.spec, r.plugin.name, prior);
       if (info !== prior) state.setVolumeInfo(vol, info);
-      if (r.spec.origin !== 'inline') this.indexPv(r.spec.name, r.uniqueName);
+      if (r.spec.origin !== 'inline') this.pvIndex.add(r.spec.name, r.uniqueName);
       state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
       if (state.addDesiredPod(vol, node, pod.uid) === 'node-not-managed') continue;
       tracked ??= this.tracker.getOrCreate(pod.uid, pod.namespace, pod.name, pod.nodeName);
