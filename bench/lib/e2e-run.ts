@@ -49,6 +49,8 @@ export interface E2eConfig {
 export type E2eRun = Record<string, unknown> & { nodes: number; pods: number };
 
 const BIN = new URL('../../bin/fleet-attach.js', import.meta.url).pathname;
+/** The young-generation size of the shipped command lines (deploy/Dockerfile, npm start). */
+const SEMI_SPACE = '--max-semi-space-size=64';
 const GUARD = new URL('./exit-with-parent.js', import.meta.url).pathname;
 const SIM_CHILD = new URL('./sim-child.ts', import.meta.url).pathname;
 const WRITES = ['create', 'patch', 'update', 'delete'];
@@ -73,7 +75,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     const fleetBar = phaseBar('fleet', cfg.nodes, 'nodes');
     const tFleet = performance.now();
     const kubeconfig = join(dir, 'kubeconfig');
-    sim = forkTs(SIM_CHILD, [`--max-old-space-size=${heapMb}`], {
+    sim = forkTs(SIM_CHILD, [`--max-old-space-size=${heapMb}`, SEMI_SPACE], {
       FA_SIM_CHILD: JSON.stringify({ nodes: cfg.nodes, podsPerNode: cfg.podsPerNode, seed: cfg.seed, kubeconfigOut: kubeconfig }),
       LOG_LEVEL: 'warn',
     });
@@ -91,7 +93,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     t0Epoch = Date.now();
     const simCpu0 = simProc.last().cpuS;
     ctl = spawnNode(
-      ['--import', GUARD, `--max-old-space-size=${heapMb}`, ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
+      ['--import', GUARD, `--max-old-space-size=${heapMb}`, SEMI_SPACE, ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
       BIN,
       ['run', '--kubeconfig', kubeconfig, '--leader-elect=false', '--kube-api-qps', String(cfg.kubeApiQps), '--kube-api-burst', String(cfg.kubeApiQps), '--listen', '127.0.0.1:0', ...(cfg.controllerArgs ?? [])],
       { LOG_LEVEL: 'info' },
