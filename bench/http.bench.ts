@@ -41,7 +41,7 @@ import { createRequire } from 'node:module';
 import { cpus, freemem, loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { forkTs, nextMessage, type Child } from './lib/children.js';
+import { forkTs, nextMessage, SEMI_SPACE_FLAG, type Child } from './lib/children.js';
 import { readProc } from './lib/proc-stats.js';
 import { phaseBar } from './lib/progress.js';
 import type { SimChildMessage } from './lib/sim-child.js';
@@ -200,7 +200,7 @@ async function startControllerSubject(nodes: number, o: Options): Promise<Subjec
   };
   try {
     const tSim = performance.now();
-    sim = forkTs(new URL('./lib/sim-child.ts', import.meta.url).pathname, [`--max-old-space-size=${nodes >= 50_000 ? 8192 : 4096}`, '--max-semi-space-size=64'], {
+    sim = forkTs(new URL('./lib/sim-child.ts', import.meta.url).pathname, [`--max-old-space-size=${nodes >= 50_000 ? 8192 : 4096}`, SEMI_SPACE_FLAG], {
       FA_SIM_CHILD: JSON.stringify({ nodes, podsPerNode: PODS_PER_NODE, seed: 1, kubeconfigOut: kubeconfig }),
       LOG_LEVEL: 'warn',
     });
@@ -593,7 +593,7 @@ function save(file: URL, subject: string, o: Options, endpoints: EndpointResult[
  */
 function launch(): void {
   const heap = Math.max(...SIZES.map(heapMb));
-  const driver = spawn(process.execPath, [...process.execArgv, `--max-old-space-size=${heap}`, '--max-semi-space-size=64', new URL(import.meta.url).pathname, ...args], {
+  const driver = spawn(process.execPath, [...process.execArgv, `--max-old-space-size=${heap}`, SEMI_SPACE_FLAG, new URL(import.meta.url).pathname, ...args], {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, BENCH_HTTP_ROLE: 'driver', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
   });

@@ -90,6 +90,9 @@ function track(cp: ChildProcess): Child {
   };
 }
 
+/** The young-generation size of the shipped command lines (deploy/Dockerfile, npm start). */
+export const SEMI_SPACE_FLAG = '--max-semi-space-size=64';
+
 /** Spawns `node [nodeArgs] script [args]` with an IPC channel. */
 export function spawnNode(nodeArgs: string[], script: string, args: string[], env: NodeJS.ProcessEnv = {}): Child {
   const cp = spawn(process.execPath, [...nodeArgs, script, ...args], {

@@ -16,7 +16,7 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { forkTs, nextMessage, spawnNode, type Child } from './children.js';
+import { forkTs, nextMessage, SEMI_SPACE_FLAG, spawnNode, type Child } from './children.js';
 import { createControllerProbe, parseListedLine, type ListedLine } from './controller-probe.js';
 import { converge, ingestFigures, requestCounts, seconds, verifyCluster, waitForUrl } from './e2e-phases.js';
 import { steady } from './e2e-steady.js';
@@ -49,8 +49,6 @@ export interface E2eConfig {
 export type E2eRun = Record<string, unknown> & { nodes: number; pods: number };
 
 const BIN = new URL('../../bin/fleet-attach.js', import.meta.url).pathname;
-/** The young-generation size of the shipped command lines (deploy/Dockerfile, npm start). */
-const SEMI_SPACE = '--max-semi-space-size=64';
 const GUARD = new URL('./exit-with-parent.js', import.meta.url).pathname;
 const SIM_CHILD = new URL('./sim-child.ts', import.meta.url).pathname;
 const WRITES = ['create', 'patch', 'update', 'delete'];
@@ -75,7 +73,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     const fleetBar = phaseBar('fleet', cfg.nodes, 'nodes');
     const tFleet = performance.now();
     const kubeconfig = join(dir, 'kubeconfig');
-    sim = forkTs(SIM_CHILD, [`--max-old-space-size=${heapMb}`, SEMI_SPACE], {
+    sim = forkTs(SIM_CHILD, [`--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG], {
       FA_SIM_CHILD: JSON.stringify({ nodes: cfg.nodes, podsPerNode: cfg.podsPerNode, seed: cfg.seed, kubeconfigOut: kubeconfig }),
       LOG_LEVEL: 'warn',
     });
@@ -93,7 +91,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     t0Epoch = Date.now();
     const simCpu0 = simProc.last().cpuS;
     ctl = spawnNode(
-      ['--import', GUARD, `--max-old-space-size=${heapMb}`, SEMI_SPACE, ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
+      ['--import', GUARD, `--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
       BIN,
       ['run', '--kubeconfig', kubeconfig, '--leader-elect=false', '--kube-api-qps', String(cfg.kubeApiQps), '--kube-api-burst', String(cfg.kubeApiQps), '--listen', '127.0.0.1:0', ...(cfg.controllerArgs ?? [])],
       { LOG_LEVEL: 'info' },

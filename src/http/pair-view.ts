@@ -46,28 +46,8 @@ export function nodeFacts(state: WorldState, id: NodeId): NodeFacts | undefined 
   return n && { id, name: n.name, healthy: n.healthy, outOfService: n.outOfService };
 }
 
-/** Reads the policy and the info only when asked: a settled pair (desired and attached) shows only the name. */
 export function volumeFacts(state: WorldState, id: VolumeId): VolumeFacts {
-  return new LazyVolumeFacts(state, id);
-}
-
-class LazyVolumeFacts implements VolumeFacts {
-  readonly name: string;
-  private forbiddenRead: boolean | undefined;
-  private infoRead: VolumeInfo | undefined | null = null;
-
-  constructor(private readonly state: WorldState, readonly id: VolumeId) {
-    this.name = state.volumeName(id);
-  }
-
-  get forbidden(): boolean {
-    return (this.forbiddenRead ??= this.state.multiAttachForbidden(this.id));
-  }
-
-  get info(): VolumeInfo | undefined {
-    if (this.infoRead === null) this.infoRead = readVolumeInfo(this.state.volumeInfo(this.id));
-    return this.infoRead;
-  }
+  return { id, name: state.volumeName(id), forbidden: state.multiAttachForbidden(id), info: readVolumeInfo(state.volumeInfo(id)) };
 }
 
 export interface PairViewOptions {

@@ -153,7 +153,7 @@ export function handleWatch(ctx: ReadContext, t: ResourceTarget, q: URLSearchPar
   }
   const replay: Buffer[] = [];
   for (const ev of events) {
-    if (ev.resource !== t.info.name || (namespace !== undefined && ev.namespace !== namespace)) continue;
+    if (namespace !== undefined && ev.namespace !== namespace) continue; // the window is this resource's own
     if (format) {
       const type = typeFor(ev, sel);
       if (type) replay.push(Buffer.from(format(type, ev.json)));
