@@ -5,17 +5,20 @@
  * Per call the generated client serialises the body through `ObjectSerializer`, parses MIME
  * types, runs its middleware observables and deserialises the response into class instances
  * we project and drop; at fleet scale that is a measurable share of the controller's CPU.
- * As for the paged lists (raw-request.ts), client-node still does kubeconfig, authentication
- * and TLS (`kc.applyToFetchOptions`, which hands over the shared keep-alive agent) and
- * node-fetch sends; we build the URL, body and headers, and parse a response once with
- * JSON.parse, or not at all when the caller ignores it.
+ * client-node still does kubeconfig, authentication and TLS: `kc.applyToHTTPSOptions` gives the
+ * headers (bearer token, impersonation), basic auth and the shared keep-alive agent carrying the
+ * TLS material. The request goes out on Node's `http(s).request` with those options, not
+ * node-fetch: node-fetch's Request, Headers and body-stream objects cost ~1/3 of the client CPU
+ * of a small call (bench/api-writes.bench.ts). A response is parsed once with JSON.parse, or
+ * not at all when the caller ignores it.
  *
  * A response body is always read to its end, even when dropped: the keep-alive socket goes
  * back to the agent only then.
  */
-import fetch from 'node-fetch';
+import http from 'node:http';
+import https from 'node:https';
 import type { FleetKubeConfig } from './kube-config.js';
-import { headersOf, httpError, readBody } from './raw-request.js';
+import { httpError } from './raw-request.js';
 
 export interface RawCall {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -36,44 +39,73 @@ export interface RawResult {
   body: unknown;
 }
 
+/** The parts of a server URL a request needs, parsed once per server string. */
+interface Target {
+  server: string;
+  secure: boolean;
+  hostname: string;
+  port: string;
+  /** The server URL's own path prefix (e.g. behind a proxy), without a trailing slash. */
+  prefix: string;
+}
+let lastTarget: Target | undefined;
+
+function targetOf(server: string): Target {
+  if (lastTarget?.server === server) return lastTarget;
+  const u = new URL(server);
+  lastTarget = { server, secure: u.protocol === 'https:', hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port, prefix: u.pathname.replace(/\/+$/, '') };
+  return lastTarget;
+}
+
 /**
  * Sends one call. Rejects with {@link KubeHttpError} (status, Status reason and message,
- * Retry-After) on a non-2xx status, with node-fetch's error on a network failure or abort,
- * and with a SyntaxError when a 2xx `json` body does not parse.
+ * Retry-After) on a non-2xx status, with the socket's error on a network failure, an AbortError
+ * on abort, and with a SyntaxError when a 2xx `json` body does not parse.
  */
 export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawResult> {
-  const init = await kc.applyToFetchOptions({});
-  const headers = headersOf(init.headers);
-  headers.Accept = 'application/json';
+  const opts: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(opts);
+  const t = targetOf(kc.server());
+  const headers: http.OutgoingHttpHeaders = { ...(opts.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };
   if (call.body !== undefined) {
-    init.body = call.body;
     headers['Content-Type'] = call.contentType ?? 'application/json';
+    headers['Content-Length'] = Buffer.byteLength(call.body);
   }
-  init.method = call.method;
-  init.headers = headers;
-  if (call.signal) init.signal = call.signal as typeof init.signal;
-  const res = await fetch(kc.server() + call.path, init);
-  const ok = res.status >= 200 && res.status <= 299;
-  if (ok && call.response === 'drain') {
-    await drain(res.body);
-    return { status: res.status, body: undefined };
-  }
-  const text = await readBody(res.body, undefined);
-  if (!ok) throw httpError(call.method, call.path, res.status, res.headers.get('retry-after'), text);
-  return { status: res.status, body: JSON.parse(text) as unknown };
+  opts.method = call.method;
+  opts.hostname = t.hostname;
+  if (t.port) opts.port = t.port;
+  opts.path = t.prefix + call.path;
+  opts.headers = headers;
+  if (call.signal) opts.signal = call.signal;
+  return new Promise<RawResult>((resolve, reject) => {
+    const req = (t.secure ? https : http).request(opts, (res) => {
+      const status = res.statusCode ?? 0;
+      const ok = status >= 200 && status <= 299;
+      res.once('error', reject);
+      if (ok && call.response === 'drain') {
+        res.once('end', () => resolve({ status, body: undefined }));
+        res.resume();
+        return;
+      }
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.once('end', () => {
+        const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+        const retryAfter = res.headers['retry-after'];
+        if (!ok) return reject(httpError(call.method, call.path, status, typeof retryAfter === 'string' ? retryAfter : null, text));
+        try {
+          resolve({ status, body: JSON.parse(text) as unknown });
+        } catch (err) {
+          reject(err);
+        }
+      });
+    });
+    req.once('error', reject);
+    req.end(call.body);
+  });
 }
 
 /** One path segment, escaped as the generated client escapes names. */
 export function pathSegment(s: string): string {
   return encodeURIComponent(s);
-}
-
-/** Reads `body` to its end without keeping it. */
-function drain(body: NodeJS.ReadableStream | null): Promise<void> {
-  if (!body) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    body.once('error', reject);
-    body.once('end', () => resolve());
-    body.resume();
-  });
 }
