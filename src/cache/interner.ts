@@ -15,6 +15,8 @@
  * lookup of a name just parsed from an event: its collision chains compare other keys, each
  * one more cache miss (measured: about twice this table's time).
  */
+import { flatCopy } from './flat-copy.js';
+
 const EMPTY = -1;
 
 export class Interner {
@@ -57,7 +59,8 @@ export class Interner {
       id = this.takeFreeId();
       const old = this.names[id];
       if (old !== undefined) this.unbind(old, id);
-      this.names[id] = name;
+      // Names live as long as their id (a million at fleet scale): keep a flat copy, not a rope.
+      this.names[id] = flatCopy(name);
       this.bind(h, id);
       this.created = true;
     }

@@ -6,6 +6,7 @@
  * nothing more. Handlers run synchronously in commit order; one that throws is logged and the
  * others still run.
  */
+import { flatCopy } from '../cache/flat-copy.js';
 import type { Logger } from '../log/logger.js';
 
 export interface ProjectionHandler<T> {
@@ -21,33 +22,51 @@ export interface StoreEntry<T> {
   rv: string;
 }
 
+/**
+ * A resourceVersion as stored: a canonical decimal below 2^31 (every version etcd hands out
+ * for years) as a number, which V8 keeps unboxed; anything else as the string. Versions are
+ * only compared for equality, and both forms compare like the strings they came from.
+ */
+type PackedRv = string | number;
+function packRv(rv: string): PackedRv {
+  const len = rv.length;
+  if (len === 0 || len > 10 || (len > 1 && rv.charCodeAt(0) === 48)) return rv; // '' , too long, leading '0'
+  let n = 0;
+  for (let i = 0; i < len; i++) {
+    const d = rv.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return rv;
+    n = n * 10 + d;
+  }
+  return n <= 0x7fffffff ? n : rv;
+}
+
 export class ProjectionStore<T> {
-  private entries = new Map<string, StoreEntry<T>>();
+  // Two maps rather than one of {value, rv} records: at fleet scale the record is one more
+  // object per stored object (four per pod) for every major GC to mark.
+  private values_ = new Map<string, T>();
+  private readonly versions = new Map<string, PackedRv>();
   private readonly handlers = new Set<ProjectionHandler<T>>();
 
   constructor(private readonly log: Logger) {}
 
   get(key: string): T | undefined {
-    return this.entries.get(key)?.value;
+    return this.values_.get(key);
   }
 
   has(key: string): boolean {
-    return this.entries.has(key);
+    return this.values_.has(key);
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.values_.size;
   }
 
   values(): IterableIterator<T> {
-    const it = this.entries.values();
-    return (function* () {
-      for (const e of it) yield e.value;
-    })();
+    return this.values_.values();
   }
 
   keys(): IterableIterator<string> {
-    return this.entries.keys();
+    return this.values_.keys();
   }
 
   addHandler(h: ProjectionHandler<T>): () => void {
@@ -57,48 +76,53 @@ export class ProjectionStore<T> {
 
   /** Add or update from a watch event; ADDED for a known key is an update and vice versa. */
   upsert(key: string, value: T, rv: string): void {
-    const old = this.entries.get(key);
-    this.entries.set(key, { value, rv });
-    if (old) this.emit('update', value, old.value);
+    const old = this.values_.get(key);
+    const stored = old === undefined ? flatCopy(key) : key; // a new key stays for the object's life
+    this.values_.set(stored, value);
+    this.versions.set(stored, packRv(rv));
+    if (old !== undefined) this.emit('update', value, old);
     else this.emit('add', value);
   }
 
   /** Removes `key`; a no-op (no event) when it is not stored. */
   remove(key: string, final?: T): void {
-    const old = this.entries.get(key);
-    if (!old) return;
-    this.entries.delete(key);
-    this.emit('delete', final ?? old.value);
+    const old = this.values_.get(key);
+    if (old === undefined) return;
+    this.values_.delete(key);
+    this.versions.delete(key);
+    this.emit('delete', final ?? old);
   }
 
   /**
    * Replaces the contents with a full list: deletes for stored keys that are neither listed nor
    * in `present` (listed but unprojectable, so kept as last seen), then adds for new keys and
-   * updates only where the resourceVersion changed. The store takes ownership of `listed`.
+   * updates only where the resourceVersion changed.
    */
   replace(listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>): { added: number; updated: number; deleted: number } {
-    if (this.entries.size === 0) {
-      // The first list: adopt the map instead of copying it entry by entry.
-      this.entries = listed;
-      for (const e of listed.values()) this.emit('add', e.value);
-      return { added: listed.size, updated: 0, deleted: 0 };
-    }
     let added = 0;
     let updated = 0;
     let deleted = 0;
-    for (const [key, old] of [...this.entries]) {
-      if (listed.has(key) || present.has(key)) continue;
-      this.entries.delete(key);
-      deleted++;
-      this.emit('delete', old.value);
+    if (this.values_.size > 0) {
+      // Keys first: deleting from a Map while iterating it is allowed, but the list is the guide.
+      for (const key of [...this.values_.keys()]) {
+        if (listed.has(key) || present.has(key)) continue;
+        const old = this.values_.get(key) as T;
+        this.values_.delete(key);
+        this.versions.delete(key);
+        deleted++;
+        this.emit('delete', old);
+      }
     }
     for (const [key, e] of listed) {
-      const old = this.entries.get(key);
-      if (old && old.rv === e.rv) continue;
-      this.entries.set(key, e);
-      if (old) {
+      const rv = packRv(e.rv);
+      const old = this.values_.get(key);
+      if (old !== undefined && this.versions.get(key) === rv) continue;
+      const stored = old === undefined ? flatCopy(key) : key;
+      this.values_.set(stored, e.value);
+      this.versions.set(stored, rv);
+      if (old !== undefined) {
         updated++;
-        this.emit('update', e.value, old.value);
+        this.emit('update', e.value, old);
       } else {
         added++;
         this.emit('add', e.value);

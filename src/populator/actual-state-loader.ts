@@ -39,11 +39,11 @@ export function loadActualState(d: ActualStateLoaderDeps): { attached: number; u
     state.setNodeOutOfService(node, n.outOfService);
     state.setVolumesInUse(node, n.volumesInUse);
     d.conditions?.set(n.name, n.managed, n.ready, n.outOfService);
-    for (const av of n.volumesAttached) {
-      const vol = state.internVolume(av.name);
+    for (const name of n.volumesAttached) {
+      const vol = state.internVolume(name);
       if (!volumeInfoOf(state, vol)) {
-        const plugin = splitUniqueVolumeName(av.name)?.pluginName ?? 'unknown';
-        state.setVolumeInfo(vol, { uniqueName: av.name, pluginName: plugin });
+        const plugin = splitUniqueVolumeName(name)?.pluginName ?? 'unknown';
+        state.setVolumeInfo(vol, { uniqueName: state.volumeName(vol), pluginName: plugin });
       }
       state.markAttached(vol, node);
       attached++;

@@ -220,14 +220,16 @@ class Populator implements DesiredStatePopulator {
         continue;
       }
       const vol = state.internVolume(r.uniqueName);
+      // The state's copy of the name (flat, one per volume) for everything kept beyond this call.
+      const unique = state.volumeName(vol) ?? r.uniqueName;
       const prior = volumeInfoOf(state, vol);
-      const info = volumeInfoFor(r.uniqueName, r.spec, r.plugin.name, prior);
+      const info = volumeInfoFor(unique, r.spec, r.plugin.name, prior);
       if (info !== prior) state.setVolumeInfo(vol, info);
-      if (r.spec.origin !== 'inline') this.pvIndex.add(r.spec.name, r.uniqueName);
+      if (r.spec.origin !== 'inline') this.pvIndex.add(r.spec.name, unique);
       state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
       if (state.addDesiredPod(vol, node, pod.uid) === 'node-not-managed') continue;
       tracked ??= this.tracker.getOrCreate(pod.uid, pod.namespace, pod.name, pod.nodeName);
-      if (!tracked.volumes.includes(r.uniqueName)) tracked.volumes.push(r.uniqueName);
+      if (!tracked.volumes.includes(unique)) tracked.volumes.push(unique);
     }
     this.skipped.set(pod.uid, podKey, skips);
   }

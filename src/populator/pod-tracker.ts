@@ -3,6 +3,7 @@
  * each PVC. It lets a pod's removal undo exactly what its addition did (names, not ids: ids
  * may be recycled), and the PVC worker (C8) find the pods waiting for a claim to bind.
  */
+import { flatCopy } from '../cache/flat-copy.js';
 import { KeySets } from './key-sets.js';
 
 export interface TrackedPod {
@@ -18,8 +19,8 @@ export class PodTracker {
   private readonly byUid = new Map<string, TrackedPod>();
   /** `namespace/claim` → pod keys (`namespace/name`) of scheduled pods naming it. */
   private readonly claims = new KeySets();
-  /** pod key → the claim keys it names, in volume order. */
-  private readonly claimsOfPod = new Map<string, string[]>();
+  /** pod key → the claim keys it names, in volume order (a lone claim as the string itself). */
+  private readonly claimsOfPod = new Map<string, string | string[]>();
 
   get(uid: string): TrackedPod | undefined {
     return this.byUid.get(uid);
@@ -52,20 +53,23 @@ export class PodTracker {
    */
   setClaims(podKey: string, namespace: string, volumes: ReadonlyArray<{ readonly claimName?: string | undefined }>): void {
     const prev = this.claimsOfPod.get(podKey);
-    if (prev ? sameClaims(prev, namespace, volumes) : !volumes.some((v) => v.claimName)) return;
+    if (prev !== undefined ? sameClaims(prev, namespace, volumes) : !volumes.some((v) => v.claimName)) return;
     this.clearClaims(podKey);
+    // Flat copies: these keys live as long as the pod (see flat-copy.ts).
     const keys: string[] = [];
-    for (const v of volumes) if (v.claimName) keys.push(`${namespace}/${v.claimName}`);
+    for (const v of volumes) if (v.claimName) keys.push(flatCopy(`${namespace}/${v.claimName}`));
     if (keys.length === 0) return;
-    this.claimsOfPod.set(podKey, keys);
-    for (const k of keys) this.claims.add(k, podKey);
+    const key = flatCopy(podKey);
+    this.claimsOfPod.set(key, keys.length === 1 ? keys[0]! : keys);
+    for (const k of keys) this.claims.add(k, key);
   }
 
   clearClaims(podKey: string): void {
     const keys = this.claimsOfPod.get(podKey);
-    if (!keys) return;
+    if (keys === undefined) return;
     this.claimsOfPod.delete(podKey);
-    for (const k of keys) this.claims.delete(k, podKey);
+    if (typeof keys === 'string') this.claims.delete(keys, podKey);
+    else for (const k of keys) this.claims.delete(k, podKey);
   }
 
   /** Pod keys naming the claim `namespace/name`. */
@@ -75,13 +79,15 @@ export class PodTracker {
 }
 
 /** Whether the non-empty `claimName`s of `volumes` are, in order, the claims of `keys` (`namespace/claimName`). */
-function sameClaims(keys: readonly string[], namespace: string, volumes: ReadonlyArray<{ readonly claimName?: string | undefined }>): boolean {
+function sameClaims(keys: string | readonly string[], namespace: string, volumes: ReadonlyArray<{ readonly claimName?: string | undefined }>): boolean {
+  const count = typeof keys === 'string' ? 1 : keys.length;
   let i = 0;
   for (const v of volumes) {
     const name = v.claimName;
     if (!name) continue;
-    const k = keys[i++];
+    const k = i >= count ? undefined : typeof keys === 'string' ? keys : keys[i];
+    i++;
     if (k === undefined || k.length !== namespace.length + 1 + name.length || !k.endsWith(name) || !k.startsWith(namespace) || k.charCodeAt(namespace.length) !== 47 /* '/' */) return false;
   }
-  return i === keys.length;
+  return i === count;
 }

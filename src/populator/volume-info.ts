@@ -6,6 +6,8 @@
  */
 import { csiPersistentSource, type AccessMode, type VolumeSpec } from '../plugins/index.js';
 import type { WorldState, VolumeId } from '../cache/world-state.js';
+import { flatCopy } from '../cache/flat-copy.js';
+import { sharedString } from '../kube/projections/string-pool.js';
 
 export interface VolumeInfo {
   uniqueName: string;
@@ -40,8 +42,10 @@ export function volumeInfoFor(uniqueName: string, spec: VolumeSpec, pluginName: 
   const csi = csiPersistentSource(spec);
   const info: VolumeInfo = { uniqueName, spec, pluginName, specName: spec.name };
   if (spec.origin !== 'inline') info.pvName = spec.name;
-  info.plugin = csi ? `${pluginName}:${csi.driver}` : pluginName;
-  if (csi) info.csi = { driver: csi.driver, volumeHandle: csi.volumeHandle };
+  // Pooled: one copy of each plugin label, not one rope per volume.
+  info.plugin = csi ? sharedString(flatCopy(`${pluginName}:${csi.driver}`)) : pluginName;
+  // The spec's own source object (it has both fields): no second object per volume.
+  if (csi) info.csi = csi;
   info.accessModes = spec.accessModes;
   info.migrated = spec.migrated;
   if (prior?.lastError) info.lastError = prior.lastError;

@@ -81,7 +81,10 @@ export function pvSpec(pv: PvRecord, readOnly: boolean): VolumeSpec | Skip {
     name: pv.name,
     origin: 'pv',
     source,
-    accessModes: pv.accessModes.filter((m): m is AccessMode => ACCESS_MODES.has(m as AccessMode)),
+    // The PV's own (shared) list when every mode is known: no array per volume.
+    accessModes: pv.accessModes.every((m) => ACCESS_MODES.has(m as AccessMode))
+      ? (pv.accessModes as readonly AccessMode[])
+      : pv.accessModes.filter((m): m is AccessMode => ACCESS_MODES.has(m as AccessMode)),
     readOnly,
     migrated: false,
   };

@@ -105,8 +105,8 @@ export class FakeKubeApiClient implements KubeApiClient {
     await this.enter('patchNodeStatus', [name, volumesAttached]);
     const node = this.nodes.get(name);
     if (!node) return 'not-found';
-    node.volumesAttached = (volumesAttached ?? []).map((v) => ({ ...v }));
-    this.nodeStatusPatches.push({ name, volumesAttached: node.volumesAttached.map((v) => ({ ...v })) });
+    node.volumesAttached = (volumesAttached ?? []).map((v) => v.name);
+    this.nodeStatusPatches.push({ name, volumesAttached: (volumesAttached ?? []).map((v) => ({ ...v })) });
     return 'patched';
   }
 

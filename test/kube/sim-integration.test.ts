@@ -82,7 +82,7 @@ describe('kube layer against the simulator', () => {
     assert.equal((await api.createVolumeAttachment(body)).outcome, 'already-exists');
     await waitFor(() => vas.get('csi-test-1')?.nodeName === nodeName, 'VA seen by the watch');
     assert.equal(await api.patchNodeStatus(nodeName, [{ name: 'kubernetes.io/csi/sim^h', devicePath: '' }]), 'patched');
-    await waitFor(() => nodes.get(nodeName)?.volumesAttached.some((v) => v.name === 'kubernetes.io/csi/sim^h') === true, 'status seen by the watch');
+    await waitFor(() => nodes.get(nodeName)?.volumesAttached.includes('kubernetes.io/csi/sim^h') === true, 'status seen by the watch');
     assert.equal((await api.getNode(nodeName))?.volumesAttached.length, 1);
     assert.equal(await api.patchNodeStatus('no-such-node', []), 'not-found');
     assert.equal(await api.deleteVolumeAttachment('csi-test-1'), 'deleted');

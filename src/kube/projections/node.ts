@@ -7,6 +7,7 @@ import { optArray, optRecord, optStr, project, record, str, stringArray, type Re
 export const MANAGED_ANNOTATION = 'volumes.kubernetes.io/controller-managed-attach-detach';
 export const OUT_OF_SERVICE_TAINT = 'node.kubernetes.io/out-of-service';
 
+/** One `status.volumesAttached` entry, as the controller writes it (K1). */
 export interface AttachedVolume {
   /** Unique volume name (U). */
   name: string;
@@ -23,7 +24,11 @@ export interface NodeRecord {
   /** A taint with key `node.kubernetes.io/out-of-service` exists (any value, any effect). */
   outOfService: boolean;
   volumesInUse: string[];
-  volumesAttached: AttachedVolume[];
+  /**
+   * The unique names (U) of `status.volumesAttached`; the entries' `devicePath` is not kept
+   * (never read: A2 needs the names only, and the controller writes '' for CSI).
+   */
+  volumesAttached: string[];
 }
 
 export function projectNode(raw: unknown) {
@@ -41,10 +46,8 @@ export function projectNode(raw: unknown) {
     );
     const volumesAttached = optArray(status.volumesAttached, 'status.volumesAttached').map((v, i) => {
       const av = record(v, `status.volumesAttached[${i}]`);
-      return {
-        name: str(av.name, `status.volumesAttached[${i}].name`),
-        devicePath: optStr(av.devicePath, `status.volumesAttached[${i}].devicePath`) ?? '',
-      };
+      optStr(av.devicePath, `status.volumesAttached[${i}].devicePath`); // validated, not kept
+      return str(av.name, `status.volumesAttached[${i}].name`);
     });
     return {
       name: str(meta.name, 'metadata.name'),

@@ -16,6 +16,7 @@ import {
   type Obj,
   type ResourceKind,
 } from './read.js';
+import { sharedString } from './string-pool.js';
 
 export type PodVolumeKind = 'pvc' | 'ephemeral' | 'csi-inline' | 'intree' | 'other';
 
@@ -58,7 +59,7 @@ export interface PodRecord {
  */
 function projectVolume(raw: unknown, podName: string): PodVolume {
   const v = record(raw, '');
-  const name = str(v.name, 'name');
+  const name = sharedString(str(v.name, 'name'));
   const pvc = optRecord(v.persistentVolumeClaim, 'persistentVolumeClaim');
   if (pvc) {
     const out: PodVolume = { name, kind: 'pvc', claimName: str(pvc.claimName, 'persistentVolumeClaim.claimName'), sourceType: 'persistentVolumeClaim' };
@@ -71,7 +72,7 @@ function projectVolume(raw: unknown, podName: string): PodVolume {
   }
   const csi = optRecord(v.csi, 'csi');
   if (csi) {
-    const out: PodVolume = { name, kind: 'csi-inline', driver: str(csi.driver, 'csi.driver'), sourceType: 'csi' };
+    const out: PodVolume = { name, kind: 'csi-inline', driver: sharedString(str(csi.driver, 'csi.driver')), sourceType: 'csi' };
     const readOnly = optBool(csi.readOnly, 'csi.readOnly');
     if (readOnly !== undefined) out.readOnly = readOnly;
     return out;
@@ -125,10 +126,10 @@ export function projectPod(raw: unknown) {
     const deletionTimestamp = optTimestamp(meta.deletionTimestamp, 'metadata.deletionTimestamp');
     const pod: PodRecord = {
       uid: str(meta.uid, 'metadata.uid'),
-      namespace: str(meta.namespace, 'metadata.namespace'),
+      namespace: sharedString(str(meta.namespace, 'metadata.namespace')),
       name,
-      nodeName: optStr(spec.nodeName, 'spec.nodeName') ?? '',
-      phase: optStr(status.phase, 'status.phase') ?? '',
+      nodeName: sharedString(optStr(spec.nodeName, 'spec.nodeName') ?? ''),
+      phase: sharedString(optStr(status.phase, 'status.phase') ?? ''),
       allContainersNotRunning:
         noneRunning(status.initContainerStatuses, 'status.initContainerStatuses') &&
         noneRunning(status.containerStatuses, 'status.containerStatuses') &&

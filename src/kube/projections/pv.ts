@@ -14,6 +14,7 @@ import {
   type InTreeSource,
   type ResourceKind,
 } from './read.js';
+import { sharedList, sharedString } from './string-pool.js';
 
 export interface PvRecord {
   name: string;
@@ -21,7 +22,8 @@ export interface PvRecord {
   /** `status.phase`; '' when unset. */
   phase: string;
   claimRef?: { namespace: string; name: string; uid: string };
-  accessModes: string[];
+  /** Shared and frozen (string-pool.ts). */
+  accessModes: readonly string[];
   csi?: { driver: string; volumeHandle: string; readOnly: boolean };
   intree?: InTreeSource;
   /** The source's field name when it is neither CSI nor migratable (`nfs`, `hostPath`, `local`, …). */
@@ -43,20 +45,20 @@ export function projectPv(raw: unknown) {
     const out: PvRecord = {
       name: str(meta.name, 'metadata.name'),
       uid: str(meta.uid, 'metadata.uid'),
-      phase: optStr(status.phase, 'status.phase') ?? '',
-      accessModes: stringArray(spec.accessModes, 'spec.accessModes'),
+      phase: sharedString(optStr(status.phase, 'status.phase') ?? ''),
+      accessModes: sharedList(stringArray(spec.accessModes, 'spec.accessModes')),
     };
     if (ref) {
       // A claimRef without uid (pre-bound PV) never matches a PVC uid (C4), so '' is safe.
       out.claimRef = {
-        namespace: optStr(ref.namespace, 'spec.claimRef.namespace') ?? '',
+        namespace: sharedString(optStr(ref.namespace, 'spec.claimRef.namespace') ?? ''),
         name: optStr(ref.name, 'spec.claimRef.name') ?? '',
         uid: optStr(ref.uid, 'spec.claimRef.uid') ?? '',
       };
     }
     if (csi) {
       out.csi = {
-        driver: str(csi.driver, 'spec.csi.driver'),
+        driver: sharedString(str(csi.driver, 'spec.csi.driver')),
         volumeHandle: str(csi.volumeHandle, 'spec.csi.volumeHandle'),
         readOnly: optBool(csi.readOnly, 'spec.csi.readOnly') ?? false,
       };

@@ -2,6 +2,7 @@
  * PersistentVolumeClaim projection: binding (C4) and the controlling owner (C5 generic ephemeral).
  */
 import { optArray, optBool, optRecord, optStr, project, record, str, type ResourceKind } from './read.js';
+import { sharedString } from './string-pool.js';
 
 export interface PvcRecord {
   uid: string;
@@ -29,9 +30,9 @@ export function projectPvc(raw: unknown) {
     });
     return {
       uid: str(meta.uid, 'metadata.uid'),
-      namespace: str(meta.namespace, 'metadata.namespace'),
+      namespace: sharedString(str(meta.namespace, 'metadata.namespace')),
       name: str(meta.name, 'metadata.name'),
-      phase: optStr(status.phase, 'status.phase') ?? '',
+      phase: sharedString(optStr(status.phase, 'status.phase') ?? ''),
       volumeName: optStr(spec.volumeName, 'spec.volumeName') ?? '',
       ...(controllerUid ? { controllerUid } : {}),
     };

@@ -3,6 +3,7 @@
  * (L3, L4, M1). The controller never writes status.
  */
 import { optArray, optBool, optRecord, optStr, optTimestamp, project, record, str, type ResourceKind } from './read.js';
+import { sharedString } from './string-pool.js';
 
 export interface VolumeAttachmentRecord {
   name: string;
@@ -44,8 +45,8 @@ export function projectVolumeAttachment(raw: unknown) {
       name: str(meta.name, 'metadata.name'),
       uid: optStr(meta.uid, 'metadata.uid') ?? '',
       resourceVersion: optStr(meta.resourceVersion, 'metadata.resourceVersion') ?? '',
-      attacher: str(spec.attacher, 'spec.attacher'),
-      nodeName: str(spec.nodeName, 'spec.nodeName'),
+      attacher: sharedString(str(spec.attacher, 'spec.attacher')),
+      nodeName: sharedString(str(spec.nodeName, 'spec.nodeName')),
       ...(pvName ? { pvName } : {}),
       inline: source.inlineVolumeSpec != null,
       attached: optBool(status.attached, 'status.attached') ?? false,

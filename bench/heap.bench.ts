@@ -1,0 +1,135 @@
+// Live heap per pod of the controller (session 4, GC work): `npm run bench:heap`
+// [-- --nodes 1000,3000 --snapshot-dir DIR].
+//
+// Subject: the real controller (startControllerWithApi, one plan worker) converged on a simulated
+// fleet of N nodes × 10 pods (each pod with its own PVC, PV and VolumeAttachment; the simulator in
+// a child process, as bench:http runs it). Once every pair is attached and reported, after two full
+// GCs, a heap snapshot of the measuring process is taken and counted: live bytes and live objects
+// by kind (strings, ropes, plain objects, arrays, other). Each size runs in a process of its own
+// (this file, role `measure`), and the per-pod figures are the slope between the two sizes, so the
+// process's constant part (code, modules, caches bounded by count) is not charged to pods.
+// Why objects: a major GC marks every live object, and the pauses that miss issue 5's latency
+// targets at 50k–100k nodes are major GCs. Prints JSON; writes bench/results/heap.json unless --out.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import v8 from 'node:v8';
+import { forkTs, nextMessage, SEMI_SPACE_FLAG } from './lib/children.js';
+
+const PODS_PER_NODE = 10;
+type Kinds = Record<'string' | 'rope' | 'object' | 'array' | 'other', number>;
+interface Measured { nodes: number; pods: number; heap_bytes: number; objects: number; by_kind: Kinds; converge_s: number }
+
+/** Counts a snapshot's nodes by kind (type names from the snapshot's own meta). */
+function countSnapshot(json: string): { objects: number; bytes: number; byKind: Kinds } {
+  const s = JSON.parse(json) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
+  const meta = s.snapshot.meta;
+  const width = meta.node_fields.length;
+  const iType = meta.node_fields.indexOf('type');
+  const iSize = meta.node_fields.indexOf('self_size');
+  const types = meta.node_types[0];
+  const byKind: Kinds = { string: 0, rope: 0, object: 0, array: 0, other: 0 };
+  let bytes = 0;
+  for (let i = 0; i < s.nodes.length; i += width) {
+    const t = types[s.nodes[i + iType]!];
+    bytes += s.nodes[i + iSize]!;
+    if (t === 'string' || t === 'sliced string') byKind.string++;
+    else if (t === 'concatenated string') byKind.rope++;
+    else if (t === 'object' || t === 'closure') byKind.object++;
+    else if (t === 'array') byKind.array++;
+    else byKind.other++;
+  }
+  return { objects: s.nodes.length / width, bytes, byKind };
+}
+
+async function measure(nodes: number, snapshotDir: string | undefined): Promise<Measured> {
+  const dir = mkdtempSync(join(tmpdir(), 'fa-heap-bench-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const sim = forkTs(new URL('./lib/sim-child.ts', import.meta.url).pathname, ['--max-old-space-size=4096', SEMI_SPACE_FLAG], {
+    FA_SIM_CHILD: JSON.stringify({ nodes, podsPerNode: PODS_PER_NODE, seed: 1, kubeconfigOut: kubeconfig }),
+    LOG_LEVEL: 'error',
+  });
+  try {
+    await nextMessage(sim, (m: { type: string }) => m.type === 'ready', 600_000);
+    const { startControllerWithApi } = await import('../src/manager/run-controller.js');
+    const t0 = performance.now();
+    const running = await startControllerWithApi({ kubeconfig: { path: kubeconfig }, listen: '127.0.0.1:0', leaderElect: false, kubeApiQps: 20_000, kubeApiBurst: 20_000, workers: 1 });
+    const pods = nodes * PODS_PER_NODE;
+    for (;;) {
+      const c = running.ctl.state.counts();
+      if (c.desiredPairs === pods && c.attached === pods && c.reportedAttached === pods) break;
+      if (performance.now() - t0 > 600_000) throw new Error(`not converged in 600 s: ${JSON.stringify(c)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const convergeS = (performance.now() - t0) / 1000;
+    // Let in-flight event writes and status patches settle, then collect twice (weak cells, finalizers).
+    await new Promise((r) => setTimeout(r, 3000));
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (!gc) throw new Error('run with --expose-gc (npm run bench:heap does)');
+    gc();
+    gc();
+    const chunks: Buffer[] = [];
+    for await (const c of v8.getHeapSnapshot()) chunks.push(c as Buffer);
+    const json = Buffer.concat(chunks).toString('utf8');
+    if (snapshotDir) writeFileSync(join(snapshotDir, `controller-${nodes}.heapsnapshot`), json);
+    const counted = countSnapshot(json);
+    await running.stop();
+    return { nodes, pods, heap_bytes: counted.bytes, objects: counted.objects, by_kind: counted.byKind, converge_s: Math.round(convergeS * 10) / 10 };
+  } finally {
+    await sim.stop(10_000);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { nodes: { type: 'string', default: '1000,3000' }, 'snapshot-dir': { type: 'string' }, out: { type: 'string' } } });
+  const sizes = values.nodes.split(',').map(Number);
+  if (sizes.length !== 2 || !sizes.every((n) => Number.isInteger(n) && n > 0) || sizes[0]! >= sizes[1]!) {
+    console.error('--nodes: two increasing positive integers, e.g. 1000,3000');
+    process.exit(2);
+  }
+  const runs: Measured[] = [];
+  for (const nodes of sizes) {
+    const child = forkTs(fileURLToPath(import.meta.url), ['--expose-gc', '--max-old-space-size=8192', SEMI_SPACE_FLAG], {
+      FA_HEAP_BENCH: JSON.stringify({ nodes, snapshotDir: values['snapshot-dir'] }),
+      LOG_LEVEL: 'error',
+    });
+    const m = await nextMessage<{ type: 'result'; result: Measured }>(child, (x) => x.type === 'result', 1_200_000);
+    await child.exited;
+    runs.push(m.result);
+    console.error(`${nodes} nodes: ${(m.result.heap_bytes / 2 ** 20).toFixed(1)} MB, ${m.result.objects} objects (converged in ${m.result.converge_s} s)`);
+  }
+  const [a, b] = runs as [Measured, Measured];
+  const dp = b.pods - a.pods;
+  const perPod = (k: keyof Kinds) => Math.round(((b.by_kind[k] - a.by_kind[k]) / dp) * 100) / 100;
+  const result = {
+    date: new Date().toISOString(),
+    runs,
+    per_pod: {
+      heap_bytes: Math.round((b.heap_bytes - a.heap_bytes) / dp),
+      objects: Math.round(((b.objects - a.objects) / dp) * 100) / 100,
+      strings: perPod('string'), ropes: perPod('rope'), objects_plain: perPod('object'), arrays: perPod('array'), other: perPod('other'),
+    },
+  };
+  console.log(JSON.stringify(result, null, 2));
+  writeFileSync(values.out ?? fileURLToPath(new URL('./results/heap.json', import.meta.url)), `${JSON.stringify(result, null, 2)}\n`);
+}
+
+const role = process.env.FA_HEAP_BENCH;
+if (role) {
+  const { nodes, snapshotDir } = JSON.parse(role) as { nodes: number; snapshotDir?: string };
+  measure(nodes, snapshotDir).then(
+    (result) => process.send?.({ type: 'result', result }, () => process.exit(0)),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+} else {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

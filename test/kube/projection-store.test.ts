@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ProjectionStore, type StoreEntry } from '../../src/kube/projection-store.js';
+import { logger } from '../../src/log/logger.js';
+
+interface Rec {
+  name: string;
+  v: number;
+}
+
+function recorded(store: ProjectionStore<Rec>): string[] {
+  const seen: string[] = [];
+  store.addHandler({
+    add: (o) => seen.push(`add ${o.name}@${o.v}`),
+    update: (o, old) => seen.push(`update ${o.name}@${old.v}->${o.v}`),
+    delete: (o) => seen.push(`delete ${o.name}@${o.v}`),
+  });
+  return seen;
+}
+
+const list = (...items: Array<[string, number, string]>) => new Map<string, StoreEntry<Rec>>(items.map(([name, v, rv]) => [name, { value: { name, v }, rv }]));
+
+describe('ProjectionStore', () => {
+  it('relist updates exactly the objects whose resourceVersion string changed, whatever its form', () => {
+    const store = new ProjectionStore<Rec>(logger('test'));
+    const seen = recorded(store);
+    // Versions that are canonical small integers, one with a leading zero, one beyond 2^31, one not numeric.
+    store.replace(list(['a', 1, '10'], ['b', 1, '010'], ['c', 1, '4294967296'], ['d', 1, 'x7'], ['e', 1, '2147483647']), new Set());
+    assert.deepEqual(seen.splice(0), ['add a@1', 'add b@1', 'add c@1', 'add d@1', 'add e@1']);
+    // Same strings: nothing. '10' vs '010' must stay different versions.
+    store.replace(list(['a', 2, '10'], ['b', 2, '010'], ['c', 2, '4294967296'], ['d', 2, 'x7'], ['e', 2, '2147483647']), new Set());
+    assert.deepEqual(seen.splice(0), []);
+    store.replace(list(['a', 3, '010'], ['b', 3, '10'], ['c', 3, '4294967297'], ['d', 3, 'x8'], ['e', 3, '2147483648']), new Set());
+    assert.deepEqual(seen.splice(0), ['update a@1->3', 'update b@1->3', 'update c@1->3', 'update d@1->3', 'update e@1->3']);
+    assert.equal(store.get('a')?.v, 3);
+  });
+
+  it('relist deletes what is neither listed nor present, and keeps present-but-unprojectable objects as last seen', () => {
+    const store = new ProjectionStore<Rec>(logger('test'));
+    store.upsert('a', { name: 'a', v: 1 }, '5');
+    store.upsert('b', { name: 'b', v: 1 }, '6');
+    store.upsert('c', { name: 'c', v: 1 }, '7');
+    const seen = recorded(store);
+    const r = store.replace(list(['a', 1, '5']), new Set(['b']));
+    assert.deepEqual(r, { added: 0, updated: 0, deleted: 1 });
+    assert.deepEqual(seen, ['delete c@1']);
+    assert.deepEqual([...store.keys()].sort(), ['a', 'b']);
+  });
+
+  it('watch events: an upsert of a stored key is an update, remove of an unknown key is silent, remove delivers the final state', () => {
+    const store = new ProjectionStore<Rec>(logger('test'));
+    const seen = recorded(store);
+    const key = ['ns', 'p'].join('/');
+    store.upsert(key, { name: 'p', v: 1 }, '1');
+    store.upsert('ns/p', { name: 'p', v: 2 }, '2');
+    store.remove('ns/q');
+    store.remove('ns/p', { name: 'p', v: 3 });
+    assert.deepEqual(seen, ['add p@1', 'update p@1->2', 'delete p@3']);
+    assert.equal(store.size, 0);
+  });
+});
