@@ -47,6 +47,7 @@ import { phaseBar } from './lib/progress.js';
 import type { SimChildMessage } from './lib/sim-child.js';
 import { percentile } from './lib/stats.js';
 import { startCpuProfile } from './lib/cpu-profile.js';
+import { createGcRecorder } from './lib/gc-pauses.js';
 
 const ROLE = process.env.BENCH_HTTP_ROLE;
 const args = process.argv.slice(2);
@@ -410,6 +411,7 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
     const load = (client: Child, target: Target, duration: number, rate?: number) =>
       runLoad(client, { url: urlOf(target), target, duration, connections: o.connections, seed: seed++, ...(rate ? { rate } : {}) });
 
+    const gcRec = createGcRecorder();
     for (const target of TARGETS) await load(clients.capacity, target, 1); // JIT warm-up
     // Sweeps alternately forwards and backwards, so drift in the machine's background load is
     // shared.
@@ -436,7 +438,9 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
     };
     const endpoints = TARGETS.map((t) => summarise(LABEL[t], sweeps.get(t) ?? []));
     sendNames();
+    const pacedWindow: [number, number] = [performance.now(), 0];
     const paced = summarise(`/api/v1/nodes/{name} paced at ${o.rate}/s`, [await load(clients.capacity, 'node', o.paced, o.rate)]);
+    pacedWindow[1] = performance.now();
     endpoints.push(paced);
     for (const e of endpoints) console.log(`  ${e.name.padEnd(38)} ${String(e.req_per_s).padStart(7)} req/s  p50 ${e.p50_ms} ms  p99 ${e.p99_ms} ms${e.non2xx ? `  (non-2xx/errors ${e.non2xx})` : ''}`);
 
@@ -450,19 +454,25 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
     const lagIdle: number[] = [];
     const lagLoaded: number[] = [];
     const lag = startLagSampler();
+    const idleWindows: Array<[number, number]> = [];
+    const loadedWindows: Array<[number, number]> = [];
     const profiler = o.profile ? await startCpuProfile(500) : undefined;
     for (let r = 0; r < o.rounds; r++) {
       await sleep(1000);
       subject.setPassSink(idle);
       lag.sink = lagIdle;
+      const i0 = performance.now();
       await sleep(o.window * 1000);
+      idleWindows.push([i0, performance.now()]);
       subject.setPassSink(undefined);
       lag.sink = undefined;
       const run = load(clients.background, 'mixed', o.window + 1, o.rate);
       await sleep(1000);
       subject.setPassSink(loaded);
       lag.sink = lagLoaded;
+      const l0 = performance.now();
       mixed.push(await run);
+      loadedWindows.push([l0, performance.now()]);
       subject.setPassSink(undefined);
       lag.sink = undefined;
     }
@@ -479,6 +489,11 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
     console.log(`  loop pass idle   p50 ${li.p50.toFixed(2)} ms  p90 ${li.p90.toFixed(2)} ms  p99 ${li.p99.toFixed(2)} ms  (${li.n} passes)`);
     console.log(`  loop pass loaded p50 ${ll.p50.toFixed(2)} ms  p90 ${ll.p90.toFixed(2)} ms  p99 ${ll.p99.toFixed(2)} ms  (${ll.n} passes; mixed load ${mixedRate} req/s, p99 ${mixedP99} ms)`);
     const delay = { idle: lagStats(lagIdle), loaded: lagStats(lagLoaded) };
+    // GC pauses of this process (controller and API) in the same windows: the collector's share of the tails.
+    const gcPauses = { paced: gcRec.stats([pacedWindow]), loop_idle: gcRec.stats(idleWindows), loop_loaded: gcRec.stats(loadedWindows) };
+    gcRec.close();
+    const gcLine = (name: string, g: (typeof gcPauses)['paced']) => `${name}: major ${g.major.count} (max ${g.major.max_ms} ms, ${g.major.total_ms} ms), minor ${g.minor.count} (max ${g.minor.max_ms} ms, ${g.minor.total_ms} ms), >=50 ms ${g.over_50ms} in ${g.seconds} s`;
+    console.log(`  GC pauses ${gcLine('paced', gcPauses.paced)}; ${gcLine('loop idle', gcPauses.loop_idle)}; ${gcLine('loaded', gcPauses.loop_loaded)}`);
     console.log(`  event loop delay idle p99 ${delay.idle.p99_ms} ms (max ${delay.idle.max_ms}), loaded p99 ${delay.loaded.p99_ms} ms (max ${delay.loaded.max_ms})`);
 
     const ceiling = endpoints[0].req_per_s;
@@ -503,6 +518,7 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
       loop_mean_ms_idle: round(li.mean), loop_mean_ms_loaded: round(ll.mean),
       loop_passes_idle: li.n, loop_passes_loaded: ll.n,
       event_loop_delay: delay,
+      gc_pauses: gcPauses,
       loaded_rate_req_per_s: mixedRate,
       loaded_p99_ms: mixedP99,
       targets: {

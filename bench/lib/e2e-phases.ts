@@ -141,6 +141,17 @@ export function requestCounts(m: readonly PromSample[]): Record<string, number> 
   return out;
 }
 
+/** Watch events by `resource type` (the reflectors' counter). */
+export function watchEventCounts(m: readonly PromSample[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const x of m) {
+    if (x.name !== 'fleet_attach_watch_events_total' || x.value === 0) continue;
+    const key = `${x.labels.resource} ${x.labels.type}`;
+    out[key] = (out[key] ?? 0) + x.value;
+  }
+  return out;
+}
+
 /** Per verb and resource between two scrapes: calls/s and mean duration (ms). */
 export function apiCalls(a: readonly PromSample[], b: readonly PromSample[], span: number): Record<string, { per_s: number; mean_ms: number | null }> {
   const name = 'fleet_attach_api_request_duration_seconds';

@@ -18,7 +18,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { forkTs, nextMessage, SEMI_SPACE_FLAG, spawnNode, type Child } from './children.js';
 import { createControllerProbe, parseListedLine, type ListedLine } from './controller-probe.js';
-import { converge, ingestFigures, requestCounts, seconds, verifyCluster, waitForUrl } from './e2e-phases.js';
+import { converge, ingestFigures, requestCounts, seconds, verifyCluster, waitForUrl, watchEventCounts } from './e2e-phases.js';
 import { steady } from './e2e-steady.js';
 import { jsonParseRate } from './json-parse-rate.js';
 import { NodeStatusCounter } from './node-status-counter.js';
@@ -123,6 +123,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     out.api_writes_per_s = round(writes / convS, 0);
     out.api_requests_converge = requestCounts(mConv);
     out.watch_events_per_s_converge = round(sumOf(mConv, 'fleet_attach_watch_events_total') / convS, 0);
+    out.watch_events_converge = watchEventCounts(mConv);
     out.summary_at_convergence = { pairs: conv.last.pairs, operations: conv.last.operations, conflicts: conv.last.conflicts };
     if (out.converged) out.verify = await verifyCluster(kube, expected);
 

@@ -70,7 +70,6 @@ export class FakeKubeApiClient implements KubeApiClient {
     }
     const va: VolumeAttachmentRecord = {
       name: metadata.name,
-      uid: `uid-${metadata.name}`,
       resourceVersion: String(++this.rv),
       attacher: spec.attacher,
       nodeName: spec.nodeName,

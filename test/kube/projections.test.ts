@@ -103,7 +103,7 @@ describe('other projections', () => {
         status: { phase: 'Bound' },
       }),
     );
-    assert.deepEqual(csi, { name: 'pv1', uid: 'u1', phase: 'Bound', accessModes: ['ReadWriteOnce'], claimRef: { namespace: 'ns', name: 'c', uid: 'cu' }, csi: { driver: 'd', volumeHandle: 'h', readOnly: true } });
+    assert.deepEqual(csi, { name: 'pv1', phase: 'Bound', accessModes: ['ReadWriteOnce'], claimRef: { namespace: 'ns', name: 'c', uid: 'cu' }, csi: { driver: 'd', volumeHandle: 'h', readOnly: true } });
     const gce = ok(projectPv({ metadata: { name: 'pv2', uid: 'u2' }, spec: { gcePersistentDisk: { pdName: 'disk', partition: 1 }, capacity: { storage: '1Gi' } } }));
     assert.deepEqual(gce.intree, { type: 'gcePersistentDisk', fields: { pdName: 'disk', partition: 1 } });
     assert.equal(ok(projectPv({ metadata: { name: 'pv3', uid: 'u3' }, spec: { storageClassName: 's', nfs: { server: 'x', path: '/' } } })).otherSourceType, 'nfs');
@@ -136,7 +136,7 @@ describe('other projections', () => {
       }),
     );
     assert.deepEqual(va, {
-      name: 'csi-1', uid: 'u', resourceVersion: '5', attacher: 'd', nodeName: 'n1', pvName: 'pv1', inline: false, attached: false,
+      name: 'csi-1', resourceVersion: '5', attacher: 'd', nodeName: 'n1', pvName: 'pv1', inline: false, attached: false,
       attachError: 'boom', detachError: '', deletionTimestamp: '2024-01-01T00:00:00Z', deleting: true, finalizers: 1,
     });
     assert.equal(ok(projectVolumeAttachment({ metadata: { name: 'x' }, spec: { attacher: 'd', nodeName: 'n', source: { inlineVolumeSpec: {} } } })).inline, true);

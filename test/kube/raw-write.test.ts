@@ -117,7 +117,8 @@ describe('KubeApiClient raw hot calls', () => {
     const api = createKubeApiClient({ kc });
     const ok = await api.createVolumeAttachment(vaBody('va-same'));
     assert.equal(ok.outcome, 'already-exists');
-    assert.equal(ok.volumeAttachment.uid, 'u-va-same');
+    assert.equal(ok.volumeAttachment.name, 'va-same');
+    assert.equal(ok.volumeAttachment.nodeName, 'n1');
     await assert.rejects(api.createVolumeAttachment(vaBody('va-other')), (err: unknown) => isAlreadyExists(err) && kubeErrorDetails(err)?.code === 409);
   });
 

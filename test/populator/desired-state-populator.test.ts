@@ -47,7 +47,7 @@ class FakeSource<T> implements Source<T> {
 const pvc = (name: string, volumeName: string, uid = `uid-${name}`): PvcRecord => ({ uid, namespace: 'ns', name, phase: volumeName ? 'Bound' : 'Pending', volumeName });
 /** A PV whose claimRef names claim `ns/<claimUid without "uid-">` with uid `claimUid`. */
 const pv = (name: string, claimUid: string, handle = name, phase = 'Bound'): PvRecord => ({
-  name, uid: `uid-${name}`, phase, accessModes: ['ReadWriteOnce'], claimRef: { namespace: 'ns', name: claimUid.replace(/^uid-/, ''), uid: claimUid },
+  name, phase, accessModes: ['ReadWriteOnce'], claimRef: { namespace: 'ns', name: claimUid.replace(/^uid-/, ''), uid: claimUid },
   csi: { driver: DRIVER, volumeHandle: handle, readOnly: false },
 });
 const podOf = (name: string, claims: string[], extra: PodRecord['volumes'] = []): PodRecord => ({

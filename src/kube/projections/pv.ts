@@ -16,9 +16,9 @@ import {
 } from './read.js';
 import { sharedList, sharedString } from './string-pool.js';
 
+/** The PV's own uid is not kept: no rule reads it (C4 compares the claim's uid with `claimRef.uid`). */
 export interface PvRecord {
   name: string;
-  uid: string;
   /** `status.phase`; '' when unset. */
   phase: string;
   claimRef?: { namespace: string; name: string; uid: string };
@@ -44,7 +44,6 @@ export function projectPv(raw: unknown) {
     const csi = optRecord(spec.csi, 'spec.csi');
     const out: PvRecord = {
       name: str(meta.name, 'metadata.name'),
-      uid: str(meta.uid, 'metadata.uid'),
       phase: sharedString(optStr(status.phase, 'status.phase') ?? ''),
       accessModes: sharedList(stringArray(spec.accessModes, 'spec.accessModes')),
     };

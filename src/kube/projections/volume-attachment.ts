@@ -5,9 +5,9 @@
 import { optArray, optBool, optRecord, optStr, optTimestamp, project, record, str, type ResourceKind } from './read.js';
 import { sharedString } from './string-pool.js';
 
+/** The object's uid is not kept: nothing reads it (VolumeAttachments are found by name, L1). */
 export interface VolumeAttachmentRecord {
   name: string;
-  uid: string;
   resourceVersion: string;
   /** `spec.attacher`: the CSI driver name. */
   attacher: string;
@@ -43,7 +43,6 @@ export function projectVolumeAttachment(raw: unknown) {
     const deletionTimestamp = optTimestamp(meta.deletionTimestamp, 'metadata.deletionTimestamp');
     return {
       name: str(meta.name, 'metadata.name'),
-      uid: optStr(meta.uid, 'metadata.uid') ?? '',
       resourceVersion: optStr(meta.resourceVersion, 'metadata.resourceVersion') ?? '',
       attacher: sharedString(str(spec.attacher, 'spec.attacher')),
       nodeName: sharedString(str(spec.nodeName, 'spec.nodeName')),
