@@ -23,8 +23,8 @@ export interface StoreEntry<T> {
 }
 
 /**
- * A resourceVersion as stored: a canonical decimal below 2^31 (every version etcd hands out
- * for years) as a number, which V8 keeps unboxed; anything else as the string. Versions are
+ * A resourceVersion as stored: a canonical decimal below 2^31 (the etcd revisions
+ * on most clusters) as a number, which V8 keeps unboxed; anything else as the string. Versions are
  * only compared for equality, and both forms compare like the strings they came from.
  */
 type PackedRv = string | number;
@@ -43,30 +43,30 @@ function packRv(rv: string): PackedRv {
 export class ProjectionStore<T> {
   // Two maps rather than one of {value, rv} records: at fleet scale the record is one more
   // object per stored object (four per pod) for every major GC to mark.
-  private values_ = new Map<string, T>();
+  private readonly objects = new Map<string, T>();
   private readonly versions = new Map<string, PackedRv>();
   private readonly handlers = new Set<ProjectionHandler<T>>();
 
   constructor(private readonly log: Logger) {}
 
   get(key: string): T | undefined {
-    return this.values_.get(key);
+    return this.objects.get(key);
   }
 
   has(key: string): boolean {
-    return this.values_.has(key);
+    return this.objects.has(key);
   }
 
   get size(): number {
-    return this.values_.size;
+    return this.objects.size;
   }
 
   values(): IterableIterator<T> {
-    return this.values_.values();
+    return this.objects.values();
   }
 
   keys(): IterableIterator<string> {
-    return this.values_.keys();
+    return this.objects.keys();
   }
 
   addHandler(h: ProjectionHandler<T>): () => void {
@@ -76,9 +76,9 @@ export class ProjectionStore<T> {
 
   /** Add or update from a watch event; ADDED for a known key is an update and vice versa. */
   upsert(key: string, value: T, rv: string): void {
-    const old = this.values_.get(key);
+    const old = this.objects.get(key);
     const stored = old === undefined ? flatCopy(key) : key; // a new key stays for the object's life
-    this.values_.set(stored, value);
+    this.objects.set(stored, value);
     this.versions.set(stored, packRv(rv));
     if (old !== undefined) this.emit('update', value, old);
     else this.emit('add', value);
@@ -86,9 +86,9 @@ export class ProjectionStore<T> {
 
   /** Removes `key`; a no-op (no event) when it is not stored. */
   remove(key: string, final?: T): void {
-    const old = this.values_.get(key);
+    const old = this.objects.get(key);
     if (old === undefined) return;
-    this.values_.delete(key);
+    this.objects.delete(key);
     this.versions.delete(key);
     this.emit('delete', final ?? old);
   }
@@ -102,12 +102,12 @@ export class ProjectionStore<T> {
     let added = 0;
     let updated = 0;
     let deleted = 0;
-    if (this.values_.size > 0) {
+    if (this.objects.size > 0) {
       // Keys first: deleting from a Map while iterating it is allowed, but the list is the guide.
-      for (const key of [...this.values_.keys()]) {
+      for (const key of [...this.objects.keys()]) {
         if (listed.has(key) || present.has(key)) continue;
-        const old = this.values_.get(key) as T;
-        this.values_.delete(key);
+        const old = this.objects.get(key) as T;
+        this.objects.delete(key);
         this.versions.delete(key);
         deleted++;
         this.emit('delete', old);
@@ -115,10 +115,10 @@ export class ProjectionStore<T> {
     }
     for (const [key, e] of listed) {
       const rv = packRv(e.rv);
-      const old = this.values_.get(key);
+      const old = this.objects.get(key);
       if (old !== undefined && this.versions.get(key) === rv) continue;
       const stored = old === undefined ? flatCopy(key) : key;
-      this.values_.set(stored, e.value);
+      this.objects.set(stored, e.value);
       this.versions.set(stored, rv);
       if (old !== undefined) {
         updated++;
