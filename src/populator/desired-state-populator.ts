@@ -22,7 +22,7 @@ import type { ProjectionHandler } from '../kube/projection-store.js';
 import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
 import { logger, type Logger } from '../log/logger.js';
 import { applyNodeRecord, deleteNodeRecord } from './node-events.js';
-import { PodTracker, type TrackedPod } from './pod-tracker.js';
+import { PodTracker, trackedVolumes, type TrackedPod } from './pod-tracker.js';
 import { PvIndex } from './pv-index.js';
 import { runInSlices } from './run-in-slices.js';
 import { SkippedVolumes } from './skipped-volumes.js';
@@ -229,7 +229,7 @@ class Populator implements DesiredStatePopulator {
       state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
       if (state.addDesiredPod(vol, node, pod.uid) === 'node-not-managed') continue;
       tracked ??= this.tracker.getOrCreate(pod.uid, pod.namespace, pod.name, pod.nodeName);
-      if (!tracked.volumes.includes(unique)) tracked.volumes.push(unique);
+      this.tracker.addVolume(tracked, unique);
     }
     this.skipped.set(pod.uid, podKey, skips);
   }
@@ -242,7 +242,7 @@ class Populator implements DesiredStatePopulator {
     if (!t) return;
     const { state } = this.d;
     const node = state.findNode(t.nodeName);
-    for (const unique of t.volumes) {
+    for (const unique of trackedVolumes(t)) {
       const vol = state.findVolume(unique);
       if (vol !== undefined && node !== undefined) state.removeDesiredPod(vol, node, uid);
     }
@@ -298,12 +298,12 @@ class Populator implements DesiredStatePopulator {
     }
     // C9 second half: volumes whose plugin no longer attaches them (e.g. attachRequired became false).
     const node = state.findNode(t.nodeName);
-    for (const unique of [...t.volumes]) {
+    for (const unique of trackedVolumes(t)) {
       const vol = state.findVolume(unique);
       const spec = vol === undefined ? undefined : volumeInfoOf(state, vol)?.spec;
       if (vol === undefined || node === undefined || !spec || this.d.plugins.canAttach(spec)) continue;
       state.removeDesiredPod(vol, node, t.uid);
-      t.volumes.splice(t.volumes.indexOf(unique), 1);
+      this.tracker.removeVolume(t, unique);
     }
   }
 

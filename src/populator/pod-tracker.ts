@@ -11,8 +11,18 @@ export interface TrackedPod {
   namespace: string;
   name: string;
   nodeName: string;
-  /** Unique volume names added to the desired state for this pod on `nodeName`, without repeats. */
-  volumes: string[];
+  /**
+   * Unique volume names added to the desired state for this pod on `nodeName`, without repeats;
+   * a lone volume (the common case) as the string itself, to save an array per pod. Read it
+   * through {@link trackedVolumes}; change it through the tracker.
+   */
+  volumes: string | string[] | undefined;
+}
+
+/** The volumes of a tracked pod, as a list (a copy: callers may change the pod while iterating). */
+export function trackedVolumes(t: TrackedPod): readonly string[] {
+  const v = t.volumes;
+  return v === undefined ? [] : typeof v === 'string' ? [v] : [...v];
 }
 
 export class PodTracker {
@@ -29,7 +39,7 @@ export class PodTracker {
   getOrCreate(uid: string, namespace: string, name: string, nodeName: string): TrackedPod {
     let t = this.byUid.get(uid);
     if (!t) {
-      t = { uid, namespace, name, nodeName, volumes: [] };
+      t = { uid, namespace, name, nodeName, volumes: undefined };
       this.byUid.set(uid, t);
     }
     return t;
@@ -37,6 +47,25 @@ export class PodTracker {
 
   delete(uid: string): void {
     this.byUid.delete(uid);
+  }
+
+  /** Records that the pod was added to `unique`'s desired pair; a no-op when already recorded. */
+  addVolume(t: TrackedPod, unique: string): void {
+    const v = t.volumes;
+    if (v === undefined) t.volumes = unique;
+    else if (typeof v === 'string') {
+      if (v !== unique) t.volumes = [v, unique];
+    } else if (!v.includes(unique)) v.push(unique);
+  }
+
+  /** Forgets `unique` for the pod. */
+  removeVolume(t: TrackedPod, unique: string): void {
+    const v = t.volumes;
+    if (v === unique) t.volumes = undefined;
+    else if (Array.isArray(v)) {
+      const i = v.indexOf(unique);
+      if (i >= 0) v.splice(i, 1);
+    }
   }
 
   values(): IterableIterator<TrackedPod> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { PodTracker } from '../../src/populator/pod-tracker.js';
+import { PodTracker, trackedVolumes } from '../../src/populator/pod-tracker.js';
 import { KeySets } from '../../src/populator/key-sets.js';
 
 const vols = (...claims: Array<string | undefined>) => claims.map((claimName) => ({ claimName }));
@@ -41,4 +41,31 @@ it('KeySets: one member stored alone, several in a set; members is a snapshot', 
   k.add('y', 'm');
   k.delete('y', 'other');
   assert.deepEqual(k.members('y'), ['m']);
+});
+
+it('PodTracker volumes: recorded once each, in order, a lone one without a list, removable in any order', () => {
+  const t = new PodTracker();
+  const p = t.getOrCreate('uid-1', 'ns', 'p1', 'node-a');
+  assert.deepEqual(trackedVolumes(p), []);
+  t.addVolume(p, 'v1');
+  t.addVolume(p, 'v1');
+  assert.deepEqual(trackedVolumes(p), ['v1']);
+  t.addVolume(p, 'v2');
+  t.addVolume(p, 'v3');
+  t.addVolume(p, 'v2');
+  assert.deepEqual(trackedVolumes(p), ['v1', 'v2', 'v3']);
+  // The list handed out is a copy: removing while iterating it visits every volume once.
+  const seen: string[] = [];
+  for (const v of trackedVolumes(p)) {
+    seen.push(v);
+    t.removeVolume(p, v);
+  }
+  assert.deepEqual(seen, ['v1', 'v2', 'v3']);
+  assert.deepEqual(trackedVolumes(p), []);
+  t.addVolume(p, 'v4');
+  t.removeVolume(p, 'v5');
+  assert.deepEqual(trackedVolumes(p), ['v4']);
+  t.removeVolume(p, 'v4');
+  assert.deepEqual(trackedVolumes(p), []);
+  assert.equal(t.get('uid-1'), p);
 });

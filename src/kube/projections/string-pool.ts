@@ -2,7 +2,7 @@
  * StringPool: one shared copy of the values that many objects repeat (namespaces, node names,
  * driver names, phases, access-mode lists). JSON.parse makes a new string for every occurrence,
  * and at fleet scale those copies are millions of live objects that every major GC marks
- * (session 4: ~14 such strings per pod, 2,000-node heap snapshot). Projections pass repeated
+ * (a heap snapshot at 2,000 nodes held ~14 such copies per pod). Projections pass repeated
  * fields through {@link sharedString}; unique values (uids, object names) are not pooled: a
  * pool entry would cost more than the copy it saves.
  *
