@@ -1,6 +1,6 @@
 // End-to-end benchmark (issue 6): `npm run bench:e2e` [-- --nodes 10000,50000 --pods-per-node 10
 // --churn 1000 --steady 60 --timeout 900 --profile DIR --kube-api-qps 20000 --out FILE
-// --controller-args "--workers 0 …"], or
+// --controller-args "--workers 0 …" --controller-node-args "--trace-gc-nvp"], or
 // `-- --charts-only` to redraw the charts from bench/results/e2e.json.
 //
 // For each fleet size, from cold start, with the simulator and the controller as separate child
@@ -40,6 +40,7 @@ const STEADY_S = num('steady', 60);
 const TIMEOUT_S = num('timeout', 900);
 const PROFILE_DIR = arg('profile', '');
 const CONTROLLER_ARGS = arg('controller-args', '').split(/\s+/).filter(Boolean);
+const CONTROLLER_NODE_ARGS = arg('controller-node-args', '').split(/\s+/).filter(Boolean);
 const QPS = num('kube-api-qps', 20_000);
 
 const resultsDir = new URL('results/', import.meta.url);
@@ -104,7 +105,7 @@ for (const nodes of SIZES) {
   const rev = revision();
   let run: E2eRun;
   try {
-    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, controllerArgs: CONTROLLER_ARGS, ...(dir ? { profileDir: dir } : {}) });
+    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, controllerArgs: CONTROLLER_ARGS, controllerNodeArgs: CONTROLLER_NODE_ARGS, ...(dir ? { profileDir: dir } : {}) });
   } catch (err) {
     console.error(`run at ${nodes} nodes failed: ${err instanceof Error ? err.message : String(err)}`);
     run = { nodes, pods: nodes * PODS_PER_NODE, failed: err instanceof Error ? err.message.slice(0, 2000) : String(err) };

@@ -44,6 +44,8 @@ export interface E2eConfig {
   kubeApiQps: number;
   /** More `fleet-attach run` flags (experiments: `--workers 0`, `--kube-api-max-in-flight 64`…). */
   controllerArgs?: string[];
+  /** Extra V8/Node flags for the controller process (e.g. `--trace-gc-nvp`; its output goes to the controller log). */
+  controllerNodeArgs?: string[];
 }
 
 export type E2eRun = Record<string, unknown> & { nodes: number; pods: number };
@@ -91,7 +93,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     t0Epoch = Date.now();
     const simCpu0 = simProc.last().cpuS;
     ctl = spawnNode(
-      ['--import', GUARD, `--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
+      ['--import', GUARD, `--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, ...(cfg.controllerNodeArgs ?? []), ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
       BIN,
       ['run', '--kubeconfig', kubeconfig, '--leader-elect=false', '--kube-api-qps', String(cfg.kubeApiQps), '--kube-api-burst', String(cfg.kubeApiQps), '--listen', '127.0.0.1:0', ...(cfg.controllerArgs ?? [])],
       { LOG_LEVEL: 'info' },
