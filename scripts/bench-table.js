@@ -98,7 +98,7 @@ function httpSection(h) {
     gcCell(r.gc_pauses?.paced),
   ]);
   return [
-    `**Inspection API** (\`npm run bench:http\`; ${day(h.date)}, load average ${loadAvg(h.machine?.loadavg_end)}): the real controller reconciling the simulated fleet under churn, in the bench process. Per fleet size, the issue's targets (node lookup ≥ 50% of the bare route, p99 ≤ 5 ms, loop p99 under load ≤ 1.2× idle):`,
+    `**Inspection API** (\`npm run bench:http\`; ${day(h.date)}, load average ${loadAvg(h.machine?.loadavg_end)}): the real controller reconciling the simulated fleet under churn, in the bench process. Per fleet size, the issue's targets (node lookup ≥ 50% of the bare route, p99 ≤ 5 ms, loop p99 under load ≤ 1.2× idle). GC pauses are the controller's process's (major and minor collections); — where a run predates that column:`,
     '',
     table(['nodes', 'cold start converged in', 'node lookup ÷ bare route', 'node p99 saturated', 'node p99 paced 2,000/s', 'loop p99 idle / loaded', 'event loop delay p99 / max (loaded)', 'GC pauses in the paced minute: major (longest) / ≥ 50 ms'], targetRows),
     '',
