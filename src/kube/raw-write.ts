@@ -18,7 +18,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { FleetKubeConfig } from './kube-config.js';
-import { httpError } from './raw-request.js';
+import { httpError, readBody } from './raw-request.js';
 
 export interface RawCall {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -87,18 +87,11 @@ export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawRe
         res.resume();
         return;
       }
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.once('end', () => {
-        const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      readBody(res, undefined).then((text) => {
         const retryAfter = res.headers['retry-after'];
-        if (!ok) return reject(httpError(call.method, call.path, status, typeof retryAfter === 'string' ? retryAfter : null, text));
-        try {
-          resolve({ status, body: JSON.parse(text) as unknown });
-        } catch (err) {
-          reject(err);
-        }
-      });
+        if (!ok) throw httpError(call.method, call.path, status, typeof retryAfter === 'string' ? retryAfter : null, text);
+        resolve({ status, body: JSON.parse(text) as unknown });
+      }).catch(reject);
     });
     req.once('error', reject);
     req.end(call.body);

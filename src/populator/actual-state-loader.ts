@@ -12,6 +12,7 @@ import type { NodeRecord, PvRecord, VolumeAttachmentRecord } from '../kube/proje
 import type { CsiTranslator, VolumePluginManager } from '../plugins/index.js';
 import { splitUniqueVolumeName } from '../plugins/index.js';
 import type { Logger } from '../log/logger.js';
+import { applyNodeRecord } from './node-events.js';
 import { resolvePersistentVolume } from './volume-resolver.js';
 import type { NodeConditionCounter } from './node-condition-counter.js';
 import { volumeInfoFor, volumeInfoOf } from './volume-info.js';
@@ -33,12 +34,8 @@ export function loadActualState(d: ActualStateLoaderDeps): { attached: number; u
   let uncertain = 0;
   let skipped = 0;
   for (const n of d.nodes) {
+    applyNodeRecord(state, d.conditions, n, false); // the report set is rewritten anyway (A6)
     const node = state.internNode(n.name);
-    if (n.managed) state.setNodeManaged(node);
-    state.setNodeHealthy(node, n.ready);
-    state.setNodeOutOfService(node, n.outOfService);
-    state.setVolumesInUse(node, n.volumesInUse);
-    d.conditions?.set(n.name, n.managed, n.ready, n.outOfService);
     for (const name of n.volumesAttached) {
       const vol = state.internVolume(name);
       if (!volumeInfoOf(state, vol)) {
@@ -61,7 +58,7 @@ export function loadActualState(d: ActualStateLoaderDeps): { attached: number; u
     }
     const node = state.internNode(va.nodeName);
     const vol = state.internVolume(r.uniqueName);
-    if (!volumeInfoOf(state, vol)?.spec) state.setVolumeInfo(vol, volumeInfoFor(r.uniqueName, r.spec, r.plugin.name));
+    if (!volumeInfoOf(state, vol)?.spec) state.setVolumeInfo(vol, volumeInfoFor(state.volumeName(vol), r.spec, r.plugin.name));
     if (state.attachState(vol, node) === 'detached') {
       state.markUncertain(vol, node);
       uncertain++;
