@@ -38,7 +38,7 @@ export interface E2eConfig {
   steadyS: number;
   convergeTimeoutS: number;
   seed: number;
-  /** Write a V8 CPU profile of the controller here (`--cpu-prof`). */
+  /** Write V8 CPU profiles of the controller here and of the simulator in `sim/` (`--cpu-prof`). */
   profileDir?: string;
   /** The controller's --kube-api-qps and --kube-api-burst (20,000: no client-side limit in practice). */
   kubeApiQps: number;
@@ -75,7 +75,8 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     const fleetBar = phaseBar('fleet', cfg.nodes, 'nodes');
     const tFleet = performance.now();
     const kubeconfig = join(dir, 'kubeconfig');
-    sim = forkTs(SIM_CHILD, [`--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG], {
+    const simProfile = cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(cfg.profileDir, 'sim')}`] : [];
+    sim = forkTs(SIM_CHILD, [`--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, ...simProfile], {
       FA_SIM_CHILD: JSON.stringify({ nodes: cfg.nodes, podsPerNode: cfg.podsPerNode, seed: cfg.seed, kubeconfigOut: kubeconfig }),
       LOG_LEVEL: 'warn',
     });
@@ -149,7 +150,11 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     await sim.stop();
     simProc.stop();
     Object.assign(out, parseBaseline(out, tracker.podLines, 'pod watch lines received in the steady phase'));
-    if (cfg.profileDir) out.controller_cpu_profile = readdirSync(cfg.profileDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(cfg.profileDir!, f));
+    if (cfg.profileDir) {
+      const profiles = (d: string) => readdirSync(d).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(d, f));
+      out.controller_cpu_profile = profiles(cfg.profileDir);
+      out.sim_cpu_profile = profiles(join(cfg.profileDir, 'sim'));
+    }
     out.loadavg_end = loadavg().map((l) => round(l, 2));
     return out;
   } catch (err) {

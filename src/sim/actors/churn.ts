@@ -111,18 +111,12 @@ class Churn implements FleetActor {
       const pod = index.randomPod(prng);
       if (!pod || pod.namespace !== FLEET_NAMESPACE || pod.deleting || pod.node < 0 || !index.isReady(pod.node)) continue;
       if (this.pending.has(pod.key)) continue;
-      if (rwoOnly && !this.allRwo(pod)) continue;
+      if (rwoOnly && !index.allClaimsRwo(pod)) continue;
       return pod;
     }
     return undefined;
   }
 
-  private allRwo(pod: PodRec): boolean {
-    if (pod.claims.length === 0) return false;
-    return pod.claims.every((c) => {
-      return this.d.index.claimVolume(pod.namespace, c)?.rwo === true;
-    });
-  }
 
   private reschedule(): boolean {
     const pod = this.pickPod(true);

@@ -21,7 +21,11 @@ export class PodRec {
     readonly key: string,
     /** Node id, or -1 when unscheduled. */
     public node: number,
-    public claims: readonly string[],
+    /**
+     * The claims' keys (`namespace/claim`), built once per pod event: the kubelets resolve a node's
+     * pods on every change of the node, and a lookup by a kept key hashes nothing new.
+     */
+    public claimKeys: readonly string[],
     /** Position in the random-pick array. */
     public pos: number,
   ) {}
@@ -33,19 +37,19 @@ export class PodRec {
   get name(): string {
     return this.key.slice(this.key.indexOf('/') + 1);
   }
+
+  /** The claims' names. */
+  get claims(): string[] {
+    return this.claimKeys.map((k) => k.slice(k.indexOf('/') + 1));
+  }
 }
 
-/** A PersistentVolume, found by the claim its claimRef names. */
-export interface PvRec {
-  /** Interned unique volume name, or -1 for a volume that is not CSI. */
-  vid: number;
-  /** Multi-attach forbidden: every access mode is ReadWriteOnce(-Pod). */
-  rwo: boolean;
-}
-
-// A PvRec packed into one small integer: a million of them cost no objects.
+// A claim's PV packed into one small integer (a million of them cost no objects): the interned
+// unique volume name (-1 for a volume that is not CSI) and whether multi-attach is forbidden
+// (every access mode ReadWriteOnce(-Pod)).
 const packPv = (vid: number, rwo: boolean): number => (vid + 1) * 2 + (rwo ? 1 : 0);
-const unpackPv = (v: number): PvRec => ({ vid: Math.floor(v / 2) - 1, rwo: v % 2 === 1 });
+const pvVid = (v: number): number => Math.floor(v / 2) - 1;
+const pvRwo = (v: number): boolean => v % 2 === 1;
 
 export class FleetIndex {
   private readonly nodeIds = new Map<string, number>();
@@ -104,13 +108,13 @@ export class FleetIndex {
     const nodeName = podNodeName(o);
     const node = nodeName ? this.nodeId(nodeName) : -1;
     if (prev && prev.node !== node) this.nodePods[prev.node]?.delete(key);
-    const rec = prev ?? new PodRec(key, node, [], this.podKeys.length);
+    const rec = prev ?? new PodRec(key, node, NO_CLAIMS, this.podKeys.length);
     if (!prev) {
       this.podKeys.push(key);
       this.pods.set(key, rec);
     }
     rec.node = node;
-    rec.claims = podClaimNames(o);
+    rec.claimKeys = claimKeysOf(o.metadata.namespace ?? '', podClaimNames(o), rec.claimKeys);
     rec.deleting = o.metadata.deletionTimestamp !== undefined;
     rec.terminal = podPhaseTerminal(o);
     if (node >= 0) (this.nodePods[node] ??= new Set()).add(key);
@@ -188,10 +192,13 @@ export class FleetIndex {
     return undefined;
   }
 
-  /** The PV whose claimRef names this claim, if any. */
-  claimVolume(namespace: string, claim: string): PvRec | undefined {
-    const v = this.pvByClaim.get(objectKey(namespace, claim));
-    return v === undefined ? undefined : unpackPv(v);
+  /** Whether every claim of the pod is bound to a multi-attach-forbidden volume (false without claims). */
+  allClaimsRwo(pod: PodRec): boolean {
+    if (pod.claimKeys.length === 0) return false;
+    return pod.claimKeys.every((k) => {
+      const v = this.pvByClaim.get(k);
+      return v !== undefined && pvRwo(v);
+    });
   }
 
   boundVolumeCount(): number {
@@ -216,13 +223,48 @@ export class FleetIndex {
   /** Volume ids a pod uses, or undefined if some claim or volume is not resolvable yet. */
   podVolumes(pod: PodRec): number[] | undefined {
     const out: number[] = [];
-    for (const claim of pod.claims) {
-      const rec = this.claimVolume(pod.namespace, claim);
-      if (!rec) return undefined;
-      if (rec.vid >= 0) out.push(rec.vid);
+    for (const k of pod.claimKeys) {
+      const v = this.pvByClaim.get(k);
+      if (v === undefined) return undefined;
+      const vid = pvVid(v);
+      if (vid >= 0) out.push(vid);
     }
     return out;
   }
+
+  /** Adds the volume ids a pod uses to `out`, all or none: false if some claim is not resolvable yet. */
+  addPodVolumes(pod: PodRec, out: Set<number>): boolean {
+    const keys = pod.claimKeys;
+    for (let i = 0; i < keys.length; i++) if (!this.pvByClaim.has(keys[i])) return false;
+    for (let i = 0; i < keys.length; i++) {
+      const vid = pvVid(this.pvByClaim.get(keys[i]) as number);
+      if (vid >= 0) out.add(vid);
+    }
+    return true;
+  }
+
+  /**
+   * Interned ids of `names`, reusing `prev` (ids of the same node's previous list) where the
+   * names are unchanged: a node's lists change one entry at a time, and comparing with the
+   * interned string costs less than hashing a freshly parsed one.
+   */
+  internAll(names: readonly string[], prev: readonly number[] | undefined): number[] {
+    const out = new Array<number>(names.length);
+    for (let i = 0; i < names.length; i++) {
+      const p = prev !== undefined && i < prev.length ? prev[i] : -1;
+      out[i] = p >= 0 && this.volumes[p] === names[i] ? p : this.intern(names[i]);
+    }
+    return out;
+  }
+}
+
+const NO_CLAIMS: readonly string[] = Object.freeze([]);
+
+/** Claim keys of a pod, reusing `prev` when they are the same. */
+function claimKeysOf(namespace: string, claims: readonly string[], prev: readonly string[]): readonly string[] {
+  if (claims.length === 0) return NO_CLAIMS;
+  if (prev.length === claims.length && prev.every((k, i) => k.length === namespace.length + 1 + claims[i].length && k.endsWith(claims[i]) && k.startsWith(namespace))) return prev;
+  return claims.map((c) => objectKey(namespace, c));
 }
 
 const EMPTY: ReadonlySet<string> = new Set();

@@ -59,9 +59,9 @@ class Kubelet implements FleetActor {
         this.vols[id] = undefined;
         return;
       }
-      const attached = nodeVolumeNames(o, 'volumesAttached').map((u) => index.intern(u));
-      const inUse = nodeVolumeNames(o, 'volumesInUse').map((u) => index.intern(u));
       const v = this.vols[id];
+      const attached = index.internAll(nodeVolumeNames(o, 'volumesAttached'), v?.attached);
+      const inUse = index.internAll(nodeVolumeNames(o, 'volumesInUse'), v?.inUse);
       if (v) {
         v.attached = attached;
         v.inUse = inUse;
@@ -112,9 +112,7 @@ class Kubelet implements FleetActor {
     for (const key of index.podsOn(id)) {
       const pod = index.pods.get(key);
       if (!pod || pod.deleting || pod.terminal) continue;
-      const vols = index.podVolumes(pod);
-      if (vols === undefined) this.unresolved.add(id);
-      else for (const vid of vols) out.add(vid);
+      if (!index.addPodVolumes(pod, out)) this.unresolved.add(id);
     }
     return out;
   }

@@ -1,0 +1,56 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FleetIndex } from '../../src/sim/actors/fleet-index.js';
+import type { KubeObject } from '../../src/sim/store/sim-store.js';
+
+const pod = (name: string, node: string, claims: string[]): KubeObject => ({
+  metadata: { namespace: 'ns', name },
+  spec: { nodeName: node, volumes: claims.map((c) => ({ name: c, persistentVolumeClaim: { claimName: c } })) },
+});
+const pv = (name: string, claim: string, modes: string[]): KubeObject => ({
+  metadata: { name },
+  spec: { claimRef: { namespace: 'ns', name: claim }, csi: { driver: 'd', volumeHandle: `h-${name}` }, accessModes: modes },
+});
+
+test('fleet index: a pod resolves its volumes all or none, through its claims\' PVs', () => {
+  const index = new FleetIndex();
+  index.applyEvent('ADDED', 'pods', pod('p', 'n1', ['a', 'b']));
+  index.applyEvent('ADDED', 'persistentvolumes', pv('pv-a', 'a', ['ReadWriteOnce']));
+  const rec = index.pods.get('ns/p');
+  assert.ok(rec);
+  assert.deepEqual(rec.claims, ['a', 'b']);
+  const out = new Set<number>();
+  assert.equal(index.addPodVolumes(rec, out), false, 'claim b has no PV yet');
+  assert.equal(out.size, 0, 'nothing added while a claim is unresolved');
+  assert.equal(index.podVolumes(rec), undefined);
+  assert.equal(index.allClaimsRwo(rec), false, 'an unbound claim is not RWO');
+
+  index.applyEvent('ADDED', 'persistentvolumes', pv('pv-b', 'b', ['ReadWriteOnce', 'ReadWriteOncePod']));
+  assert.equal(index.addPodVolumes(rec, out), true);
+  const names = [...out].map((v) => index.volumeName(v)).sort();
+  assert.deepEqual(names, ['kubernetes.io/csi/d^h-pv-a', 'kubernetes.io/csi/d^h-pv-b']);
+  assert.deepEqual(index.podVolumes(rec)?.map((v) => index.volumeName(v)).sort(), names);
+  assert.equal(index.allClaimsRwo(rec), true);
+
+  index.applyEvent('MODIFIED', 'persistentvolumes', pv('pv-b', 'b', ['ReadWriteMany']));
+  assert.equal(index.allClaimsRwo(rec), false, 'an RWX claim makes the pod movable only with detach');
+
+  // A pod event with other claims replaces the keys; the same claims keep them.
+  const keys = rec.claimKeys;
+  index.applyEvent('MODIFIED', 'pods', pod('p', 'n1', ['a', 'b']));
+  assert.equal(rec.claimKeys, keys, 'unchanged claims keep their keys');
+  index.applyEvent('MODIFIED', 'pods', pod('p', 'n1', ['a']));
+  assert.deepEqual(rec.claimKeys, ['ns/a']);
+});
+
+test('fleet index: internAll reuses the previous ids of unchanged names and interns new ones', () => {
+  const index = new FleetIndex();
+  const first = index.internAll(['v1', 'v2'], undefined);
+  assert.deepEqual(first.map((v) => index.volumeName(v)), ['v1', 'v2']);
+  // Fresh strings with the same text map to the same ids; a changed entry gets its own id.
+  const again = index.internAll([`v${1}`, 'v3', 'v2'], first);
+  assert.deepEqual(again.map((v) => index.volumeName(v)), ['v1', 'v3', 'v2']);
+  assert.equal(again[0], first[0]);
+  assert.equal(again[2], first[1], 'a name that moved position is found by interning');
+  assert.deepEqual(index.internAll([], again), []);
+});
