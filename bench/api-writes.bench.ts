@@ -1,9 +1,11 @@
-// Hot single-object calls, generated client vs raw requests:
+// Hot single-object calls, generated client vs raw requests, and raw over HTTP/1.1 vs HTTP/2:
 // `node --import tsx bench/api-writes.bench.ts [--quads 700 --reps 3 --warmup 300 --concurrency 16 --nodes 100]`.
 //
 // Subject: KubeApiClient's four hot calls (createVolumeAttachment, patchNodeStatus, getNode,
-// deleteVolumeAttachment), the same client code once with `rawWrites: false` (client-node's
-// generated API) and once with the raw path (src/kube/raw-write.ts), in this process, against
+// deleteVolumeAttachment), the same client code with `rawWrites: false` (client-node's
+// generated API, HTTP/1.1 keep-alive), with the raw path (src/kube/raw-write.ts) over HTTP/1.1
+// keep-alive (`raw_h1`, `--kube-api-http2=false`) and over one HTTP/2 connection (`raw`, the
+// default), in this process, against
 // the simulator's HTTPS API server in a child process (this file with FA_API_WRITES_ROLE=sim:
 // an empty cluster plus `--nodes` Nodes shaped like the fleet generator's, 10 volumes in use),
 // so that this process's CPU is the client's alone.
@@ -12,7 +14,8 @@
 // `--concurrency` quads run at once, with no client-side rate limit. Each rep measures both
 // paths over `--quads` quads each, alternating which goes first; a `--warmup` of each path comes
 // before. Reported per path: this process's CPU (process.cpuUsage, user + system) µs per call,
-// calls/s, and the generated/raw ratios (medians over the reps). Prints JSON; writes no file.
+// the simulator's CPU µs per call (the server's side of the same calls), calls/s, and the ratios
+// (medians over the reps). Prints JSON; writes no file.
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createKubeApiClient, type KubeApiClient } from '../src/kube/api-client.js';
@@ -27,6 +30,7 @@ const DRIVER = 'bench.csi.fleet-attach.io';
 const volume = (node: string, i: number) => `kubernetes.io/csi/${DRIVER}^${node}-v${i}`;
 
 type Ready = { type: 'ready'; kubeconfig: string };
+type Cpu = { type: 'cpu'; us: number };
 
 /** Child: the simulator with `nodes` Nodes, each with 10 volumes in use. */
 async function simChild(nodes: number): Promise<void> {
@@ -38,17 +42,23 @@ async function simChild(nodes: number): Promise<void> {
     sim.store.create('nodes', node);
   }
   process.on('disconnect', () => void sim.stop().then(() => process.exit(0)));
+  process.on('message', (m: { type?: string }) => {
+    if (m.type !== 'cpu') return;
+    const u = process.cpuUsage();
+    process.send?.({ type: 'cpu', us: u.user + u.system } satisfies Cpu);
+  });
   process.send?.({ type: 'ready', kubeconfig: sim.kubeconfig } satisfies Ready);
 }
 
 interface PathRun {
   calls: number;
   cpuUsPerCall: number;
+  serverCpuUsPerCall: number;
   callsPerSec: number;
 }
 
 /** `quads` quads, `concurrency` at once; `tag` keeps VA names unique across runs. */
-async function runQuads(api: KubeApiClient, tag: string, quads: number, concurrency: number, nodes: number): Promise<PathRun> {
+async function runQuads(api: KubeApiClient, tag: string, quads: number, concurrency: number, nodes: number, serverCpuUs: () => Promise<number>): Promise<PathRun> {
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < quads; i = next++) {
@@ -66,13 +76,15 @@ async function runQuads(api: KubeApiClient, tag: string, quads: number, concurre
       if ((await api.deleteVolumeAttachment(name)) !== 'deleted') throw new Error(`${name}: delete not-found`);
     }
   };
+  const server0 = await serverCpuUs();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(Array.from({ length: concurrency }, worker));
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const server = (await serverCpuUs()) - server0;
   const calls = quads * 4;
-  return { calls, cpuUsPerCall: (cpu.user + cpu.system) / calls, callsPerSec: (calls / wallMs) * 1000 };
+  return { calls, cpuUsPerCall: (cpu.user + cpu.system) / calls, serverCpuUsPerCall: server / calls, callsPerSec: (calls / wallMs) * 1000 };
 }
 
 async function main(): Promise<void> {
@@ -93,35 +105,51 @@ async function main(): Promise<void> {
   try {
     const { kubeconfig } = await nextMessage<Ready>(sim, (m) => m.type === 'ready', 60_000);
     const kc = loadKubeConfig({ yaml: kubeconfig });
+    const kcH1 = loadKubeConfig({ yaml: kubeconfig });
+    kcH1.http2 = false;
+    const serverCpuUs = async () => {
+      const reply = nextMessage<Cpu>(sim, (m) => m.type === 'cpu', 10_000);
+      sim.process.send({ type: 'cpu' });
+      return (await reply).us;
+    };
     const clients = {
-      generated: createKubeApiClient({ kc, rawWrites: false, qps: 0, maxInFlight: concurrency }),
+      generated: createKubeApiClient({ kc: kcH1, rawWrites: false, qps: 0, maxInFlight: concurrency }),
+      raw_h1: createKubeApiClient({ kc: kcH1, rawWrites: true, qps: 0, maxInFlight: concurrency }),
       raw: createKubeApiClient({ kc, rawWrites: true, qps: 0, maxInFlight: concurrency }),
     };
-    const paths = ['generated', 'raw'] as const;
-    for (const p of paths) await runQuads(clients[p], `warm-${p}`, warmup, concurrency, nodes);
-    const runs: Record<(typeof paths)[number], PathRun[]> = { generated: [], raw: [] };
+    const paths = ['generated', 'raw_h1', 'raw'] as const;
+    type Path = (typeof paths)[number];
+    for (const p of paths) await runQuads(clients[p], `warm-${p.replace('_', '-')}`, warmup, concurrency, nodes, serverCpuUs);
+    const runs: Record<Path, PathRun[]> = { generated: [], raw_h1: [], raw: [] };
     for (let r = 0; r < reps; r++) {
       for (const p of r % 2 === 0 ? paths : [...paths].reverse()) {
         global.gc?.();
-        runs[p].push(await runQuads(clients[p], `${p}-${r}`, quads, concurrency, nodes));
+        runs[p].push(await runQuads(clients[p], `${p.replace('_', '-')}-${r}`, quads, concurrency, nodes, serverCpuUs));
       }
     }
     kc.close();
-    const summary = (p: (typeof paths)[number]) => ({
+    kcH1.close();
+    const summary = (p: Path) => ({
       cpu_us_per_call: round(median(runs[p].map((x) => x.cpuUsPerCall))),
+      server_cpu_us_per_call: round(median(runs[p].map((x) => x.serverCpuUsPerCall))),
       calls_per_s: round(median(runs[p].map((x) => x.callsPerSec)), 0),
-      runs: runs[p].map((x) => ({ cpu_us_per_call: round(x.cpuUsPerCall), calls_per_s: round(x.callsPerSec, 0) })),
+      runs: runs[p].map((x) => ({ cpu_us_per_call: round(x.cpuUsPerCall), server_cpu_us_per_call: round(x.serverCpuUsPerCall), calls_per_s: round(x.callsPerSec, 0) })),
     });
     const g = summary('generated');
+    const h1 = summary('raw_h1');
     const w = summary('raw');
+    const ratio = (a: number | null | undefined, b: number | null | undefined) => round((a ?? NaN) / (b ?? NaN), 2);
     console.log(
       JSON.stringify(
         {
           config: { quads, reps, warmup, concurrency, nodes, calls_measured_per_path: quads * 4 * reps },
           generated: g,
+          raw_h1: h1,
           raw: w,
-          cpu_per_call_generated_over_raw: round((g.cpu_us_per_call ?? NaN) / (w.cpu_us_per_call ?? NaN), 2),
-          calls_per_s_raw_over_generated: round((w.calls_per_s ?? NaN) / (g.calls_per_s ?? NaN), 2),
+          cpu_per_call_generated_over_raw_h1: ratio(g.cpu_us_per_call, h1.cpu_us_per_call),
+          cpu_per_call_raw_h1_over_raw_h2: ratio(h1.cpu_us_per_call, w.cpu_us_per_call),
+          server_cpu_per_call_raw_h1_over_raw_h2: ratio(h1.server_cpu_us_per_call, w.server_cpu_us_per_call),
+          calls_per_s_raw_h2_over_raw_h1: ratio(w.calls_per_s, h1.calls_per_s),
         },
         null,
         2,

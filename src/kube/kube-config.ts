@@ -14,15 +14,16 @@ import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig, bufferFromFileOrString, type RequestContext } from '@kubernetes/client-node';
 import { fleetError, isFleetError } from '../errors/index.js';
+import { createH2Connection, type H2Connection } from './h2-session.js';
 
 type HttpsOptions = Parameters<KubeConfig['applyToHTTPSOptions']>[0];
 type Material = string | Buffer | Array<string | Buffer> | boolean | undefined;
 
 const MATERIAL_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
 
-interface CachedAgent {
+interface Cached<T> {
   material: Material[];
-  agent: http.Agent;
+  value: T;
 }
 
 /** Sockets kept per agent; watches hold one each for their whole life. */
@@ -35,7 +36,13 @@ const MAX_FREE_SOCKETS = 64;
 const MAX_SOCKETS = 128;
 
 export class FleetKubeConfig extends KubeConfig {
-  private agents: CachedAgent[] = [];
+  /**
+   * The raw hot calls (raw-write.ts) go over HTTP/2 when the server offers it, as client-go's
+   * do (`--kube-api-http2`; client-go's DISABLE_HTTP2 is the same switch).
+   */
+  http2 = true;
+  private agents: Array<Cached<http.Agent>> = [];
+  private h2: Array<Cached<H2Connection>> = [];
 
   /** Same as client-node's, but `opts.agent` is the cached keep-alive agent for this TLS material. */
   override async applyToHTTPSOptions(opts: HttpsOptions): Promise<void> {
@@ -73,16 +80,36 @@ export class FleetKubeConfig extends KubeConfig {
     return cluster.server.replace(/\/+$/, '');
   }
 
-  /** Closes every cached agent's sockets (in-flight requests and watches are cut). Idempotent. */
+  /**
+   * The HTTP/2 connection for the TLS material in `opts` (filled by `applyToHTTPSOptions`), or
+   * undefined where HTTP/2 is off or not possible: a plain-HTTP server or a proxy.
+   */
+  h2Connection(opts: HttpsOptions): H2Connection | undefined {
+    const cluster = this.getCurrentCluster();
+    if (!this.http2 || !cluster || cluster.proxyUrl || !cluster.server.startsWith('https:')) return undefined;
+    const o = opts as Record<string, unknown>;
+    const material = MATERIAL_KEYS.map((k) => o[k] as Material);
+    const hit = findCached(this.h2, material);
+    if (hit) return hit;
+    const tls: Record<string, unknown> = {};
+    for (const k of MATERIAL_KEYS) if (o[k] !== undefined) tls[k] = o[k];
+    const conn = createH2Connection(this.server(), tls);
+    this.h2.push({ material, value: conn });
+    return conn;
+  }
+
+  /** Closes every cached agent's sockets and HTTP/2 connection (in-flight requests and watches are cut). Idempotent. */
   close(): void {
-    for (const c of this.agents) c.agent.destroy();
+    for (const c of this.agents) c.value.destroy();
+    for (const c of this.h2) c.value.close();
     this.agents = [];
+    this.h2 = [];
   }
 
   private sharedAgent(o: Record<string, unknown>, produced: http.Agent | undefined): http.Agent | undefined {
     const material = MATERIAL_KEYS.map((k) => o[k] as Material);
-    const hit = this.agents.find((c) => c.material.every((m, i) => sameMaterial(m, material[i])));
-    if (hit) return hit.agent;
+    const hit = findCached(this.agents, material);
+    if (hit) return hit;
     const cluster = this.getCurrentCluster();
     let agent: http.Agent | undefined;
     if (cluster?.proxyUrl) {
@@ -95,9 +122,13 @@ export class FleetKubeConfig extends KubeConfig {
       for (const k of MATERIAL_KEYS) if (o[k] !== undefined) (tls as Record<string, unknown>)[k] = o[k];
       agent = new https.Agent(tls);
     }
-    if (agent) this.agents.push({ material, agent });
+    if (agent) this.agents.push({ material, value: agent });
     return agent;
   }
+}
+
+function findCached<T>(cache: ReadonlyArray<Cached<T>>, material: readonly Material[]): T | undefined {
+  return cache.find((c) => c.material.every((m, i) => sameMaterial(m, material[i])))?.value;
 }
 
 function sameMaterial(a: Material, b: Material): boolean {

@@ -12,11 +12,16 @@
  * of a small call (bench/api-writes.bench.ts). A response is parsed once with JSON.parse, or
  * not at all when the caller ignores it.
  *
+ * Where the server offers it, the call goes over the cluster's one HTTP/2 connection
+ * (h2-session.ts), as client-go's calls do; otherwise over the keep-alive agent's HTTP/1.1.
+ *
  * A response body is always read to its end, even when dropped: the keep-alive socket goes
  * back to the agent only then.
  */
 import http from 'node:http';
+import type http2 from 'node:http2';
 import https from 'node:https';
+import type { H2Connection } from './h2-session.js';
 import type { FleetKubeConfig } from './kube-config.js';
 import { httpError, readBody } from './raw-request.js';
 
@@ -66,6 +71,9 @@ export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawRe
   const opts: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(opts);
   const t = targetOf(kc.server());
+  const conn = kc.h2Connection(opts);
+  const session = conn && (await conn.session());
+  if (conn && session) return sendH2(conn, session, call, t.prefix + call.path, opts);
   const headers: http.OutgoingHttpHeaders = { ...(opts.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };
   if (call.body !== undefined) {
     headers['Content-Type'] = call.contentType ?? 'application/json';
@@ -95,6 +103,61 @@ export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawRe
     });
     req.once('error', reject);
     req.end(call.body);
+  });
+}
+
+/** `call` as one stream of `session`, with the headers and basic auth client-node put in `opts`. */
+function sendH2(conn: H2Connection, session: http2.ClientHttp2Session, call: RawCall, path: string, opts: https.RequestOptions): Promise<RawResult> {
+  const headers: http2.OutgoingHttpHeaders = { ':method': call.method, ':path': path };
+  for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;
+  if (typeof opts.auth === 'string') headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+  headers.accept = 'application/json';
+  if (call.body !== undefined) {
+    headers['content-type'] = call.contentType ?? 'application/json';
+    headers['content-length'] = Buffer.byteLength(call.body);
+  }
+  return new Promise<RawResult>((resolve, reject) => {
+    let stream: http2.ClientHttp2Stream;
+    try {
+      stream = session.request(headers, { endStream: call.body === undefined, ...(call.signal ? { signal: call.signal } : {}) });
+    } catch (err) {
+      // A session that can take no more streams (closing, or out of stream ids) is not reused.
+      session.destroy();
+      return reject(err);
+    }
+    let settled = false;
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      if (call.signal?.aborted) conn.suspect(session);
+      reject(err);
+    };
+    stream.once('error', fail);
+    // A stream that ended normally closes before the body's promise settles: only a close
+    // without the end of the response is a failure.
+    stream.once('close', () => {
+      if (!stream.readableEnded) fail(new Error(`HTTP/2 stream closed before the response ended (code ${stream.rstCode ?? 0})`));
+    });
+    stream.once('response', (h) => {
+      const status = Number(h[':status']);
+      const ok = status >= 200 && status <= 299;
+      if (ok && call.response === 'drain') {
+        stream.once('end', () => {
+          settled = true;
+          resolve({ status, body: undefined });
+        });
+        stream.resume();
+        return;
+      }
+      readBody(stream, undefined).then((text) => {
+        const retryAfter = h['retry-after'];
+        if (!ok) throw httpError(call.method, call.path, status, typeof retryAfter === 'string' ? retryAfter : null, text);
+        const body = JSON.parse(text) as unknown;
+        settled = true;
+        resolve({ status, body });
+      }).catch(fail);
+    });
+    if (call.body !== undefined) stream.end(call.body);
   });
 }
 

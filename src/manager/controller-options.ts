@@ -20,6 +20,8 @@ export interface ControllerOptions {
   kubeApiBurst: number;
   /** Controller requests on the wire at once (in-flight-limiter.ts). */
   kubeApiMaxInFlight: number;
+  /** Hot calls over HTTP/2 where the server offers it (FleetKubeConfig.http2). */
+  kubeApiHttp2: boolean;
   /** Admission of the reconciler (reconciler.ts): operation starts per pass, and the API backlog that pauses them. */
   maxOperationStartsPerPass: number;
   maxApiBacklog: number;
@@ -59,6 +61,7 @@ export const DEFAULT_CONTROLLER_OPTIONS: Omit<ControllerOptions, 'kubeconfig'> =
   kubeApiQps: 20,
   kubeApiBurst: 30,
   kubeApiMaxInFlight: 96,
+  kubeApiHttp2: true,
   maxOperationStartsPerPass: 5000,
   maxApiBacklog: 500,
   workers: 1,

@@ -58,6 +58,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const o: ControllerOptions = { ...DEFAULT_CONTROLLER_OPTIONS, ...partial };
   const log = logger('controller');
   const kc = loadKubeConfig(o.kubeconfig);
+  kc.http2 = o.kubeApiHttp2;
   const metrics = o.metrics ?? createControllerMetrics({ perNodeVolumeMetric: o.perNodeVolumeMetric });
   const api = createKubeApiClient({
     kc,

@@ -19,7 +19,7 @@ import { logger } from '../../log/logger.js';
 import { createTokenCheck } from '../server/auth.js';
 import { apiVerb } from '../server/api-verb.js';
 import type { RequestFacts } from '../server/faults.js';
-import { answeringErrors, createHttpServer, listen, splitUrl } from '../server/http-listener.js';
+import { answeringErrors, createHttpListener, responseGone, splitUrl } from '../server/http-listener.js';
 import { mediaType, readBody, readBytes } from '../server/request-body.js';
 import { parseRoute } from '../server/route.js';
 import { ApiError, badRequest, methodNotAllowed, sendJson, sendStatus, statusObject } from '../server/status.js';
@@ -126,8 +126,10 @@ export function createFaultFront(opts: FaultFrontOptions): FaultFront {
    */
   async function toBackend(req: IncomingMessage, res: ServerResponse, onResponse: (ur: IncomingMessage) => void): Promise<void> {
     const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : await readBytes(req);
-    const headers: http.OutgoingHttpHeaders = { ...req.headers, host: `${backend.host}:${backend.port}` };
-    for (const h of HOP_BY_HOP) delete headers[h];
+    const headers: http.OutgoingHttpHeaders = {};
+    // An HTTP/2 request's pseudo-headers (:method, :path, :authority) have no HTTP/1.1 form.
+    for (const [k, v] of Object.entries(req.headers)) if (k[0] !== ':' && !HOP_BY_HOP.includes(k)) headers[k] = v;
+    headers.host = `${backend.host}:${backend.port}`;
     if (body) headers['content-length'] = body.length;
     let current: http.ClientRequest | undefined;
     let answered: IncomingMessage | undefined;
@@ -143,7 +145,7 @@ export function createFaultFront(opts: FaultFrontOptions): FaultFront {
         onResponse(ur);
       });
       up.on('error', (err: NodeJS.ErrnoException) => {
-        if (res.destroyed || res.writableEnded) return;
+        if (responseGone(res) || res.writableEnded) return;
         if (retry && up.reusedSocket && answered === undefined && err.code === 'ECONNRESET') return send(false);
         backendFailed(res, err);
       });
@@ -194,22 +196,16 @@ export function createFaultFront(opts: FaultFrontOptions): FaultFront {
     });
   }
 
-  const server = createHttpServer(opts.tls, answeringErrors(serve, log, 'fault front request failed'));
+  const server = createHttpListener(opts.tls, answeringErrors(serve, log, 'fault front request failed'));
 
   return {
     async listen(host, port) {
-      return (await listen(server, host, port)).port;
+      return (await server.listen(host, port)).port;
     },
     openWatches: () => watches.size,
     close() {
       for (const cut of [...watches]) cut();
-      return new Promise((resolve) => {
-        server.close(() => {
-          agent.destroy();
-          resolve();
-        });
-        server.closeAllConnections();
-      });
+      return server.close().then(() => agent.destroy());
     },
   };
 }

@@ -11,7 +11,7 @@ import { createTokenCheck } from './auth.js';
 import { createDiscovery } from './discovery.js';
 import { apiVerb } from './api-verb.js';
 import type { FaultHooks } from './faults.js';
-import { answeringErrors, createHttpServer, listen, splitUrl } from './http-listener.js';
+import { answeringErrors, createHttpListener, splitUrl } from './http-listener.js';
 import { handleGet, handleList, handleWatch, type ResourceTarget } from './read-handlers.js';
 import { isPublicPath, parseRoute } from './route.js';
 import { methodNotAllowed, notFound, sendJson } from './status.js';
@@ -114,11 +114,11 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     }
   }
 
-  const server = createHttpServer(opts.tls, answeringErrors(serve, log, 'request failed'));
+  const server = createHttpListener(opts.tls, answeringErrors(serve, log, 'request failed'));
 
   return {
     async listen(host, port) {
-      const a = await listen(server, host, port);
+      const a = await server.listen(host, port);
       address = `${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
       return a.port;
     },
@@ -126,10 +126,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     watchCutOffs: () => hub.cutOffCount(),
     close() {
       hub.close();
-      return new Promise((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      return server.close();
     },
   };
 }

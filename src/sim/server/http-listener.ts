@@ -1,11 +1,13 @@
 /**
  * The HTTP(S) server under both the simulated API server and the fault front: TLS when given
- * the material (plain HTTP otherwise; the cipher suite by the server's preference), keep-alive longer than clients' idle timeouts, no
+ * the material, HTTP/2 or HTTP/1.1 by ALPN (plain HTTP/1.1 otherwise; the cipher suite by the
+ * server's preference), keep-alive longer than clients' idle timeouts, no
  * request timeout (watches stay open for as long as the client wants), and a bare 400 for a
  * request that does not parse. Errors a request handler throws are answered here.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
+import http2 from 'node:http2';
+import type { Duplex } from 'node:stream';
 import { DEFAULT_CIPHERS } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -39,23 +41,52 @@ export function splitUrl(url = '/'): { path: string; query: string } {
  */
 const SERVER_CIPHERS = ['TLS_AES_128_GCM_SHA256', ...DEFAULT_CIPHERS.split(':').filter((c) => c !== 'TLS_AES_128_GCM_SHA256')].join(':');
 
-export function createHttpServer(tls: TlsMaterial | undefined, handler: (req: IncomingMessage, res: ServerResponse) => void): http.Server {
-  const server = tls ? https.createServer({ cert: tls.cert, key: tls.key, ciphers: SERVER_CIPHERS, honorCipherOrder: true }, handler) : http.createServer(handler);
-  server.keepAliveTimeout = 65_000;
-  server.requestTimeout = 0;
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
-  });
-  return server;
+export interface HttpListener {
+  /** Listens on host:port (port 0 picks a free port); resolves to the bound address. */
+  listen(host: string, port: number): Promise<AddressInfo>;
+  /** Stops listening and cuts every connection, in-flight requests and open streams included. */
+  close(): Promise<void>;
 }
 
-/** Listens on host:port (port 0 picks a free port); resolves to the bound address. */
-export function listen(server: http.Server, host: string, port: number): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
+/**
+ * With TLS, HTTP/2 and HTTP/1.1 on one port, chosen by ALPN as kube-apiserver offers them
+ * (client-go and kubectl speak HTTP/2; client-node's fetch and watches HTTP/1.1). HTTP/2
+ * requests reach `handler` through Node's compatibility API, so handlers use only what both
+ * response kinds have: no connection-specific headers (chunked framing is Node's default for
+ * an HTTP/1.1 body without a length) and {@link responseGone} rather than `res.destroyed`.
+ */
+export function createHttpListener(tls: TlsMaterial | undefined, handler: (req: IncomingMessage, res: ServerResponse) => void): HttpListener {
+  const serve = handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void;
+  const server: http.Server | http2.Http2SecureServer = tls
+    ? http2.createSecureServer({ cert: tls.cert, key: tls.key, ciphers: SERVER_CIPHERS, honorCipherOrder: true, allowHTTP1: true }, serve)
+    : http.createServer(handler);
+  const h1 = server as http.Server;
+  h1.keepAliveTimeout = 65_000;
+  h1.requestTimeout = 0;
+  server.on('clientError', (_err: Error, socket: Duplex) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
   });
+  const sockets = new Set<Duplex>();
+  server.on(tls ? 'secureConnection' : 'connection', (socket: Duplex) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return {
+    listen: (host, port) => new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve(server.address() as AddressInfo);
+      });
+    }),
+    close: () => new Promise((resolve) => {
+      server.close(() => resolve());
+      for (const s of sockets) s.destroy();
+    }),
+  };
+}
+
+/** The response's stream or socket is gone (an HTTP/2 response has no `destroyed` of its own). */
+export function responseGone(res: ServerResponse): boolean {
+  return res.destroyed || (res as unknown as { stream?: { destroyed: boolean } }).stream?.destroyed === true;
 }

@@ -12,6 +12,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { ResourceInfo } from '../store/resources.js';
+import { responseGone } from './http-listener.js';
 
 /** Lists up to this many bytes are sent in one write with a Content-Length. */
 export const SINGLE_WRITE_BYTES = 4 << 20;
@@ -126,7 +127,7 @@ export async function writeList(res: ServerResponse, info: ResourceInfo, meta: L
   enc.finish((bytes, done) => res.end(bytes, done));
 }
 
-/** A large list in chunks of about STREAM_CHUNK_BYTES (Transfer-Encoding: chunked). */
+/** A large list in chunks of about STREAM_CHUNK_BYTES (chunked on HTTP/1.1, DATA frames on HTTP/2). */
 async function streamList(res: ServerResponse, head: string, items: readonly string[]): Promise<void> {
   res.writeHead(200, { 'Content-Type': 'application/json' });
   const enc = new Encoder(CHUNK_BUFFER_BYTES);
@@ -135,7 +136,7 @@ async function streamList(res: ServerResponse, head: string, items: readonly str
     drained = res.write(bytes, done);
   };
   enc.put(head);
-  for (let i = 0; i < items.length && !res.destroyed; i++) {
+  for (let i = 0; i < items.length && !responseGone(res); i++) {
     if (i > 0) enc.comma();
     enc.put(items[i]);
     if (enc.at >= STREAM_CHUNK_BYTES) {
@@ -143,7 +144,7 @@ async function streamList(res: ServerResponse, head: string, items: readonly str
       if (!drained) await drainOrClose(res);
     }
   }
-  if (res.destroyed) return enc.drop();
+  if (responseGone(res)) return enc.drop();
   enc.put(']}');
   enc.finish((bytes, done) => res.end(bytes, done));
 }

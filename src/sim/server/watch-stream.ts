@@ -65,7 +65,9 @@ export class WatchStream {
 
   /** Starts the response and the replay (frames written before any live event). */
   begin(replay: Iterable<Buffer | string>, timeoutMs: number): void {
-    this.res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    // No Transfer-Encoding: HTTP/1.1 frames a body without a length in chunks by default, and
+    // HTTP/2 forbids the header.
+    this.res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
     this.res.flushHeaders();
     this.replay = replay[Symbol.iterator]();
     if (timeoutMs > 0) this.timer = setTimeout(() => this.end(), timeoutMs);
