@@ -50,7 +50,8 @@ function startChurn(sim: Simulator, cfg: SimChildConfig, rate: number) {
   // The index first, then the actor, as startFleetActors dispatches.
   const unsubscribe = sim.store.subscribe((ev) => {
     if (!followed.includes(ev.resource)) return;
-    const o = ev.object();
+    // Read only, as the fleet's own actors read it: the committed object, not a parse per event.
+    const o = ev.view();
     index.applyEvent(ev.type, ev.resource, o);
     if (ev.resource === 'pods') churn.onEvent(ev.type, ev.resource, o);
   });

@@ -15,6 +15,13 @@ import http2 from 'node:http2';
 import type { SecureClientSessionOptions } from 'node:http2';
 
 const PING_TIMEOUT_MS = 5_000;
+/**
+ * Receive windows as client-go's HTTP/2 transport sets them (4 MiB per stream, 1 GiB per
+ * connection). HTTP/2's default, 64 KiB for the whole connection, holds the server's answers
+ * back behind this process's WINDOW_UPDATEs as soon as a few dozen calls are in flight.
+ */
+const STREAM_WINDOW = 4 << 20;
+const CONNECTION_WINDOW = 1 << 30;
 
 export interface H2Connection {
   /** The live session, a new one, or undefined when the server speaks only HTTP/1.1. Rejects when the connection fails. */
@@ -69,7 +76,7 @@ class Connection implements H2Connection {
 
   private connect(): Promise<http2.ClientHttp2Session | undefined> {
     return new Promise((resolve, reject) => {
-      const s = http2.connect(this.authority, this.tls);
+      const s = http2.connect(this.authority, { ...this.tls, settings: { initialWindowSize: STREAM_WINDOW } });
       const forget = () => {
         if (this.current === s) this.current = undefined;
       };
@@ -80,6 +87,7 @@ class Connection implements H2Connection {
           s.destroy();
           return resolve(undefined);
         }
+        s.setLocalWindowSize(CONNECTION_WINDOW);
         // Errors after this reach the streams in flight; the session is only forgotten.
         s.on('error', forget);
         s.once('goaway', forget);

@@ -34,6 +34,8 @@ const MAX_FREE_SOCKETS = 64;
  * API server hangs up on them (measured against the simulator).
  */
 const MAX_SOCKETS = 128;
+/** How long the hot calls reuse the request options client-node produced (see hotRequestOptions). */
+const HOT_OPTIONS_TTL_MS = 1000;
 
 export class FleetKubeConfig extends KubeConfig {
   /**
@@ -42,6 +44,7 @@ export class FleetKubeConfig extends KubeConfig {
    */
   http2 = true;
   private agents: Array<Cached<http.Agent>> = [];
+  private hotOptions: { at: number; opts: https.RequestOptions } | undefined;
   private h2: Array<Cached<H2Connection>> = [];
 
   /** Same as client-node's, but `opts.agent` is the cached keep-alive agent for this TLS material. */
@@ -81,6 +84,23 @@ export class FleetKubeConfig extends KubeConfig {
   }
 
   /**
+   * `applyToHTTPSOptions` for the raw hot calls, reused for up to {@link HOT_OPTIONS_TTL_MS}: per
+   * call, client-node builds an `https.Agent` (then replaced by the shared one) and walks the
+   * kubeconfig, a measurable share of a small call. A rotated token or client certificate is
+   * picked up within the TTL. Returns a copy the caller may change (headers included).
+   */
+  async hotRequestOptions(): Promise<https.RequestOptions> {
+    const now = performance.now();
+    let c = this.hotOptions;
+    if (!c || now - c.at > HOT_OPTIONS_TTL_MS) {
+      const opts: https.RequestOptions = {};
+      await this.applyToHTTPSOptions(opts);
+      this.hotOptions = c = { at: now, opts };
+    }
+    return { ...c.opts, headers: { ...c.opts.headers } };
+  }
+
+  /**
    * The HTTP/2 connection for the TLS material in `opts` (filled by `applyToHTTPSOptions`), or
    * undefined where HTTP/2 is off or not possible: a plain-HTTP server or a proxy.
    */
@@ -100,6 +120,7 @@ export class FleetKubeConfig extends KubeConfig {
 
   /** Closes every cached agent's sockets and HTTP/2 connection (in-flight requests and watches are cut). Idempotent. */
   close(): void {
+    this.hotOptions = undefined;
     for (const c of this.agents) c.value.destroy();
     for (const c of this.h2) c.value.close();
     this.agents = [];

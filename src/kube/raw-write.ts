@@ -5,9 +5,9 @@
  * Per call the generated client serialises the body through `ObjectSerializer`, parses MIME
  * types, runs its middleware observables and deserialises the response into class instances
  * we project and drop; at fleet scale that is a measurable share of the controller's CPU.
- * client-node still does kubeconfig, authentication and TLS: `kc.applyToHTTPSOptions` gives the
- * headers (bearer token, impersonation), basic auth and the shared keep-alive agent carrying the
- * TLS material. The request goes out on Node's `http(s).request` with those options, not
+ * client-node still does kubeconfig, authentication and TLS: `kc.applyToHTTPSOptions` (reused
+ * for a second, `kc.hotRequestOptions`) gives the headers (bearer token, impersonation), basic
+ * auth, the TLS material and the shared keep-alive agent. The request goes out on Node's `http(s).request` with those options, not
  * node-fetch: node-fetch's Request, Headers and body-stream objects cost ~1/3 of the client CPU
  * of a small call (bench/api-writes.bench.ts). A response is parsed once with JSON.parse, or
  * not at all when the caller ignores it.
@@ -68,8 +68,7 @@ function targetOf(server: string): Target {
  * on abort, and with a SyntaxError when a 2xx `json` body does not parse.
  */
 export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawResult> {
-  const opts: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(opts);
+  const opts = await kc.hotRequestOptions();
   const t = targetOf(kc.server());
   const conn = kc.h2Connection(opts);
   const session = conn && (await conn.session());

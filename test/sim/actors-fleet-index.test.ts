@@ -19,28 +19,36 @@ test('fleet index: a pod resolves its volumes all or none, through its claims\' 
   const rec = index.pods.get('ns/p');
   assert.ok(rec);
   assert.deepEqual(rec.claims, ['a', 'b']);
-  const out = new Set<number>();
-  assert.equal(index.addPodVolumes(rec, out), false, 'claim b has no PV yet');
-  assert.equal(out.size, 0, 'nothing added while a claim is unresolved');
-  assert.equal(index.podVolumes(rec), undefined);
+  assert.equal(index.podVolumes(rec), undefined, 'claim b has no PV yet');
+  assert.equal(index.unboundClaim(rec), 'ns/b');
   assert.equal(index.allClaimsRwo(rec), false, 'an unbound claim is not RWO');
 
   index.applyEvent('ADDED', 'persistentvolumes', pv('pv-b', 'b', ['ReadWriteOnce', 'ReadWriteOncePod']));
-  assert.equal(index.addPodVolumes(rec, out), true);
-  const names = [...out].map((v) => index.volumeName(v)).sort();
-  assert.deepEqual(names, ['kubernetes.io/csi/d^h-pv-a', 'kubernetes.io/csi/d^h-pv-b']);
-  assert.deepEqual(index.podVolumes(rec)?.map((v) => index.volumeName(v)).sort(), names);
+  const names = (ids: readonly number[] | undefined) => ids?.map((v) => index.volumeName(v));
+  const resolved = index.podVolumes(rec);
+  assert.deepEqual(names(resolved), ['kubernetes.io/csi/d^h-pv-a', 'kubernetes.io/csi/d^h-pv-b']);
+  assert.equal(index.unboundClaim(rec), undefined);
   assert.equal(index.allClaimsRwo(rec), true);
+  assert.equal(index.podVolumes(rec), resolved, 'resolved once, then cached');
 
+  // A PV event that leaves the claim's volume as it was keeps the cache; a changed volume drops it.
+  index.applyEvent('MODIFIED', 'persistentvolumes', pv('pv-b', 'b', ['ReadWriteOnce']));
+  assert.equal(index.podVolumes(rec), resolved);
   index.applyEvent('MODIFIED', 'persistentvolumes', pv('pv-b', 'b', ['ReadWriteMany']));
   assert.equal(index.allClaimsRwo(rec), false, 'an RWX claim makes the pod movable only with detach');
+  index.applyEvent('MODIFIED', 'persistentvolumes', { ...pv('pv-b', 'b', ['ReadWriteMany']), spec: { claimRef: { namespace: 'ns', name: 'b' }, csi: { driver: 'd', volumeHandle: 'other' } } });
+  assert.deepEqual(names(index.podVolumes(rec)), ['kubernetes.io/csi/d^h-pv-a', 'kubernetes.io/csi/d^other']);
+  // A PV deleted under a running pod stays in use (a kubelet keeps it mounted).
+  index.applyEvent('DELETED', 'persistentvolumes', pv('pv-a', 'a', ['ReadWriteOnce']));
+  assert.deepEqual(names(index.podVolumes(rec)), ['kubernetes.io/csi/d^h-pv-a', 'kubernetes.io/csi/d^other']);
 
   // A pod event with other claims replaces the keys; the same claims keep them.
   const keys = rec.claimKeys;
   index.applyEvent('MODIFIED', 'pods', pod('p', 'n1', ['a', 'b']));
   assert.equal(rec.claimKeys, keys, 'unchanged claims keep their keys');
-  index.applyEvent('MODIFIED', 'pods', pod('p', 'n1', ['a']));
-  assert.deepEqual(rec.claimKeys, ['ns/a']);
+  index.applyEvent('MODIFIED', 'pods', pod('p', 'n1', ['b']));
+  assert.deepEqual(rec.claimKeys, ['ns/b']);
+  assert.deepEqual(names(index.podVolumes(rec)), ['kubernetes.io/csi/d^other'], 'new claims are resolved anew');
 });
 
 test('fleet index: internAll reuses the previous ids of unchanged names and interns new ones', () => {

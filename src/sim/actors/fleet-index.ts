@@ -15,6 +15,9 @@ export class PodRec {
   deleting = false;
   /** Phase Succeeded or Failed. */
   terminal = false;
+  /** The resolved volume ids, cached (see {@link FleetIndex.podVolumes}), and the mapping generation they were resolved at. */
+  volumeIds: readonly number[] | undefined = undefined;
+  volumeIdsGen = -1;
 
   constructor(
     /** `namespace/name`. */
@@ -65,6 +68,8 @@ export class FleetIndex {
   // Claims resolve through the PV's claimRef alone (PVC events are not followed): one map, no PVC parse.
   private readonly pvByClaim = new Map<string, number>();
   private readonly vids = new Map<string, number>();
+  /** Bumped when a claim's volume changes to another (not when one is bound or deleted): it voids the pods' cached volume ids. */
+  private mappingGen = 0;
   private readonly volumes: string[] = [];
 
   /** Applies one committed change (or, at start, an existing object as ADDED). */
@@ -82,7 +87,10 @@ export class FleetIndex {
           return;
         }
         const csi = pvCsiSource(o);
-        this.pvByClaim.set(key, packPv(csi ? this.intern(uniqueVolumeName(csi.driver, csi.handle)) : -1, pvMultiAttachForbidden(o)));
+        const next = packPv(csi ? this.intern(uniqueVolumeName(csi.driver, csi.handle)) : -1, pvMultiAttachForbidden(o));
+        const prev = this.pvByClaim.get(key);
+        if (prev !== undefined && prev !== next) this.mappingGen++;
+        this.pvByClaim.set(key, next);
         return;
       }
       default:
@@ -114,7 +122,9 @@ export class FleetIndex {
       this.pods.set(key, rec);
     }
     rec.node = node;
-    rec.claimKeys = claimKeysOf(o.metadata.namespace ?? '', podClaimNames(o), rec.claimKeys);
+    const keys = claimKeysOf(o.metadata.namespace ?? '', podClaimNames(o), rec.claimKeys);
+    if (keys !== rec.claimKeys) rec.volumeIds = undefined;
+    rec.claimKeys = keys;
     rec.deleting = o.metadata.deletionTimestamp !== undefined;
     rec.terminal = podPhaseTerminal(o);
     if (node >= 0) (this.nodePods[node] ??= new Set()).add(key);
@@ -220,8 +230,14 @@ export class FleetIndex {
     return this.volumes[vid];
   }
 
-  /** Volume ids a pod uses, or undefined if some claim or volume is not resolvable yet. */
-  podVolumes(pod: PodRec): number[] | undefined {
+  /**
+   * Volume ids a pod uses, or undefined if some claim is not bound yet. Cached per pod once
+   * resolved: a pod's claims and their volumes do not change while it lives (a volume whose
+   * claim or PV is deleted under a running pod stays in use, as a kubelet keeps it mounted);
+   * the cache is dropped when the pod's claims change or a claim is bound to another volume.
+   */
+  podVolumes(pod: PodRec): readonly number[] | undefined {
+    if (pod.volumeIds !== undefined && pod.volumeIdsGen === this.mappingGen) return pod.volumeIds;
     const out: number[] = [];
     for (const k of pod.claimKeys) {
       const v = this.pvByClaim.get(k);
@@ -229,18 +245,14 @@ export class FleetIndex {
       const vid = pvVid(v);
       if (vid >= 0) out.push(vid);
     }
+    pod.volumeIds = out;
+    pod.volumeIdsGen = this.mappingGen;
     return out;
   }
 
-  /** Adds the volume ids a pod uses to `out`, all or none: false if some claim is not resolvable yet. */
-  addPodVolumes(pod: PodRec, out: Set<number>): boolean {
-    const keys = pod.claimKeys;
-    for (let i = 0; i < keys.length; i++) if (!this.pvByClaim.has(keys[i])) return false;
-    for (let i = 0; i < keys.length; i++) {
-      const vid = pvVid(this.pvByClaim.get(keys[i]) as number);
-      if (vid >= 0) out.add(vid);
-    }
-    return true;
+  /** The key of a claim of the pod that is not bound yet, if any. */
+  unboundClaim(pod: PodRec): string | undefined {
+    return pod.claimKeys.find((k) => !this.pvByClaim.has(k));
   }
 
   /**

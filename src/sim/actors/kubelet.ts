@@ -9,7 +9,7 @@
 import type { KubeObject, ResourceName, SimStore, StoreEventType } from '../store/sim-store.js';
 import { createWriteErrorLog, type FleetActor } from './actor.js';
 import { DelayQueue } from './delay-queue.js';
-import { nodeVolumeNames, podNodeName } from './fields.js';
+import { nodeVolumeNames, podNodeName, pvClaimRef } from './fields.js';
 import type { FleetIndex } from './fleet-index.js';
 import { objectKey } from './names.js';
 
@@ -30,6 +30,7 @@ interface NodeVolumes {
 // Volume queue keys pack (node id, volume id) into one number.
 const VOL_KEY = 2 ** 26;
 const FINISH_RECHECK_MS = 100;
+const MAX_UNRESOLVED_CLAIMS = 10_000;
 
 export function createKubelet(deps: KubeletDeps): FleetActor {
   return new Kubelet(deps);
@@ -42,7 +43,8 @@ class Kubelet implements FleetActor {
   private readonly vols: Array<NodeVolumes | undefined> = [];
   private readonly dirty = new Set<number>();
   private readonly flushes = new Set<number>();
-  private readonly unresolved = new Set<number>();
+  /** Nodes with a pod whose claim (the key) is not bound yet: woken when that claim's PV arrives. */
+  private readonly unresolved = new Map<string, Set<number>>();
   private readonly volumeQueue = new DelayQueue<number>();
   private readonly finishQueue = new DelayQueue<string>();
   private readonly terminating = new Set<string>();
@@ -77,10 +79,14 @@ class Kubelet implements FleetActor {
         this.terminating.delete(key);
         this.finishQueue.delete(key);
       }
-    } else if (this.unresolved.size > 0) {
-      // A volume changed: pods whose claims could not be resolved may resolve now.
-      for (const id of this.unresolved) this.dirty.add(id);
-      this.unresolved.clear();
+    } else if (this.unresolved.size > 0 && type !== 'DELETED') {
+      // A PV bound to a claim: pods waiting for that claim may resolve now.
+      const ref = pvClaimRef(o);
+      const nodes = ref && this.unresolved.get(objectKey(ref.namespace, ref.name));
+      if (nodes) {
+        for (const id of nodes) this.dirty.add(id);
+        this.unresolved.delete(objectKey(ref.namespace, ref.name));
+      }
     }
   }
 
@@ -112,9 +118,23 @@ class Kubelet implements FleetActor {
     for (const key of index.podsOn(id)) {
       const pod = index.pods.get(key);
       if (!pod || pod.deleting || pod.terminal) continue;
-      if (!index.addPodVolumes(pod, out)) this.unresolved.add(id);
+      const vols = index.podVolumes(pod);
+      if (vols) for (const vid of vols) out.add(vid);
+      else this.waitForClaim(index.unboundClaim(pod), id);
     }
     return out;
+  }
+
+  private waitForClaim(claim: string | undefined, node: number): void {
+    if (claim === undefined) return;
+    if (this.unresolved.size >= MAX_UNRESOLVED_CLAIMS) {
+      // Claims that are never bound would pile up: wake everything once and start over.
+      for (const nodes of this.unresolved.values()) for (const id of nodes) this.dirty.add(id);
+      this.unresolved.clear();
+    }
+    let nodes = this.unresolved.get(claim);
+    if (!nodes) this.unresolved.set(claim, (nodes = new Set()));
+    nodes.add(node);
   }
 
   private reconcile(id: number, now: number): void {

@@ -41,6 +41,10 @@ export function splitUrl(url = '/'): { path: string; query: string } {
  */
 const SERVER_CIPHERS = ['TLS_AES_128_GCM_SHA256', ...DEFAULT_CIPHERS.split(':').filter((c) => c !== 'TLS_AES_128_GCM_SHA256')].join(':');
 
+/** HTTP/2 receive windows: 1 MiB per stream (Go's server default), 16 MiB per connection. */
+const H2_STREAM_WINDOW = 1 << 20;
+const H2_CONNECTION_WINDOW = 16 << 20;
+
 export interface HttpListener {
   /** Listens on host:port (port 0 picks a free port); resolves to the bound address. */
   listen(host: string, port: number): Promise<AddressInfo>;
@@ -58,7 +62,7 @@ export interface HttpListener {
 export function createHttpListener(tls: TlsMaterial | undefined, handler: (req: IncomingMessage, res: ServerResponse) => void): HttpListener {
   const serve = handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void;
   const server: http.Server | http2.Http2SecureServer = tls
-    ? http2.createSecureServer({ cert: tls.cert, key: tls.key, ciphers: SERVER_CIPHERS, honorCipherOrder: true, allowHTTP1: true }, serve)
+    ? http2.createSecureServer({ cert: tls.cert, key: tls.key, ciphers: SERVER_CIPHERS, honorCipherOrder: true, allowHTTP1: true, settings: { initialWindowSize: H2_STREAM_WINDOW } }, serve)
     : http.createServer(handler);
   const h1 = server as http.Server;
   h1.keepAliveTimeout = 65_000;
@@ -66,6 +70,8 @@ export function createHttpListener(tls: TlsMaterial | undefined, handler: (req: 
   server.on('clientError', (_err: Error, socket: Duplex) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
   });
+  // Request bodies are small, but many share the connection: its window as large as Go's server allows.
+  if (tls) server.on('session', (session: http2.ServerHttp2Session) => session.setLocalWindowSize(H2_CONNECTION_WINDOW));
   const sockets = new Set<Duplex>();
   server.on(tls ? 'secureConnection' : 'connection', (socket: Duplex) => {
     sockets.add(socket);
