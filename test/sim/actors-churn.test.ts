@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FLEET_NAMESPACE, populateFleet, startFleetActors } from '../../src/sim/actors/index.js';
+import { createChurn } from '../../src/sim/actors/churn.js';
+import { FleetIndex } from '../../src/sim/actors/fleet-index.js';
+import { createPrng } from '../../src/sim/actors/prng.js';
 import type { KubeObject } from '../../src/sim/store/sim-store.js';
 import { specOf, statusOf, testStore, waitFor } from './actors-helpers.js';
 
@@ -48,4 +51,29 @@ test('churn: deletes, creates and reschedules pods; the count stays near the fle
     unsubscribe();
     await actors.stop();
   }
+});
+
+test('churn: the rate holds however a tick is sliced (credit accrues with time, not per call)', async () => {
+  const store = testStore();
+  await populateFleet(store, { seed: 3, nodes: 10, podsPerNode: 10 });
+  const index = new FleetIndex();
+  for (const r of ['nodes', 'persistentvolumes', 'pods'] as const) for (const o of store.list(r)) index.applyEvent('ADDED', r, o);
+  const churn = createChurn({ store, index, prng: createPrng(3), rate: 100, driver: 'd', rwxFraction: 0, targetPods: 0, graceful: false });
+  const changes = () => {
+    const s = churn.stats();
+    return s.podsDeleted + s.podsCreated + s.skipped;
+  };
+  const far = () => performance.now() + 1000;
+  // Ten periods of 100 ms, each run as one call or as three slices at the same time: 100/s × 1 s.
+  let now = 1_000_000;
+  churn.tick(now, far());
+  const first = changes();
+  for (let i = 0; i < 10; i++) {
+    now += 100;
+    churn.tick(now, far());
+    churn.tick(now, far());
+    churn.tick(now + 1, far());
+  }
+  const made = changes() - first;
+  assert.ok(made >= 95 && made <= 105, `${made} changes in 1 s at 100/s`);
 });

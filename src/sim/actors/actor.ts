@@ -53,6 +53,23 @@ export function startTicker(actor: FleetActor): () => void {
   };
 }
 
+/**
+ * Time since an actor's previous tick, for work that accrues with time (a rate's credit): a
+ * tick may run in several slices and a period may come late, so ticks are not counted.
+ */
+export class TickClock {
+  private last: number | undefined;
+
+  constructor(private readonly tickMs: number) {}
+
+  /** Milliseconds since the previous call (one period on the first), at most ten periods. */
+  elapsed(now: number): number {
+    const ms = this.last === undefined ? this.tickMs : Math.max(0, now - this.last);
+    this.last = now;
+    return Math.min(ms, 10 * this.tickMs);
+  }
+}
+
 /** Logs a store write that failed, once per actor and reason per minute, so a flood stays readable. */
 export function createWriteErrorLog(actor: string): (err: unknown, what: string) => void {
   const last = new Map<string, number>();

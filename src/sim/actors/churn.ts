@@ -8,7 +8,7 @@
  * churn starts once the fleet has reached that size.
  */
 import type { KubeObject, ResourceName, SimStore, StoreEventType } from '../store/sim-store.js';
-import { countWriteErrors, isLostRace, type FleetActor } from './actor.js';
+import { TickClock, countWriteErrors, isLostRace, type FleetActor } from './actor.js';
 import { pvcVolumeName } from './fields.js';
 import type { FleetIndex, PodRec } from './fleet-index.js';
 import { FLEET_NAMESPACE, objectKey } from './names.js';
@@ -49,6 +49,7 @@ class Churn implements FleetActor {
   readonly resources: ReadonlySet<ResourceName> = new Set<ResourceName>(['pods']);
   readonly tickMs = 100;
   private credit = 0;
+  private readonly clock = new TickClock(this.tickMs);
   private target: number;
   // Churn waits until the fleet has reached its size once (the generator may still be filling it).
   private warm: boolean;
@@ -76,11 +77,12 @@ class Churn implements FleetActor {
     }
     while (this.gone.length > 0 && performance.now() < deadline) this.afterGone(this.gone.shift() as string);
     const rate = typeof this.d.rate === 'number' ? this.d.rate : this.d.rate();
+    const elapsed = this.clock.elapsed(now);
     if (rate <= 0) {
       this.credit = 0;
       return;
     }
-    this.credit = Math.min(this.credit + (rate * this.tickMs) / 1000, Math.max(1, rate));
+    this.credit = Math.min(this.credit + (rate * elapsed) / 1000, Math.max(1, rate));
     while (this.credit >= 1 && performance.now() < deadline) {
       this.credit--;
       this.change(now);

@@ -7,7 +7,7 @@
  * the period stretches (and each Lease's duration with it, four periods as in the kubelet).
  */
 import { StoreError, type KubeObject, type ResourceName, type SimStore, type StoreEventType } from '../store/sim-store.js';
-import { createWriteErrorLog, type FleetActor } from './actor.js';
+import { TickClock, createWriteErrorLog, type FleetActor } from './actor.js';
 import type { FleetIndex } from './fleet-index.js';
 import { NODE_LEASE_NAMESPACE } from './names.js';
 import { leaseObject, microTime } from './objects.js';
@@ -31,6 +31,7 @@ class NodeLeases implements FleetActor {
   readonly tickMs = 100;
   private cursor = 0;
   private credit = 0;
+  private readonly clock = new TickClock(this.tickMs);
   private readonly writeError = createWriteErrorLog('node-lease');
   private readonly counters = { leasesCreated: 0, leasesRenewed: 0, writeErrors: 0 };
 
@@ -41,11 +42,12 @@ class NodeLeases implements FleetActor {
   tick(now: number, deadline: number): void {
     const { index } = this.d;
     const nodes = index.nodeCount();
+    const elapsed = this.clock.elapsed(now);
     if (nodes === 0) return;
     const periodMs = Math.max(this.d.leaseRenewMs, (nodes * 1000) / MAX_LEASE_WRITES_PER_SECOND);
     const perTick = (nodes * this.tickMs) / periodMs;
     // Credit is capped at a few ticks' worth, so a stall does not turn into a burst.
-    this.credit = Math.min(4 * perTick + 1, this.credit + perTick);
+    this.credit = Math.min(4 * perTick + 1, this.credit + (nodes * elapsed) / periodMs);
     const renewTime = microTime(now);
     // The kubelet renews at a quarter of the lease duration.
     const durationSeconds = Math.max(1, Math.round((4 * periodMs) / 1000));
