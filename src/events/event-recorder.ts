@@ -135,16 +135,18 @@ class Recorder implements EventRecorder {
 
   record(pod: InvolvedPod, type: EventType, reason: string, message: string): void {
     if (this.stopped) return;
-    const c = this.correlator.correlate(pod, type, reason, message);
-    if (c.action === 'drop') {
-      this.log.debug({ pod: `${pod.namespace}/${pod.name}`, reason }, 'event dropped by the spam filter');
-      return;
-    }
+    // A full queue drops the event before correlation, as client-go's broadcaster drops it
+    // before its sink correlates: a cold start's tens of thousands of drops cost nothing more.
     if (this.queued >= this.maxQueue) {
-      // A cold start drops tens of thousands: one line per 1000 drops, not one per event.
+      // One line per 1000 drops, not one per event.
       if (this.droppedFull++ % 1000 === 0) {
         this.log.warn({ pod: `${pod.namespace}/${pod.name}`, reason, droppedSoFar: this.droppedFull }, 'event dropped: write queue full');
       }
+      return;
+    }
+    const c = this.correlator.correlate(pod, type, reason, message);
+    if (c.action === 'drop') {
+      this.log.debug({ pod: `${pod.namespace}/${pod.name}`, reason }, 'event dropped by the spam filter');
       return;
     }
     this.enqueue(c.event.name, () => (c.action === 'create' ? this.create(c.event) : this.patch(c.event)));

@@ -250,6 +250,11 @@ export class FleetIndex {
     return out;
   }
 
+  /** Changes whenever a cached resolution of pod volumes may be stale (see podVolumes). */
+  volumeGeneration(): number {
+    return this.mappingGen;
+  }
+
   /** The key of a claim of the pod that is not bound yet, if any. */
   unboundClaim(pod: PodRec): string | undefined {
     return pod.claimKeys.find((k) => !this.pvByClaim.has(k));

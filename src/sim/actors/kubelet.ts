@@ -43,6 +43,13 @@ class Kubelet implements FleetActor {
   private readonly vols: Array<NodeVolumes | undefined> = [];
   private readonly dirty = new Set<number>();
   private readonly flushes = new Set<number>();
+  /**
+   * Each node's wanted volumes (read only), kept until a pod on the node changes or a claim's
+   * volume changes (FleetIndex.volumeGeneration); node status changes, most of what wakes a
+   * node, leave them as they are.
+   */
+  private readonly wantedCache: Array<ReadonlySet<number> | undefined> = [];
+  private wantedGen = -1;
   /** Nodes with a pod whose claim (the key) is not bound yet: woken when that claim's PV arrives. */
   private readonly unresolved = new Map<string, Set<number>>();
   private readonly volumeQueue = new DelayQueue<number>();
@@ -59,6 +66,7 @@ class Kubelet implements FleetActor {
       const id = index.nodeId(o.metadata.name);
       if (type === 'DELETED') {
         this.vols[id] = undefined;
+        this.wantedCache[id] = undefined;
         return;
       }
       const v = this.vols[id];
@@ -73,7 +81,11 @@ class Kubelet implements FleetActor {
       this.dirty.add(id);
     } else if (resource === 'pods') {
       const node = podNodeName(o);
-      if (node !== undefined) this.dirty.add(index.nodeId(node));
+      if (node !== undefined) {
+        const id = index.nodeId(node);
+        this.dirty.add(id);
+        this.wantedCache[id] = undefined;
+      }
       if (type === 'DELETED') {
         const key = objectKey(o.metadata.namespace, o.metadata.name);
         this.terminating.delete(key);
@@ -92,7 +104,7 @@ class Kubelet implements FleetActor {
 
   tick(now: number, deadline: number): void {
     // Mounts due together on one node share one computation of the node's wanted volumes.
-    const wanted = new Map<number, Set<number>>();
+    const wanted = new Map<number, ReadonlySet<number>>();
     for (const key of this.volumeQueue.popDue(now, 4096)) this.volumeDue(Math.floor(key / VOL_KEY), key % VOL_KEY, wanted);
     for (const id of this.dirty) {
       if (performance.now() > deadline) break;
@@ -112,16 +124,28 @@ class Kubelet implements FleetActor {
   }
 
   /** Volumes wanted on a node: those of its pods that are neither deleting nor terminated. */
-  private wanted(id: number): Set<number> {
-    const out = new Set<number>();
+  private wanted(id: number): ReadonlySet<number> {
     const { index } = this.d;
+    if (this.wantedGen !== index.volumeGeneration()) {
+      this.wantedCache.length = 0;
+      this.wantedGen = index.volumeGeneration();
+    }
+    const cached = this.wantedCache[id];
+    if (cached) return cached;
+    const out = new Set<number>();
+    let resolved = true;
     for (const key of index.podsOn(id)) {
       const pod = index.pods.get(key);
       if (!pod || pod.deleting || pod.terminal) continue;
       const vols = index.podVolumes(pod);
       if (vols) for (const vid of vols) out.add(vid);
-      else this.waitForClaim(index.unboundClaim(pod), id);
+      else {
+        resolved = false;
+        this.waitForClaim(index.unboundClaim(pod), id);
+      }
     }
+    // A node still waiting for a claim is computed again when it is woken.
+    if (resolved) this.wantedCache[id] = out;
     return out;
   }
 
@@ -155,7 +179,7 @@ class Kubelet implements FleetActor {
   }
 
   /** A mount or unmount is due: the node's current state decides which, if any. */
-  private volumeDue(id: number, vid: number, wantedOf: Map<number, Set<number>>): void {
+  private volumeDue(id: number, vid: number, wantedOf: Map<number, ReadonlySet<number>>): void {
     const v = this.vols[id];
     if (!v || !this.d.index.isReady(id)) return;
     let wanted = wantedOf.get(id);
