@@ -257,16 +257,18 @@ class Populator implements DesiredStatePopulator {
 
   // ---- PV events (our addition, see the header) ----------------------------------------
   /**
-   * Re-processes the pods of the one claim that can resolve to `pv`: C4 requires
-   * `pv.claimRef.uid` to be the claim's uid, so the claim is the one `claimRef` names (a claimRef
-   * whose uid matches a claim it does not name is left to the full pod pass, as before).
+   * Re-processes the pods of the one claim that names `pv` and that `pv.claimRef` names. C4
+   * decides whether they resolve: a claimRef uid other than the claim's leaves them skipped
+   * with `pv_claim_mismatch`, which replaces the `pv_not_found` they had when their pod came
+   * before the PV. (A claimRef whose uid matches a claim it does not name is left to the full
+   * pod pass, as before.)
    */
   private syncPv(pv: PvRecord): void {
     const ref = pv.claimRef;
-    if (!ref?.uid) return;
+    if (!ref) return;
     const claimKey = `${ref.namespace}/${ref.name}`;
     const pvc = this.d.pvcs.get(claimKey);
-    if (pvc?.uid === ref.uid && pvc.phase === 'Bound' && pvc.volumeName === pv.name) this.processPodsOfClaim(claimKey);
+    if (pvc?.phase === 'Bound' && pvc.volumeName === pv.name) this.processPodsOfClaim(claimKey);
   }
 
   private processPodsOfClaim(claimKey: string): void {

@@ -114,7 +114,7 @@ describe('desired-state populator: PV events', () => {
     s.populator.stop();
   });
 
-  it('a PV event reaches no pod unless the claim it names is bound to it, with the uid it names', () => {
+  it('a PV event reaches only the pods of the claim it names, when that claim is bound to it', () => {
     const s = setup();
     s.populator.start();
     s.pvcs.upsert(pvc('c', ''));
@@ -129,7 +129,13 @@ describe('desired-state populator: PV events', () => {
     s.pvcs.upsert(pvc('c', 'pv-new', 'uid-c'));
     assert.equal(s.desired(), 1, 'bound: the PVC event resolves it (C8)');
     noPodProcessed('the claim names another PV', () => s.pvs.upsert(pv('pv-old', 'uid-c')));
-    noPodProcessed('another uid (a re-created claim)', () => s.pvs.upsert({ ...pv('pv-new', 'uid-c'), claimRef: { namespace: 'ns', name: 'c', uid: 'uid-older' } }));
+    // Another uid (a re-created claim): the pod is re-processed to report why its volume no
+    // longer resolves (C4); nothing is removed (a resolution that fails never removes a pair).
+    const gets = s.pods.gets;
+    s.pvs.upsert({ ...pv('pv-new', 'uid-c'), claimRef: { namespace: 'ns', name: 'c', uid: 'uid-older' } });
+    assert.ok(s.pods.gets > gets, 'the claim\'s pod was re-processed');
+    assert.deepEqual(s.skipped(), { pv_claim_mismatch: 1 });
+    assert.equal(s.desired(), 1, 'the pair stays');
     noPodProcessed('no claimRef', () => s.pvs.upsert({ ...pv('pv-other', 'uid-c'), claimRef: undefined } as PvRecord));
     s.pvcs.remove(pvc('c', 'pv-new'));
     noPodProcessed('claim gone', () => s.pvs.upsert(pv('pv-new', 'uid-c', 'other-handle')));
