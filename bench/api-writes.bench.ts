@@ -1,5 +1,6 @@
 // Hot single-object calls, generated client vs raw requests, and raw over HTTP/1.1 vs HTTP/2:
-// `node --import tsx bench/api-writes.bench.ts [--quads 700 --reps 3 --warmup 300 --concurrency 16 --nodes 100]`.
+// `npm run bench:api` = `node --import tsx bench/api-writes.bench.ts [--quads 700 --reps 3 --warmup 300
+// --concurrency 64 --nodes 100 --out FILE]`.
 //
 // Subject: KubeApiClient's four hot calls (createVolumeAttachment, patchNodeStatus, getNode,
 // deleteVolumeAttachment), the same client code with `rawWrites: false` (client-node's
@@ -15,7 +16,9 @@
 // paths over `--quads` quads each, alternating which goes first; a `--warmup` of each path comes
 // before. Reported per path: this process's CPU (process.cpuUsage, user + system) µs per call,
 // the simulator's CPU µs per call (the server's side of the same calls), calls/s, and the ratios
-// (medians over the reps). Prints JSON; writes no file.
+// (medians over the reps). Prints JSON and writes it to bench/results/api-writes.json (or --out).
+import { writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createKubeApiClient, type KubeApiClient } from '../src/kube/api-client.js';
@@ -93,8 +96,9 @@ async function main(): Promise<void> {
       quads: { type: 'string', default: '700' },
       reps: { type: 'string', default: '3' },
       warmup: { type: 'string', default: '300' },
-      concurrency: { type: 'string', default: '16' },
+      concurrency: { type: 'string', default: '64' },
       nodes: { type: 'string', default: '100' },
+      out: { type: 'string', default: fileURLToPath(new URL('./results/api-writes.json', import.meta.url)) },
     },
   });
   const [quads, reps, warmup, concurrency, nodes] = [values.quads, values.reps, values.warmup, values.concurrency, values.nodes].map(Number) as [number, number, number, number, number];
@@ -139,9 +143,12 @@ async function main(): Promise<void> {
     const h1 = summary('raw_h1');
     const w = summary('raw');
     const ratio = (a: number | null | undefined, b: number | null | undefined) => round((a ?? NaN) / (b ?? NaN), 2);
-    console.log(
-      JSON.stringify(
+    const text = JSON.stringify(
         {
+          bench: 'api-writes',
+          command: 'npm run bench:api',
+          date: new Date().toISOString(),
+          machine: { cpus: availableParallelism(), node: process.version, loadavg_at_end: loadavg().map((l) => round(l, 2)) },
           config: { quads, reps, warmup, concurrency, nodes, calls_measured_per_path: quads * 4 * reps },
           generated: g,
           raw_h1: h1,
@@ -153,8 +160,9 @@ async function main(): Promise<void> {
         },
         null,
         2,
-      ),
-    );
+      );
+    console.log(text);
+    writeFileSync(values.out, `${text}\n`);
   } finally {
     await sim.stop();
   }
