@@ -32,8 +32,15 @@ export interface H2Connection {
   close(): void;
 }
 
-export function createH2Connection(authority: string, tls: SecureClientSessionOptions): H2Connection {
-  return new Connection(authority, tls);
+export interface H2ConnectionDeps {
+  /** `https://host:port` of the API server. */
+  authority: string;
+  /** TLS material and checks (ca, cert, key, servername, rejectUnauthorized…) as client-node gives them. */
+  tls: SecureClientSessionOptions;
+}
+
+export function createH2Connection(deps: H2ConnectionDeps): H2Connection {
+  return new Connection(deps.authority, deps.tls);
 }
 
 class Connection implements H2Connection {

@@ -113,7 +113,7 @@ export class FleetKubeConfig extends KubeConfig {
     if (hit) return hit;
     const tls: Record<string, unknown> = {};
     for (const k of MATERIAL_KEYS) if (o[k] !== undefined) tls[k] = o[k];
-    const conn = createH2Connection(this.server(), tls);
+    const conn = createH2Connection({ authority: this.server(), tls });
     this.h2.push({ material, value: conn });
     return conn;
   }
