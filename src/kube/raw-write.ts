@@ -7,8 +7,8 @@
  * we project and drop; at fleet scale that is a measurable share of the controller's CPU.
  * client-node still does kubeconfig, authentication and TLS: `kc.applyToHTTPSOptions` (reused
  * for a second, `kc.hotRequestOptions`) gives the headers (bearer token, impersonation), basic
- * auth, the TLS material and the shared keep-alive agent. The request goes out on Node's `http(s).request` with those options, not
- * node-fetch: node-fetch's Request, Headers and body-stream objects cost ~1/3 of the client CPU
+ * auth, the TLS material and the shared keep-alive agent. The request goes out on Node's
+ * `http(s).request` with those options, not node-fetch: node-fetch's Request, Headers and body-stream objects cost ~1/3 of the client CPU
  * of a small call (bench/api-writes.bench.ts). A response is parsed once with JSON.parse, or
  * not at all when the caller ignores it.
  *
@@ -105,10 +105,18 @@ export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawRe
   });
 }
 
+/** Headers HTTP/2 forbids (connection-specific) or carries as a pseudo-header (host). */
+const H1_ONLY_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host']);
+/** `request()` errors after which the session takes no more streams. */
+const SESSION_SPENT = new Set(['ERR_HTTP2_OUT_OF_STREAMS', 'ERR_HTTP2_GOAWAY_SESSION', 'ERR_HTTP2_INVALID_SESSION']);
+
 /** `call` as one stream of `session`, with the headers and basic auth client-node put in `opts`. */
 function sendH2(conn: H2Connection, session: http2.ClientHttp2Session, call: RawCall, path: string, opts: https.RequestOptions): Promise<RawResult> {
   const headers: http2.OutgoingHttpHeaders = { ':method': call.method, ':path': path };
-  for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;
+  for (const [k, v] of Object.entries(opts.headers ?? {})) {
+    const name = k.toLowerCase();
+    if (v !== undefined && !H1_ONLY_HEADERS.has(name)) headers[name] = v;
+  }
   if (typeof opts.auth === 'string') headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
   headers.accept = 'application/json';
   if (call.body !== undefined) {
@@ -121,7 +129,7 @@ function sendH2(conn: H2Connection, session: http2.ClientHttp2Session, call: Raw
       stream = session.request(headers, { endStream: call.body === undefined, ...(call.signal ? { signal: call.signal } : {}) });
     } catch (err) {
       // A session that can take no more streams (closing, or out of stream ids) is not reused.
-      session.destroy();
+      if (SESSION_SPENT.has((err as NodeJS.ErrnoException).code ?? '')) session.destroy();
       return reject(err);
     }
     let settled = false;
