@@ -70,4 +70,26 @@ describe('loadKubeConfig', () => {
     assert.notEqual(c.agent, a.agent);
     kc.close();
   });
+
+  it('reuses the hot calls\' request options for a while, as copies, and never on http or when HTTP/2 is off', async () => {
+    const kc = loadKubeConfig({ yaml: good('https://a.example:6443', ', insecure-skip-tls-verify: true'), env: {} });
+    let applied = 0;
+    const apply = kc.applyToHTTPSOptions.bind(kc);
+    kc.applyToHTTPSOptions = async (o) => {
+      applied++;
+      return apply(o);
+    };
+    const a = await kc.hotRequestOptions();
+    (a.headers as Record<string, string>).Authorization = 'changed by a caller';
+    const b = await kc.hotRequestOptions();
+    assert.equal(applied, 1, 'the second call within the TTL reuses the options');
+    assert.equal((b.headers as Record<string, string>).Authorization, 'Bearer t', 'a caller\'s change does not leak into the cache');
+    assert.ok(kc.h2Connection(b), 'https: an HTTP/2 connection');
+    kc.http2 = false;
+    assert.equal(kc.h2Connection(b), undefined, 'HTTP/2 off');
+    kc.close();
+    const plain = loadKubeConfig({ yaml: good('http://a.example:8080', ', insecure-skip-tls-verify: true'), env: {} });
+    assert.equal(plain.h2Connection(await plain.hotRequestOptions()), undefined, 'plain http has no HTTP/2');
+    plain.close();
+  });
 });
