@@ -1,6 +1,7 @@
 // Inspection API benchmark (issue 5): `npm run bench:http` [-- --nodes 10000,100000 --churn 100
 // --duration 5 --reps 4 --paced 60 --window 10 --rounds 12 --rate 2000 --connections 10 --timeout 2400
-// --settle 30 --qps 20000 --min-free-mb 1536 --stand-in --out FILE --profile DIR].
+// --settle 30 --qps 20000 --min-free-mb 1536 --stand-in --http1 --out FILE --profile DIR].
+// `--http1` runs the controller with `--kube-api-http2=false` (its hot calls over HTTP/1.1).
 //
 // Subject, per fleet size: the real controller reconciling a simulated fleet. The simulator
 // (bench/lib/sim-child.ts: nodes × 10 pods, each with its own PVC/PV, attacher and kubelets on)
@@ -61,6 +62,7 @@ const num = (name: string, fallback: number) => {
   return v;
 };
 const STAND_IN = args.includes('--stand-in');
+const HTTP1 = args.includes('--http1');
 const SIZES = arg('nodes', arg('sizes', '10000,100000')).split(',').map((s) => {
   const n = Number(s);
   if (!Number.isInteger(n) || n <= 0) throw new Error(`--nodes: not a positive integer: ${s}`);
@@ -213,7 +215,7 @@ async function startControllerSubject(nodes: number, o: Options): Promise<Subjec
 
     const tCtl = performance.now();
     running = await startControllerWithApi({
-      kubeconfig: { path: kubeconfig }, listen: '127.0.0.1:0', leaderElect: false, kubeApiQps: o.qps, kubeApiBurst: o.qps, workers: 1,
+      kubeconfig: { path: kubeconfig }, listen: '127.0.0.1:0', leaderElect: false, kubeApiQps: o.qps, kubeApiBurst: o.qps, kubeApiHttp2: !HTTP1, workers: 1,
     });
     const { ctl } = running;
     const bar = phaseBar('converge', expected, 'pairs');
@@ -594,7 +596,7 @@ function save(file: URL, subject: string, o: Options, endpoints: EndpointResult[
     command: `npm run bench:http -- ${args.join(' ')}`.trim(),
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_end: loadavg().map((l) => round(l, 2)) },
-    options: { ...o, background_client_nice: BACKGROUND_NICE, volume_sample: VOLUME_SAMPLE },
+    options: { ...o, background_client_nice: BACKGROUND_NICE, volume_sample: VOLUME_SAMPLE, kube_api_http2: !HTTP1 },
     targets: { node_vs_ceiling_min: 0.5, node_p99_max_ms: 5, loop_p99_loaded_vs_idle_max: 1.2 },
     runs: allRuns,
   };
