@@ -44,7 +44,7 @@ export class FleetKubeConfig extends KubeConfig {
    */
   http2 = true;
   private agents: Array<Cached<http.Agent>> = [];
-  private hotOptions: { at: number; opts: https.RequestOptions } | undefined;
+  private hotOptions: { at: number; opts: https.RequestOptions; h2?: H2Connection | null } | undefined;
   private h2: Array<Cached<H2Connection>> = [];
 
   /** Same as client-node's, but `opts.agent` is the cached keep-alive agent for this TLS material. */
@@ -98,6 +98,17 @@ export class FleetKubeConfig extends KubeConfig {
       this.hotOptions = c = { at: now, opts };
     }
     return { ...c.opts, headers: { ...c.opts.headers } };
+  }
+
+  /**
+   * `h2Connection` for the options {@link hotRequestOptions} last produced, looked up once per
+   * those options rather than per call (the lookup compares the TLS material).
+   */
+  hotH2Connection(): H2Connection | undefined {
+    const c = this.hotOptions;
+    if (!c || !this.http2) return undefined;
+    if (c.h2 === undefined) c.h2 = this.h2Connection(c.opts) ?? null;
+    return c.h2 ?? undefined;
   }
 
   /**

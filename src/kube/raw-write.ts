@@ -70,7 +70,7 @@ function targetOf(server: string): Target {
 export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawResult> {
   const opts = await kc.hotRequestOptions();
   const t = targetOf(kc.server());
-  const conn = kc.h2Connection(opts);
+  const conn = kc.hotH2Connection();
   const session = conn && (await conn.session());
   if (conn && session) return sendH2(conn, session, call, t.prefix + call.path, opts);
   const headers: http.OutgoingHttpHeaders = { ...(opts.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };

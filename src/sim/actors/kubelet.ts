@@ -103,9 +103,7 @@ class Kubelet implements FleetActor {
   }
 
   tick(now: number, deadline: number): void {
-    // Mounts due together on one node share one computation of the node's wanted volumes.
-    const wanted = new Map<number, ReadonlySet<number>>();
-    for (const key of this.volumeQueue.popDue(now, 4096)) this.volumeDue(Math.floor(key / VOL_KEY), key % VOL_KEY, wanted);
+    for (const key of this.volumeQueue.popDue(now, 4096)) this.volumeDue(Math.floor(key / VOL_KEY), key % VOL_KEY);
     for (const id of this.dirty) {
       if (performance.now() > deadline) break;
       this.dirty.delete(id);
@@ -179,12 +177,11 @@ class Kubelet implements FleetActor {
   }
 
   /** A mount or unmount is due: the node's current state decides which, if any. */
-  private volumeDue(id: number, vid: number, wantedOf: Map<number, ReadonlySet<number>>): void {
+  private volumeDue(id: number, vid: number): void {
     const v = this.vols[id];
     if (!v || !this.d.index.isReady(id)) return;
-    let wanted = wantedOf.get(id);
-    if (!wanted) wantedOf.set(id, (wanted = this.wanted(id)));
-    const want = wanted.has(vid);
+    // Mounts due together on one node share the node's cached wanted volumes.
+    const want = this.wanted(id).has(vid);
     if (want && v.attached.includes(vid) && !v.inUse.includes(vid)) {
       (v.add ??= new Set()).add(vid);
       v.remove?.delete(vid);
