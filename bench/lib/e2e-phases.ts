@@ -7,7 +7,7 @@ import type { Child } from './children.js';
 import { listeningUrl, type ControllerProbe, type ControllerSummary, type ListedLine } from './controller-probe.js';
 import type { NodeStatusCounter } from './node-status-counter.js';
 import { phaseBar } from './progress.js';
-import { sumOf, type PromSample } from './prom-text.js';
+import { histogramDelta, histogramQuantile, sumOf, type PromSample } from './prom-text.js';
 import type { RawKube } from './raw-kube.js';
 import { round } from './stats.js';
 
@@ -152,16 +152,33 @@ export function watchEventCounts(m: readonly PromSample[]): Record<string, numbe
   return out;
 }
 
-/** Per verb and resource between two scrapes: calls/s and mean duration (ms). */
-export function apiCalls(a: readonly PromSample[], b: readonly PromSample[], span: number): Record<string, { per_s: number; mean_ms: number | null }> {
+/** One verb and resource between two scrapes: calls/s, mean time on the wire, and the wait for a slot before it (mean, p99). */
+export interface ApiCallStats {
+  per_s: number;
+  mean_ms: number | null;
+  queue_mean_ms?: number | null;
+  queue_p99_ms?: number | null;
+}
+
+/** Per verb and resource between two scrapes (see {@link ApiCallStats}). */
+export function apiCalls(a: readonly PromSample[], b: readonly PromSample[], span: number): Record<string, ApiCallStats> {
   const name = 'fleet_attach_api_request_duration_seconds';
-  const out: Record<string, { per_s: number; mean_ms: number | null }> = {};
+  const queueName = 'fleet_attach_api_request_queue_seconds';
+  const out: Record<string, ApiCallStats> = {};
   const keys = new Set(b.filter((x) => x.name === `${name}_count`).map((x) => `${x.labels.verb} ${x.labels.resource}`));
   for (const key of keys) {
     const [verb, resource] = key.split(' ');
     const d = (suffix: string) => sumOf(b, `${name}_${suffix}`, { verb, resource }) - sumOf(a, `${name}_${suffix}`, { verb, resource });
     const n = d('count');
-    if (n > 0) out[key] = { per_s: round(n / span, 0) ?? 0, mean_ms: round((d('sum') / n) * 1000, 1) };
+    if (n <= 0) continue;
+    const stats: ApiCallStats = { per_s: round(n / span, 0) ?? 0, mean_ms: round((d('sum') / n) * 1000, 1) };
+    const queue = histogramDelta(a, b, queueName, { verb, resource });
+    if (queue.count > 0) {
+      stats.queue_mean_ms = round((queue.sum / queue.count) * 1000, 1);
+      const p99 = histogramQuantile(queue, 0.99);
+      stats.queue_p99_ms = p99 ? round(p99.value * 1000, 0) : null;
+    }
+    out[key] = stats;
   }
   return out;
 }

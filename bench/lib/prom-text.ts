@@ -27,14 +27,15 @@ export function parsePromText(text: string): PromSample[] {
   return out;
 }
 
-/** Sum of the samples named `name` whose labels include `match` (a value array matches any of its values). */
+/** Whether a sample's labels include `match` (a value array matches any of its values). */
+function matches(s: PromSample, match: Record<string, string | readonly string[]>): boolean {
+  return Object.entries(match).every(([k, v]) => (typeof v === 'string' ? s.labels[k] === v : v.includes(s.labels[k] ?? '')));
+}
+
+/** Sum of the samples named `name` whose labels include `match` (see {@link matches}). */
 export function sumOf(samples: readonly PromSample[], name: string, match: Record<string, string | readonly string[]> = {}): number {
   let sum = 0;
-  for (const s of samples) {
-    if (s.name !== name) continue;
-    const ok = Object.entries(match).every(([k, v]) => (typeof v === 'string' ? s.labels[k] === v : v.includes(s.labels[k] ?? '')));
-    if (ok) sum += s.value;
-  }
+  for (const s of samples) if (s.name === name && matches(s, match)) sum += s.value;
   return sum;
 }
 
@@ -54,12 +55,15 @@ export interface HistogramDelta {
   buckets: Array<{ le: number; count: number }>;
 }
 
-/** The observations of histogram `name` (all label sets summed) between scrapes `before` and `after`. */
-export function histogramDelta(before: readonly PromSample[], after: readonly PromSample[], name: string): HistogramDelta {
+/**
+ * The observations of histogram `name` between scrapes `before` and `after`: the label sets
+ * matching `match` (as {@link sumOf}), summed; all of them by default.
+ */
+export function histogramDelta(before: readonly PromSample[], after: readonly PromSample[], name: string, match: Record<string, string | readonly string[]> = {}): HistogramDelta {
   const bucketsOf = (s: readonly PromSample[]) => {
     const m = new Map<number, number>();
     for (const x of s) {
-      if (x.name !== `${name}_bucket`) continue;
+      if (x.name !== `${name}_bucket` || !matches(x, match)) continue;
       const le = x.labels.le === '+Inf' ? Infinity : Number(x.labels.le);
       m.set(le, (m.get(le) ?? 0) + x.value);
     }
@@ -69,8 +73,8 @@ export function histogramDelta(before: readonly PromSample[], after: readonly Pr
   const b = bucketsOf(after);
   const buckets = [...b.keys()].sort((x, y) => x - y).map((le) => ({ le, count: (b.get(le) ?? 0) - (a.get(le) ?? 0) }));
   return {
-    count: sumOf(after, `${name}_count`) - sumOf(before, `${name}_count`),
-    sum: sumOf(after, `${name}_sum`) - sumOf(before, `${name}_sum`),
+    count: sumOf(after, `${name}_count`, match) - sumOf(before, `${name}_count`, match),
+    sum: sumOf(after, `${name}_sum`, match) - sumOf(before, `${name}_sum`, match),
     buckets,
   };
 }

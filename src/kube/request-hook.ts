@@ -11,6 +11,12 @@ export interface RequestReport {
   code: number;
   /** Wall time of this one attempt (retries report separately), ms. */
   durationMs: number;
+  /**
+   * Before the attempt: ms it waited for an in-flight slot and a rate-limiter token. Absent for
+   * calls outside both bounds (watches, lists, lease calls). Under load this, not `durationMs`,
+   * is where a request's latency goes: the slot queue is the controller's own.
+   */
+  queuedMs?: number;
 }
 
 /** Must not throw; it is called on the request path. */

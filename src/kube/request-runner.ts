@@ -78,6 +78,7 @@ async function runAttempts<R>(
 ): Promise<R> {
   const maxRetries = o.maxRetries ?? 5;
   for (let attempt = 0; ; attempt++) {
+    const queued = performance.now();
     // The slot is taken first so that the lanes, not the bucket's FIFO, order the sends.
     const release = limited && o.inFlight ? await o.inFlight.acquire(priority, signal) : undefined;
     try {
@@ -88,17 +89,18 @@ async function runAttempts<R>(
     }
     const bound = attemptSignal(o.requestTimeoutMs ?? 30_000, signal);
     const t0 = performance.now();
+    const queuedMs = limited ? t0 - queued : undefined;
     try {
       const sent = await send(bound.signal);
       bound.done();
       release?.();
-      report(o.onRequest, { verb: what.verb, resource: what.resource, code: sent.status, durationMs: performance.now() - t0 });
+      report(o.onRequest, { verb: what.verb, resource: what.resource, code: sent.status, durationMs: performance.now() - t0, queuedMs });
       return sent.data;
     } catch (raw) {
       bound.done();
       const err = toKubeError(raw, what);
       const code = statusCodeOf(err);
-      report(o.onRequest, { verb: what.verb, resource: what.resource, code, durationMs: performance.now() - t0 });
+      report(o.onRequest, { verb: what.verb, resource: what.resource, code, durationMs: performance.now() - t0, queuedMs });
       release?.();
       if (code !== 429 || attempt >= maxRetries || signal?.aborted) throw err;
       if (!(await sleep(Math.min(o.maxRetryAfterMs ?? 10_000, kubeErrorDetails(err)?.retryAfterMs ?? 1000), signal))) throw signal?.reason;

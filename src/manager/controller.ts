@@ -69,6 +69,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     onRequest: (r) => {
       metrics.apiRequests.inc({ verb: r.verb, resource: r.resource, code: String(r.code) });
       metrics.apiRequestDuration.observe({ verb: r.verb, resource: r.resource }, r.durationMs / 1000);
+      if (r.queuedMs !== undefined) metrics.apiRequestQueue.observe({ verb: r.verb, resource: r.resource }, r.queuedMs / 1000);
       o.onRequest?.(r);
     },
   });

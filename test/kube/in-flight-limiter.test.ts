@@ -4,6 +4,7 @@ import type { ConfigurationOptions, HttpInfo } from '@kubernetes/client-node';
 import { createInFlightLimiter } from '../../src/kube/in-flight-limiter.js';
 import { createRateLimiter } from '../../src/kube/rate-limiter.js';
 import { createRequestRunner } from '../../src/kube/request-runner.js';
+import type { RequestReport } from '../../src/kube/request-hook.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -76,9 +77,10 @@ describe('request runner with an in-flight bound', () => {
     return signal;
   }
 
-  it('starts the per-request timeout at the send, not while the call waits for a slot', async () => {
+  it('starts the per-request timeout at the send, not while the call waits for a slot, and reports the wait apart', async () => {
     const inFlight = createInFlightLimiter({ max: 1 });
-    const runner = createRequestRunner({ limiter: createRateLimiter({ qps: 0, burst: 1 }), inFlight, requestTimeoutMs: 100 });
+    const reports: RequestReport[] = [];
+    const runner = createRequestRunner({ limiter: createRateLimiter({ qps: 0, burst: 1 }), inFlight, requestTimeoutMs: 100, onRequest: (r) => reports.push(r) });
     let finishFirst!: () => void;
     const sends: Array<{ name: string; abortedAtSend: boolean }> = [];
     const first = runner.run({ verb: 'create', resource: 'x' }, (o) => {
@@ -97,16 +99,25 @@ describe('request runner with an in-flight bound', () => {
     assert.equal(await second, 'two');
     assert.deepEqual(sends, [{ name: 'first', abortedAtSend: false }, { name: 'second', abortedAtSend: false }]);
     assert.equal(inFlight.inFlight(), 0, 'slots are released after success');
+    // The second call's wait for the slot (the first call's 250 ms) is its queue time, not its duration.
+    assert.equal(reports.length, 2);
+    const [r1, r2] = reports;
+    assert.ok(r1.queuedMs !== undefined && r1.queuedMs < 50, `first call did not wait: ${r1.queuedMs}`);
+    assert.ok(r1.durationMs >= 200, `first call was on the wire ~250 ms: ${r1.durationMs}`);
+    assert.ok(r2.queuedMs !== undefined && r2.queuedMs >= 200, `second call waited for the slot: ${r2.queuedMs}`);
+    assert.ok(r2.durationMs < 100, `second call's duration excludes the wait: ${r2.durationMs}`);
   });
 
   it('lets unlimited (lease) calls bypass the bound and releases the slot of a failed call', async () => {
     const inFlight = createInFlightLimiter({ max: 1 });
-    const runner = createRequestRunner({ limiter: createRateLimiter({ qps: 0, burst: 1 }), inFlight });
+    const reports: RequestReport[] = [];
+    const runner = createRequestRunner({ limiter: createRateLimiter({ qps: 0, burst: 1 }), inFlight, onRequest: (r) => reports.push(r) });
     const failing = runner.run({ verb: 'delete', resource: 'x' }, async () => {
       throw Object.assign(new Error('boom'), { code: 500 });
     });
     const lease = runner.run({ verb: 'get', resource: 'leases' }, async () => ({ httpStatusCode: 200, data: 'lease' }) as HttpInfo<string>, { limited: false });
     assert.equal(await lease, 'lease');
+    assert.equal(reports.find((r) => r.resource === 'leases')?.queuedMs, undefined, 'an unlimited call has no queue time');
     await assert.rejects(failing);
     assert.equal(inFlight.inFlight(), 0);
   });
