@@ -240,7 +240,8 @@ async function startControllerSubject(nodes: number, o: Options): Promise<Subjec
       return sample(ids.length, VOLUME_SAMPLE, (i) => ctl.state.volumeName(ids[i]), random);
     };
 
-    const view = createInspectionView(ctl, { maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false });
+    const { DEFAULT_CONTROLLER_OPTIONS } = await import('../src/manager/controller-options.js');
+    const view = createInspectionView(ctl, DEFAULT_CONTROLLER_OPTIONS);
     bare = buildServer({ state: ctl.state, view, metrics: ctl.metrics, listenHost: '127.0.0.1' });
     let sized = '';
     addBareRoutes(bare, () => sized);

@@ -42,6 +42,20 @@ export interface LoopTimings {
   readonly plan: DurationWindow;
 }
 
+/**
+ * The controller's Kubernetes API client right now: requests on the wire and waiting for a
+ * slot, against their bounds. `waiting` at `admissionBound` means the reconciler starts nothing
+ * new: the API server takes less than the controller has to send.
+ */
+export interface ApiClientLoad {
+  readonly inFlight: number;
+  readonly waiting: number;
+  /** `--kube-api-max-in-flight`. */
+  readonly maxInFlight: number;
+  /** `--max-api-backlog`: no operation starts while more requests than this wait. */
+  readonly admissionBound: number;
+}
+
 /** The controller options `waitingFor` explanations depend on (F4-F6, P2). */
 export interface InspectionOptions {
   readonly maxWaitForUnmountMs: number;
@@ -111,6 +125,8 @@ export interface InspectionView {
    * the volume-wide key, either operation name. O(1). */
   backoff(volume: VolumeId, node: NodeId, now: number): readonly BackoffEntry[];
   nodeConditionCounts(): NodeConditionCounts;
+  /** O(1). */
+  apiClient(): ApiClientLoad;
   /** Host-clock ms (see the module header). */
   now(): number;
   readonly options: InspectionOptions;

@@ -6,7 +6,7 @@ import type { InspectionView, WatchHealth } from '../http/inspection-view.js';
 import type { Controller } from './controller.js';
 import type { ControllerOptions } from './controller-options.js';
 
-export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions, 'maxWaitForUnmountMs' | 'disableForceDetachOnTimeout'>, extra: { poolUp?: () => boolean } = {}): InspectionView {
+export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions, 'maxWaitForUnmountMs' | 'disableForceDetachOnTimeout' | 'kubeApiMaxInFlight' | 'maxApiBacklog'>, extra: { poolUp?: () => boolean } = {}): InspectionView {
   const { state } = ctl;
   const lastEventAt = new Map<string, { events: number; at: number }>();
   return {
@@ -36,6 +36,10 @@ export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions,
       return state.backoffFor(volume, node, now);
     },
     nodeConditionCounts: () => ctl.conditions.counts(),
+    apiClient() {
+      const b = ctl.api.backlog();
+      return { inFlight: b.inFlight, waiting: b.waiting, maxInFlight: o.kubeApiMaxInFlight, admissionBound: o.maxApiBacklog };
+    },
     now: () => Date.now(),
     options: { maxWaitForUnmountMs: o.maxWaitForUnmountMs, disableForceDetachOnTimeout: o.disableForceDetachOnTimeout },
   };

@@ -6,7 +6,7 @@
 import { buildServer, listenServer } from '../http/server.js';
 import { logger } from '../log/logger.js';
 import { startController, type Controller } from './controller.js';
-import type { ControllerOptions } from './controller-options.js';
+import { DEFAULT_CONTROLLER_OPTIONS, type ControllerOptions } from './controller-options.js';
 import { createInspectionView } from './inspection.js';
 import { parseListen } from '../http/server.js';
 
@@ -19,10 +19,7 @@ export interface RunningController {
 export async function startControllerWithApi(o: Partial<ControllerOptions> & Pick<ControllerOptions, 'kubeconfig'> & { listen: string; httpToken?: string }): Promise<RunningController> {
   const { host } = parseListen(o.listen);
   const ctl = await startController(o);
-  const view = createInspectionView(ctl, {
-    maxWaitForUnmountMs: o.maxWaitForUnmountMs ?? 360_000,
-    disableForceDetachOnTimeout: o.disableForceDetachOnTimeout ?? false,
-  });
+  const view = createInspectionView(ctl, { ...DEFAULT_CONTROLLER_OPTIONS, ...o });
   let app;
   try {
     app = buildServer({ state: ctl.state, view, metrics: ctl.metrics, listenHost: host, ...(o.httpToken ? { httpToken: o.httpToken } : {}) });

@@ -36,7 +36,7 @@ test('run converges a 2000-node × 10-pod simulated fleet', { timeout: 400_000 }
   let run: ReturnType<typeof spawnBin> | undefined;
   try {
     await waitForFile(kcPath, 180_000);
-    run = spawnBin(['run', '--kubeconfig', kcPath, '--listen', '127.0.0.1:0', '--dsw-list-pods-period', '30s', '--leader-elect=false', '--kube-api-qps', '20000', '--kube-api-burst', '20000', '--workers', '1']);
+    run = spawnBin(['run', '--kubeconfig', kcPath, '--listen', '127.0.0.1:0', '--dsw-list-pods-period', '30s', '--leader-elect=false', '--kube-api-qps', '20000', '--kube-api-burst', '20000', '--kube-api-max-in-flight', '48', '--workers', '1']);
     const kc = new KubeConfig();
     kc.loadFromFile(kcPath);
     const core = kc.makeApiClient(CoreV1Api);
@@ -45,7 +45,14 @@ test('run converges a 2000-node × 10-pod simulated fleet', { timeout: 400_000 }
     // Cheap wait on the controller's own summary first; the cluster-side check below decides.
     const url = await waitForUrl(run, 60_000);
     for (;;) {
-      const s = (await (await fetch(`${url}/api/v1/summary`)).json()) as { pairs: { desired: number; attached: number; reportedAsAttached: number } };
+      const s = (await (await fetch(`${url}/api/v1/summary`)).json()) as {
+        pairs: { desired: number; attached: number; reportedAsAttached: number };
+        apiClient: { inFlight: number; waiting: number; maxInFlight: number; admissionBound: number };
+      };
+      // The API client's load is the live one, against the bounds the flags set.
+      assert.equal(s.apiClient.maxInFlight, 48);
+      assert.equal(s.apiClient.admissionBound, 500);
+      assert.ok(s.apiClient.inFlight >= 0 && s.apiClient.inFlight <= 48 && s.apiClient.waiting >= 0, JSON.stringify(s.apiClient));
       if (s.pairs.desired === NODES * PODS_PER_NODE && s.pairs.reportedAsAttached === s.pairs.desired) break;
       if (Date.now() > deadline) assert.fail(`controller did not converge: ${JSON.stringify(s.pairs)}\n${run.output().slice(-2000)}`);
       await new Promise((r) => setTimeout(r, 1000));

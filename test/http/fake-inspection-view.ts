@@ -5,7 +5,7 @@
  */
 import type { BackoffEntry, NodeId, PendingOperation, VolumeId, WorldState } from '../../src/cache/world-state.js';
 import type {
-  InspectionOptions, InspectionView, LoopTimings, NodeConditionCounts, PodRef, Readiness, WatchHealth,
+  ApiClientLoad, InspectionOptions, InspectionView, LoopTimings, NodeConditionCounts, PodRef, Readiness, WatchHealth,
 } from '../../src/http/inspection-view.js';
 import { createDurationWindow } from '../../src/metrics/duration-window.js';
 
@@ -32,6 +32,7 @@ export interface FakeInspectionView extends InspectionView {
   setPod(uid: string, ref: PodRef | undefined): void;
   setPvVolumes(pv: string, uniqueNames: string[]): void;
   setWatches(w: WatchHealth[]): void;
+  setApiClient(load: ApiClientLoad): void;
 }
 
 export const DEFAULT_MAX_WAIT_MS = 6 * 60_000;
@@ -45,6 +46,7 @@ export function createFakeInspectionView(o: FakeInspectionViewOptions): FakeInsp
   };
   let readiness: Readiness = o.readiness ?? { ready: true, role: 'single' };
   let watches: WatchHealth[] = o.watches ?? [];
+  let apiClient: ApiClientLoad = { inFlight: 0, waiting: 0, maxInFlight: 96, admissionBound: 500 };
   const pods = new Map<string, PodRef>();
   const pvs = new Map<string, string[]>();
   const loop: LoopTimings = o.loop ?? { pass: createDurationWindow(), plan: createDurationWindow() };
@@ -84,6 +86,7 @@ export function createFakeInspectionView(o: FakeInspectionViewOptions): FakeInsp
       return state.backoffOperations(at).filter((b) => matchesPair(volume, node, b));
     },
     nodeConditionCounts: o.nodeConditionCounts ?? scanConditions,
+    apiClient: () => apiClient,
     now: clock ?? (() => now),
     options,
     setNow: (ms) => { settable(); now = ms; },
@@ -92,5 +95,6 @@ export function createFakeInspectionView(o: FakeInspectionViewOptions): FakeInsp
     setPod: (uid, ref) => { if (ref) pods.set(uid, ref); else pods.delete(uid); },
     setPvVolumes: (pv, names) => { pvs.set(pv, names); },
     setWatches: (w) => { watches = w; },
+    setApiClient: (load) => { apiClient = load; },
   };
 }

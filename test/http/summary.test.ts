@@ -19,6 +19,7 @@ describe('/api/v1/summary', () => {
     f.view.loop.plan.record(0.5);
     f.view.setWatches([{ resource: 'nodes', synced: true, events: 12, relists: 1, restarts: 0, lastEventAgeMs: 40 }]);
     f.view.setReadiness({ ready: true, role: 'leader' });
+    f.view.setApiClient({ inFlight: 96, waiting: 480, maxInFlight: 96, admissionBound: 500 });
 
     const r = await f.get('/api/v1/summary');
     assert.equal(r.status, 200);
@@ -33,6 +34,7 @@ describe('/api/v1/summary', () => {
     assert.equal(s.conflicts, 0);
     assert.deepEqual(s.loop.pass, { lastMs: 100, p50Ms: 3, p99Ms: 100, samples: 5 });
     assert.deepEqual(s.loop.plan, { lastMs: 0.5, p50Ms: 0.5, p99Ms: 0.5, samples: 1 });
+    assert.deepEqual(s.apiClient, { inFlight: 96, waiting: 480, maxInFlight: 96, admissionBound: 500 });
     assert.deepEqual(s.watches, [{ resource: 'nodes', synced: true, events: 12, relists: 1, restarts: 0, lastEventAgeMs: 40 }]);
     await f.close();
   });

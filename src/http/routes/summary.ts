@@ -22,6 +22,7 @@ export function summary(deps: RouteDeps): Summary {
     operations: { pending: c.pendingOperations, backoff: c.backoffOperations },
     conflicts: c.conflicts,
     loop: { pass: timing(view.loop.pass), plan: timing(view.loop.plan) },
+    apiClient: view.apiClient(),
     watches: [...view.watches()],
   };
 }

@@ -27,6 +27,12 @@ export const Summary = Type.Object({
   operations: Type.Object({ pending: Type.Integer(), backoff: Type.Integer() }),
   conflicts: Type.Integer({ description: 'Desired pairs blocked by a multi-attach conflict (G3)' }),
   loop: Type.Object({ pass: Timing, plan: Timing }),
+  apiClient: Type.Object({
+    inFlight: Type.Integer({ description: 'Kubernetes API requests on the wire' }),
+    waiting: Type.Integer({ description: 'Requests waiting for an in-flight slot' }),
+    maxInFlight: Type.Integer(),
+    admissionBound: Type.Integer({ description: 'No operation starts while more requests than this wait (the API server is the bottleneck)' }),
+  }),
   watches: Type.Array(Type.Object({
     resource: Type.String(),
     synced: Type.Boolean(),
