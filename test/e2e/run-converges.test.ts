@@ -89,6 +89,12 @@ test('run converges a 2000-node × 10-pod simulated fleet', { timeout: 400_000 }
       await new Promise((r) => setTimeout(r, 2000));
     }
     console.log(`converged: ${last}`);
+    // Every VolumeAttachment create that was sent also reported its wait for a slot.
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const sample = (series: string) => Number(metrics.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1] ?? NaN);
+    const creates = sample('fleet_attach_api_request_duration_seconds_count{verb="create",resource="volumeattachments"}');
+    assert.ok(creates >= NODES * PODS_PER_NODE, `creates sent: ${creates}`);
+    assert.equal(sample('fleet_attach_api_request_queue_seconds_count{verb="create",resource="volumeattachments"}'), creates);
     assert.equal(await run.stop(), 0, 'run exits 0 on SIGTERM');
     run = undefined;
   } finally {
