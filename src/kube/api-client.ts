@@ -229,11 +229,11 @@ class GeneratedApiClient implements KubeApiClient {
   }
 
   /** One raw call through the runner; resolves the parsed body (undefined when drained). */
-  private raw(what: What, call: Omit<RawCall, 'signal'>, opts?: RunOptions): Promise<unknown> {
+  private raw(what: What, call: Omit<RawCall, 'signal' | 'timeoutMs'>, opts?: RunOptions): Promise<unknown> {
     return this.runner.runRaw(
       what,
-      async (signal): Promise<RawSent<unknown>> => {
-        const r = await sendRaw(this.kc, { ...call, signal });
+      async ({ timeoutMs, signal }): Promise<RawSent<unknown>> => {
+        const r = await sendRaw(this.kc, signal ? { ...call, timeoutMs, signal } : { ...call, timeoutMs });
         return { status: r.status, data: r.body };
       },
       opts,

@@ -27,7 +27,8 @@ export function statusCodeOf(err: unknown): number {
   if (typeof err === 'object' && err !== null) {
     const e = err as { statusCode?: unknown; code?: unknown };
     if (typeof e.statusCode === 'number') return e.statusCode;
-    if (typeof e.code === 'number') return e.code;
+    // Only an HTTP status: a DOMException's `code` is a legacy number too (a timeout's is 23).
+    if (typeof e.code === 'number' && !(err instanceof DOMException)) return e.code;
   }
   return 0;
 }

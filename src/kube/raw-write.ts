@@ -19,11 +19,13 @@
  * back to the agent only then.
  */
 import http from 'node:http';
-import type http2 from 'node:http2';
+import http2 from 'node:http2';
 import https from 'node:https';
 import type { H2Connection } from './h2-session.js';
 import type { FleetKubeConfig } from './kube-config.js';
 import { httpError, readBody } from './raw-request.js';
+
+const http2Constants = http2.constants;
 
 export interface RawCall {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -37,6 +39,13 @@ export interface RawCall {
   response: 'json' | 'drain';
   /** Aborts the request and the read of its body. */
   signal?: AbortSignal;
+  /** Fails the call (request and body read) this many ms after it is sent; none when absent. */
+  timeoutMs?: number;
+}
+
+/** The error a call past its `timeoutMs` rejects with (as an aborted fetch's). */
+function timeoutError(): DOMException {
+  return new DOMException('The operation was aborted due to timeout', 'TimeoutError');
 }
 
 export interface RawResult {
@@ -85,22 +94,31 @@ export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawRe
   opts.headers = headers;
   if (call.signal) opts.signal = call.signal;
   return new Promise<RawResult>((resolve, reject) => {
+    // One timer per call, cleared when it settles; the socket is destroyed on expiry (the agent
+    // replaces it), so a late response cannot be taken for the next call's.
+    const timer = call.timeoutMs === undefined ? undefined : setTimeout(() => req.destroy(timeoutError()), call.timeoutMs);
+    const done = (fn: () => void) => {
+      if (timer) clearTimeout(timer);
+      fn();
+    };
+    const fail = (err: unknown) => done(() => reject(err));
     const req = (t.secure ? https : http).request(opts, (res) => {
       const status = res.statusCode ?? 0;
       const ok = status >= 200 && status <= 299;
-      res.once('error', reject);
+      res.once('error', fail);
       if (ok && call.response === 'drain') {
-        res.once('end', () => resolve({ status, body: undefined }));
+        res.once('end', () => done(() => resolve({ status, body: undefined })));
         res.resume();
         return;
       }
       readBody(res, undefined).then((text) => {
         const retryAfter = res.headers['retry-after'];
         if (!ok) throw httpError(call.method, call.path, status, typeof retryAfter === 'string' ? retryAfter : null, text);
-        resolve({ status, body: JSON.parse(text) as unknown });
-      }).catch(reject);
+        const body = JSON.parse(text) as unknown;
+        done(() => resolve({ status, body }));
+      }).catch(fail);
     });
-    req.once('error', reject);
+    req.once('error', fail);
     req.end(call.body);
   });
 }
@@ -133,11 +151,26 @@ function sendH2(conn: H2Connection, session: http2.ClientHttp2Session, call: Raw
       return reject(err);
     }
     let settled = false;
+    let timedOut = false;
+    // One timer per call (no AbortController): on expiry the stream is cancelled alone and the
+    // connection, which may be dead rather than slow, is checked (conn.suspect).
+    const timer = call.timeoutMs === undefined ? undefined : setTimeout(() => {
+      timedOut = true;
+      fail(timeoutError());
+      stream.close(http2Constants.NGHTTP2_CANCEL);
+    }, call.timeoutMs);
     const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
-      if (call.signal?.aborted) conn.suspect(session);
+      if (timer) clearTimeout(timer);
+      if (timedOut || call.signal?.aborted) conn.suspect(session);
       reject(err);
+    };
+    const succeed = (r: RawResult) => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      resolve(r);
     };
     stream.once('error', fail);
     // A stream that ended normally closes before the body's promise settles: only a close
@@ -149,19 +182,14 @@ function sendH2(conn: H2Connection, session: http2.ClientHttp2Session, call: Raw
       const status = Number(h[':status']);
       const ok = status >= 200 && status <= 299;
       if (ok && call.response === 'drain') {
-        stream.once('end', () => {
-          settled = true;
-          resolve({ status, body: undefined });
-        });
+        stream.once('end', () => succeed({ status, body: undefined }));
         stream.resume();
         return;
       }
       readBody(stream, undefined).then((text) => {
         const retryAfter = h['retry-after'];
         if (!ok) throw httpError(call.method, call.path, status, typeof retryAfter === 'string' ? retryAfter : null, text);
-        const body = JSON.parse(text) as unknown;
-        settled = true;
-        resolve({ status, body });
+        succeed({ status, body: JSON.parse(text) as unknown });
       }).catch(fail);
     });
     if (call.body !== undefined) stream.end(call.body);

@@ -43,14 +43,25 @@ export interface RawSent<R> {
   data: R;
 }
 
+/**
+ * One attempt of a raw call: the sender itself fails it after `timeoutMs` (counted from the
+ * send) and when the caller's `signal` aborts, so the common call (no caller signal) needs no
+ * AbortController, no listener and no signal handed to Node per attempt.
+ */
+export interface RawAttempt {
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
 export interface RequestRunner {
   /** Sends via `send` (which must pass the given options to the generated API) and resolves the response data. */
   run<R>(what: What, send: (o: ConfigurationOptions) => Promise<HttpInfo<R>>, opts?: RunOptions): Promise<R>;
   /**
-   * The same for a raw call: `send` must abort the request and the read of its body on
-   * `signal`, and reject on a non-2xx status with an error {@link toKubeError} understands.
+   * The same for a raw call: `send` must end the request and the read of its body when the
+   * attempt's timeout passes or its signal aborts (see {@link RawAttempt}), and reject on a
+   * non-2xx status with an error {@link toKubeError} understands.
    */
-  runRaw<R>(what: What, send: (signal: AbortSignal) => Promise<RawSent<R>>, opts?: RunOptions): Promise<R>;
+  runRaw<R>(what: What, send: (attempt: RawAttempt) => Promise<RawSent<R>>, opts?: RunOptions): Promise<R>;
 }
 
 export function createRequestRunner(o: RequestRunnerOptions): RequestRunner {
@@ -59,9 +70,15 @@ export function createRequestRunner(o: RequestRunnerOptions): RequestRunner {
       runAttempts(
         o,
         what,
-        async (signal) => {
-          const info = await send(withSignal(signal));
-          return { status: info.httpStatusCode, data: info.data };
+        async (attempt) => {
+          // The generated client has no timeout of its own: one signal carries both bounds.
+          const bound = attemptSignal(attempt.timeoutMs, attempt.signal);
+          try {
+            const info = await send(withSignal(bound.signal));
+            return { status: info.httpStatusCode, data: info.data };
+          } finally {
+            bound.done();
+          }
         },
         opts,
       ),
@@ -73,7 +90,7 @@ export function createRequestRunner(o: RequestRunnerOptions): RequestRunner {
 async function runAttempts<R>(
   o: RequestRunnerOptions,
   what: What,
-  send: (signal: AbortSignal) => Promise<RawSent<R>>,
+  send: (attempt: RawAttempt) => Promise<RawSent<R>>,
   { signal, limited = true, priority = 'normal' }: RunOptions = {},
 ): Promise<R> {
   const maxRetries = o.maxRetries ?? 5;
@@ -87,17 +104,14 @@ async function runAttempts<R>(
       release?.();
       throw err;
     }
-    const bound = attemptSignal(o.requestTimeoutMs ?? 30_000, signal);
     const t0 = performance.now();
     const queuedMs = limited ? t0 - queued : undefined;
     try {
-      const sent = await send(bound.signal);
-      bound.done();
+      const sent = await send({ timeoutMs: o.requestTimeoutMs ?? 30_000, signal });
       release?.();
       report(o.onRequest, { verb: what.verb, resource: what.resource, code: sent.status, durationMs: performance.now() - t0, queuedMs });
       return sent.data;
     } catch (raw) {
-      bound.done();
       const err = toKubeError(raw, what);
       const code = statusCodeOf(err);
       report(o.onRequest, { verb: what.verb, resource: what.resource, code, durationMs: performance.now() - t0, queuedMs });
