@@ -192,7 +192,7 @@ test('the event window serves watches from recent resourceVersions and reports o
   assert.equal(s.eventsAfter('nodes', s.resourceVersion())?.length, 0);
   const ev = (s.eventsAfter('nodes', oldest) as CommittedEvent[])[0];
   assert.equal(ev.frame().toString(), `{"type":"ADDED","object":${ev.json}}\n`);
-  assert.equal(ev.frame(), ev.frame());
+  assert.deepEqual(ev.frame(), ev.frame(), 'a replayed frame is built again, byte for byte the same');
 });
 
 test('each resource keeps its own window: a burst of lease renewals does not expire a pod watch', () => {
@@ -257,4 +257,26 @@ test('subscribers get a view equal to the committed JSON, also for events writte
   for (const [name, view, parsed] of seen) assert.deepEqual(view, parsed, name);
   returned.metadata.labels = { changed: 'after delivery' };
   assert.deepEqual(s.get('pods', 'default', 'a')?.metadata.labels, { by: 'subscriber' }, 'the caller changing its object changes nothing stored');
+});
+
+test('a delivered event keeps no frame bytes: subscribers share one frame, a later replay builds an identical one', () => {
+  const s = createSimStore();
+  const seen: Buffer[] = [];
+  let delivered: CommittedEvent | undefined;
+  s.subscribe((ev) => {
+    delivered = ev;
+    seen.push(ev.frame(), ev.frame());
+  });
+  s.subscribe((ev) => seen.push(ev.frame()));
+  const start = s.resourceVersion();
+  s.create('pods', pod('a', 'n1'));
+  assert.equal(seen.length, 3);
+  assert.ok(seen[0] === seen[1] && seen[1] === seen[2], 'one frame shared while the event is delivered');
+  const replayed = s.eventsAfter('pods', start)?.[0];
+  assert.equal(replayed, delivered);
+  const again = replayed!.frame();
+  assert.notEqual(again, seen[0], 'the window does not hold the delivered frame');
+  assert.notEqual(replayed!.frame(), again, 'nor a replayed one');
+  assert.deepEqual(again, seen[0]);
+  assert.match(again.toString(), /^\{"type":"ADDED","object":\{.*"name":"a".*\}\}\n$/);
 });

@@ -42,6 +42,7 @@ export class CommitBus {
             log.error({ err, resource: e.resource, name: e.name }, 'store subscriber threw');
           }
         }
+        e.releaseFrame();
       }
     } finally {
       ev.lend(undefined);
