@@ -46,8 +46,7 @@ export class CommittedEvent implements StoreEvent {
 
   /** The wire frame of this change with another type (a filtered watch sees MODIFIED as ADDED or DELETED). */
   frameAs(type: StoreEventType): Buffer {
-    if (type === this.type) return this.frame();
-    return Buffer.from(`{"type":"${type}","object":${this.json}}\n`);
+    return type === this.type ? this.frame() : this.build(type);
   }
 
   /**
@@ -56,9 +55,13 @@ export class CommittedEvent implements StoreEvent {
    */
   frame(): Buffer {
     if (this.frameBytes) return this.frameBytes;
-    const bytes = Buffer.from(`{"type":"${this.type}","object":${this.json}}\n`);
+    const bytes = this.build(this.type);
     if (!this.delivered) this.frameBytes = bytes;
     return bytes;
+  }
+
+  private build(type: StoreEventType): Buffer {
+    return Buffer.from(`{"type":"${type}","object":${this.json}}\n`);
   }
 
   /**
