@@ -30,7 +30,8 @@
 //             client; `--rounds` alternations of `--window` s each, so the machine's background
 //             load falls on both alike; and this process's event loop lag in the same windows.
 // `--profile DIR` writes a V8 CPU profile of this process (controller and API) over the loop
-// windows, idle and loaded, to DIR/http-<nodes>.cpuprofile.
+// windows, idle and loaded, to DIR/http-<nodes>.cpuprofile, and one of the first capacity sweep
+// of each endpoint to DIR/http-<nodes>-capacity-<target>.cpuprofile.
 // Processes: this file re-executes itself (BENCH_HTTP_ROLE=driver) with a heap sized for the
 // largest fleet; the driver and every child stop when the launcher goes away (IPC disconnect),
 // and bench/lib/children.ts kills children still running on any exit of the driver.
@@ -80,7 +81,7 @@ type Target = 'bare' | 'bare-sized' | 'healthz' | 'summary' | 'node' | 'volume' 
 interface Names { nodes: string[]; volumes: string[] }
 interface RunRequest { url: string; target: Target; duration: number; connections: number; rate?: number; seed: number }
 type ClientMessage = ({ type: 'names' } & Names) | ({ type: 'run' } & RunRequest);
-interface RunResult { req_per_s: number; p50_ms: number; p99_ms: number; non2xx: number; errors: number }
+interface RunResult { req_per_s: number; p50_ms: number; p99_ms: number; non2xx: number; errors: number; cpu_us_per_req?: number; elu?: number }
 interface AutocannonResult { requests: { total: number }; latency: { p50: number; p99: number }; duration: number; non2xx: number; errors: number }
 type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 
@@ -367,7 +368,7 @@ interface Options {
   duration: number; reps: number; window: number; rounds: number; paced: number; rate: number; connections: number; churn: number; timeout: number; settle: number;
   minFreeMb: number; qps: number; profile: string;
 }
-interface EndpointResult { name: string; nodes: number; req_per_s: number; p50_ms: number; p99_ms: number; p99_ms_worst: number; non2xx?: number }
+interface EndpointResult { name: string; nodes: number; req_per_s: number; p50_ms: number; p99_ms: number; p99_ms_worst: number; server_cpu_us_per_req?: number; server_elu?: number; non2xx?: number }
 type SizeRun = Record<string, unknown> & { nodes: number };
 
 /**
@@ -422,7 +423,18 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
     for (let rep = 0; rep < o.reps; rep++) {
       if (rep > 0) sendNames();
       for (const target of rep % 2 === 0 ? TARGETS : [...TARGETS].reverse()) {
-        sweeps.set(target, [...(sweeps.get(target) ?? []), await load(clients.capacity, target, o.duration)]);
+        // This process's CPU (controller, API and plan worker together) and its event loop's
+        // utilisation over the sweep: the server's cost per request beside the rate it reached.
+        const profiler = o.profile && rep === 0 ? await startCpuProfile(500) : undefined;
+        const cpu0 = process.cpuUsage();
+        const elu0 = performance.eventLoopUtilization();
+        const r = await load(clients.capacity, target, o.duration);
+        const elu = performance.eventLoopUtilization(elu0);
+        const cpu = process.cpuUsage(cpu0);
+        if (profiler) await profiler.stop(join(o.profile, `http-${nodes}-capacity-${target}.cpuprofile`));
+        const requests = r.req_per_s * o.duration;
+        const server = { cpu_us_per_req: requests > 0 ? round((cpu.user + cpu.system) / requests, 1) : 0, elu: round(elu.utilization, 3) };
+        sweeps.set(target, [...(sweeps.get(target) ?? []), { ...r, ...server }]);
       }
     }
     // Medians over the sweeps: a sweep that a multi-second synchronous task of the controller
@@ -436,6 +448,7 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
         p50_ms: med((r) => r.p50_ms),
         p99_ms: med((r) => r.p99_ms),
         p99_ms_worst: Math.max(...rs.map((r) => r.p99_ms)),
+        ...(rs.some((r) => r.cpu_us_per_req !== undefined) ? { server_cpu_us_per_req: med((r) => r.cpu_us_per_req ?? 0), server_elu: med((r) => r.elu ?? 0) } : {}),
         ...(non2xx ? { non2xx } : {}),
       };
     };
@@ -445,7 +458,7 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
     const paced = summarise(`/api/v1/nodes/{name} paced at ${o.rate}/s`, [await load(clients.capacity, 'node', o.paced, o.rate)]);
     pacedWindow[1] = performance.now();
     endpoints.push(paced);
-    for (const e of endpoints) console.log(`  ${e.name.padEnd(38)} ${String(e.req_per_s).padStart(7)} req/s  p50 ${e.p50_ms} ms  p99 ${e.p99_ms} ms${e.non2xx ? `  (non-2xx/errors ${e.non2xx})` : ''}`);
+    for (const e of endpoints) console.log(`  ${e.name.padEnd(38)} ${String(e.req_per_s).padStart(7)} req/s  p50 ${e.p50_ms} ms  p99 ${e.p99_ms} ms${e.server_cpu_us_per_req !== undefined ? `  server ${e.server_cpu_us_per_req} µs CPU/req, loop ${e.server_elu}` : ''}${e.non2xx ? `  (non-2xx/errors ${e.non2xx})` : ''}`);
 
     // Loop impact: idle and loaded windows interleaved; percentiles over every pass of each kind.
     // The event loop delay of this process (controller and API share it) in the same windows
