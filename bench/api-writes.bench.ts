@@ -71,7 +71,7 @@ async function runQuads(api: KubeApiClient, tag: string, quads: number, concurre
         metadata: { name },
         spec: { attacher: DRIVER, nodeName, source: { persistentVolumeName: `pv-${tag}-${i}` } },
       });
-      if (created.outcome !== 'created') throw new Error(`${name}: ${created.outcome}`);
+      if (created !== 'created') throw new Error(`${name}: ${created}`);
       const attached = Array.from({ length: 10 }, (_, v) => ({ name: volume(nodeName, v), devicePath: '' }));
       if ((await api.patchNodeStatus(nodeName, attached)) !== 'patched') throw new Error(`${nodeName}: patch not-found`);
       const node = await api.getNode(nodeName);

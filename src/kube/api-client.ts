@@ -51,11 +51,13 @@ export interface CallOptions {
 
 export interface KubeApiClient {
   /**
-   * Creates the VolumeAttachment. AlreadyExists is success (`already-exists`, with the existing
-   * object as is, even if it is being deleted) when the existing object has the same attacher,
-   * node and source kind/PV name; otherwise it rejects (409, reason AlreadyExists).
+   * Creates the VolumeAttachment. AlreadyExists is success (`already-exists`, even if the
+   * existing object is being deleted) when the existing object has the same attacher, node and
+   * source kind/PV name; otherwise it rejects (409, reason AlreadyExists). The created object is
+   * not returned: the watch brings it, and its body is not read (one VolumeAttachment per
+   * attachment is created, so parsing the echo was a cost with no reader).
    */
-  createVolumeAttachment(body: VolumeAttachmentBody): Promise<{ outcome: 'created' | 'already-exists'; volumeAttachment: VolumeAttachmentRecord }>;
+  createVolumeAttachment(body: VolumeAttachmentBody): Promise<'created' | 'already-exists'>;
   /** Deletes it; NotFound is success (`not-found`). Deletion completes later, when the attacher drops its finalizer. */
   deleteVolumeAttachment(name: string): Promise<'deleted' | 'not-found'>;
   /** Live GET; undefined when it does not exist. */
@@ -132,18 +134,17 @@ class GeneratedApiClient implements KubeApiClient {
     this.runner = createRequestRunner({ ...opts, limiter: this.limiter, inFlight: this.inFlight });
   }
 
-  async createVolumeAttachment(body: VolumeAttachmentBody): Promise<{ outcome: 'created' | 'already-exists'; volumeAttachment: VolumeAttachmentRecord }> {
+  async createVolumeAttachment(body: VolumeAttachmentBody): Promise<'created' | 'already-exists'> {
     const what = { verb: 'create', resource: 'volumeattachments', name: body.metadata.name };
     const va = { ...body, apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment' } as V1VolumeAttachment;
     try {
-      const created = this.rawWrites
-        ? await this.raw(what, { method: 'POST', path: VA_PATH, body: JSON.stringify(va), response: 'json' })
-        : await this.runner.run(what, (o) => this.storage.createVolumeAttachmentWithHttpInfo({ body: va }, o));
-      return { outcome: 'created', volumeAttachment: must(projectVolumeAttachment(created), what) };
+      if (this.rawWrites) await this.raw(what, { method: 'POST', path: VA_PATH, body: JSON.stringify(va), response: 'drain' });
+      else await this.runner.run(what, (o) => this.storage.createVolumeAttachmentWithHttpInfo({ body: va }, o));
+      return 'created';
     } catch (err) {
       if (kubeErrorDetails(err)?.code !== 409) throw err;
       const existing = await this.getVolumeAttachment(body.metadata.name);
-      if (existing && sameSpec(existing, body)) return { outcome: 'already-exists', volumeAttachment: existing };
+      if (existing && sameSpec(existing, body)) return 'already-exists';
       throw err;
     }
   }

@@ -13,7 +13,7 @@ import type { EventSink } from '../events/index.js';
 
 export function volumeAttachmentApi(api: KubeApiClient): VolumeAttachmentApi {
   return {
-    create: async (body) => (await api.createVolumeAttachment(body)).outcome,
+    create: (body) => api.createVolumeAttachment(body),
     delete: (name) => api.deleteVolumeAttachment(name),
   };
 }

@@ -58,14 +58,14 @@ export class FakeKubeApiClient implements KubeApiClient {
     return this.calls.filter((c) => c.method === method).map((c) => c.args);
   }
 
-  async createVolumeAttachment(body: VolumeAttachmentBody): Promise<{ outcome: 'created' | 'already-exists'; volumeAttachment: VolumeAttachmentRecord }> {
+  async createVolumeAttachment(body: VolumeAttachmentBody): Promise<'created' | 'already-exists'> {
     await this.enter('createVolumeAttachment', [body]);
     const { metadata, spec } = body;
     const pvName = spec.source.persistentVolumeName;
     const existing = this.volumeAttachments.get(metadata.name);
     if (existing) {
       const same = existing.attacher === spec.attacher && existing.nodeName === spec.nodeName && (existing.pvName ?? '') === (pvName ?? '');
-      if (same) return { outcome: 'already-exists', volumeAttachment: { ...existing } };
+      if (same) return 'already-exists';
       throw kubeError(409, 'AlreadyExists', { verb: 'create', resource: 'volumeattachments', name: metadata.name });
     }
     const va: VolumeAttachmentRecord = {
@@ -80,7 +80,7 @@ export class FakeKubeApiClient implements KubeApiClient {
       finalizers: 0,
     };
     this.volumeAttachments.set(va.name, va);
-    return { outcome: 'created', volumeAttachment: { ...va } };
+    return 'created';
   }
 
   async deleteVolumeAttachment(name: string): Promise<'deleted' | 'not-found'> {

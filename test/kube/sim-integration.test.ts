@@ -78,8 +78,8 @@ describe('kube layer against the simulator', () => {
     await waitFor(() => vas.synced() && nodes.synced(), 'synced');
     const nodeName = [...nodes.keys()][0] as string;
     const body = { metadata: { name: 'csi-test-1' }, spec: { attacher: 'sim.csi.fleet-attach.io', nodeName, source: { persistentVolumeName: 'pv-x' } } };
-    assert.equal((await api.createVolumeAttachment(body)).outcome, 'created');
-    assert.equal((await api.createVolumeAttachment(body)).outcome, 'already-exists');
+    assert.equal(await api.createVolumeAttachment(body), 'created');
+    assert.equal(await api.createVolumeAttachment(body), 'already-exists');
     await waitFor(() => vas.get('csi-test-1')?.nodeName === nodeName, 'VA seen by the watch');
     assert.equal(await api.patchNodeStatus(nodeName, [{ name: 'kubernetes.io/csi/sim^h', devicePath: '' }]), 'patched');
     await waitFor(() => nodes.get(nodeName)?.volumesAttached.includes('kubernetes.io/csi/sim^h') === true, 'status seen by the watch');
