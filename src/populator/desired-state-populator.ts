@@ -281,7 +281,7 @@ class Populator implements DesiredStatePopulator {
   // ---- periodic passes (C9, C10) -------------------------------------------------------
   removeStalePods(): void {
     for (const [uid, s] of [...this.skipped.entries()]) this.checkSkipped(uid, s.podKey);
-    for (const t of [...this.tracker.values()]) this.checkTracked(t);
+    for (const t of this.tracker.values()) this.checkTracked(t);
   }
 
   private checkSkipped(uid: string, podKey: string): void {
@@ -289,24 +289,36 @@ class Populator implements DesiredStatePopulator {
     if (!pod || pod.uid !== uid || isPodTerminated(pod)) this.skipped.delete(uid);
   }
 
-  /** C9 for one tracked pod; a no-op for one an event removed since the pass began. */
+  /**
+   * C9 for one tracked pod. `t` is the tracker's current entry for its uid: both passes read the
+   * tracker through a live Map iterator, which never yields an entry removed or replaced before
+   * the iterator reaches it (an event between two slices, or an earlier pod of the pass). This
+   * runs for every tracked pod once a minute (a million at 100k nodes), so the common case (pod
+   * present, every volume attachable) makes no copy and no node lookup.
+   */
   private checkTracked(t: TrackedPod): void {
     const { state, pods } = this.d;
-    if (this.tracker.get(t.uid) !== t) return;
     const pod = pods.get(`${t.namespace}/${t.name}`);
     if (!pod || pod.uid !== t.uid || isPodTerminated(pod)) {
       this.removePod(t.uid);
       return;
     }
     // C9 second half: volumes whose plugin no longer attaches them (e.g. attachRequired became false).
+    const vols = t.volumes;
+    if (vols === undefined) return;
+    if (typeof vols === 'string') this.dropUnattachable(t, vols);
+    else for (const unique of trackedVolumes(t)) this.dropUnattachable(t, unique);
+  }
+
+  private dropUnattachable(t: TrackedPod, unique: string): void {
+    const { state } = this.d;
+    const vol = state.findVolume(unique);
+    const spec = vol === undefined ? undefined : volumeInfoOf(state, vol)?.spec;
+    if (vol === undefined || !spec || this.d.plugins.canAttach(spec)) return;
     const node = state.findNode(t.nodeName);
-    for (const unique of trackedVolumes(t)) {
-      const vol = state.findVolume(unique);
-      const spec = vol === undefined ? undefined : volumeInfoOf(state, vol)?.spec;
-      if (vol === undefined || node === undefined || !spec || this.d.plugins.canAttach(spec)) continue;
-      state.removeDesiredPod(vol, node, t.uid);
-      this.tracker.removeVolume(t, unique);
-    }
+    if (node === undefined) return;
+    state.removeDesiredPod(vol, node, t.uid);
+    this.tracker.removeVolume(t, unique);
   }
 
   addAllPods(): void {

@@ -2,7 +2,8 @@
  * Measures the populator's share of a pod add (volume resolution, pod tracking, interning into
  * the world state) without the API server or the reflector: pods, claims and PVs are projected
  * up front from the simulator's object builders, then `addAllPods` (A4, the start-up fill) runs
- * over a fresh state (after `start`), and again over the filled state (C10, every pod already desired). Not a
+ * over a fresh state (after `start`), and again over the filled state (C10, every pod already desired), then
+ * `removeStalePods` (C9, every pod present: the once-a-minute check finds nothing to do). Not a
  * test (no assertions; numbers depend on the machine): run it by hand, e.g.
  *   LOG_LEVEL=warn node --expose-gc --import tsx test/populator/process-pod.measure.ts 10000 7
  * A second populator (e.g. a copy of an older commit's src/populator in a tree whose other
@@ -70,7 +71,7 @@ const csi = createCsiPlugin({
 const plugins = createVolumePluginManager({ plugins: [csi] });
 const translator = createCsiTranslator({ isMigrated: () => false });
 
-async function once(create: typeof Create): Promise<{ fill: number; repass: number; desired: number }> {
+async function once(create: typeof Create): Promise<{ fill: number; repass: number; stale: number; desired: number }> {
   const state = createWorldState({});
   loadActualState({ state, nodes: srcs.nodes.values(), volumeAttachments: [], pv: (n) => srcs.pvs.get(n), plugins, translator, log });
   const p = create({ state, ...srcs, plugins, translator, populatorPeriodMs: 3_600_000, listPodsPeriodMs: 3_600_000, log });
@@ -89,19 +90,24 @@ async function once(create: typeof Create): Promise<{ fill: number; repass: numb
   t = process.cpuUsage();
   if (process.env.MEASURE_FILL_ONLY !== '1') p.addAllPods();
   const repass = cpuMs(t);
+  gc?.();
+  t = process.cpuUsage();
+  if (process.env.MEASURE_FILL_ONLY !== '1') p.removeStalePods();
+  const stale = cpuMs(t);
   p.stop();
-  return { fill, repass, desired: state.counts().desiredPairs };
+  return { fill, repass, stale, desired: state.counts().desiredPairs };
 }
 
 const impls: Array<typeof Create> = [];
 for (const m of modules) impls.push(((await import(m)) as { createDesiredStatePopulator: typeof Create }).createDesiredStatePopulator);
-const results = modules.map(() => ({ fill: [] as number[], repass: [] as number[], desired: 0 }));
+const results = modules.map(() => ({ fill: [] as number[], repass: [] as number[], stale: [] as number[], desired: 0 }));
 for (let r = 0; r < rounds + 1; r++) {
   for (let i = 0; i < impls.length; i++) {
     const x = await once(impls[i]!);
     if (r === 0) continue; // warm-up round
     results[i]!.fill.push(x.fill);
     results[i]!.repass.push(x.repass);
+    results[i]!.stale.push(x.stale);
     results[i]!.desired = x.desired;
   }
 }
@@ -109,6 +115,6 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const us = (ms: number) => ((ms * 1000) / podCount).toFixed(2);
 for (let i = 0; i < modules.length; i++) {
   const res = results[i]!;
-  const f = median(res.fill), rp = median(res.repass);
-  console.log(`${i === 0 ? 'current' : modules[i]}: pods=${podCount} desired=${res.desired} fill median ${f.toFixed(1)} ms (${us(f)} µs/pod, min ${Math.min(...res.fill).toFixed(1)}) re-pass median ${rp.toFixed(1)} ms (${us(rp)} µs/pod, min ${Math.min(...res.repass).toFixed(1)}) rounds=${rounds}`);
+  const f = median(res.fill), rp = median(res.repass), st = median(res.stale);
+  console.log(`${i === 0 ? 'current' : modules[i]}: pods=${podCount} desired=${res.desired} fill median ${f.toFixed(1)} ms (${us(f)} µs/pod, min ${Math.min(...res.fill).toFixed(1)}) re-pass median ${rp.toFixed(1)} ms (${us(rp)} µs/pod, min ${Math.min(...res.repass).toFixed(1)}) C9 median ${st.toFixed(1)} ms (${us(st)} µs/pod, min ${Math.min(...res.stale).toFixed(1)}) rounds=${rounds}`);
 }
