@@ -7,7 +7,7 @@
  * The token is compared in constant time (SHA-256 digests, so lengths do not leak either) and
  * never logged or echoed.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fleetError } from '../errors/index.js';
@@ -60,5 +60,5 @@ function bearer(header: string | undefined): string | undefined {
 }
 
 function digest(s: string): Buffer {
-  return createHash('sha256').update(s, 'utf8').digest();
+  return hash('sha256', s, 'buffer');
 }

@@ -2,7 +2,7 @@
  * Names, keys and well-known strings of the simulated fleet. Generated names are pure
  * functions of indexes (and seeded draws made by the caller), so a seed replays a fleet.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** Namespace holding the generated pods and claims. */
 export const FLEET_NAMESPACE = 'fleet';
@@ -61,7 +61,7 @@ export function attacherFinalizer(driver: string): string {
 
 /** The VolumeAttachment name kubelet/ADC use: `csi-` + sha256(handle + driver + node) in hex. */
 export function volumeAttachmentName(handle: string, driver: string, node: string): string {
-  return `csi-${createHash('sha256').update(handle + driver + node).digest('hex')}`;
+  return `csi-${hash('sha256', handle + driver + node, 'hex')}`;
 }
 
 /** `namespace/name` key of a namespaced object. */
