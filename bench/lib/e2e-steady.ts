@@ -17,6 +17,7 @@ import { round } from './stats.js';
 const WRITES = ['create', 'patch', 'update', 'delete'];
 const LOOP = 'fleet_attach_reconcile_duration_seconds';
 const PLAN = 'fleet_attach_plan_duration_seconds';
+const PERIODIC = 'fleet_attach_periodic_pass_busy_seconds';
 
 type Stats = Extract<SimChildMessage, { type: 'stats' }>;
 
@@ -92,7 +93,22 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     steady_sim_cpu_share: round(simCpu / span, 2),
     steady_bench_cpu_share: round((benchCpu.user + benchCpu.system) / 1e6 / span, 2),
     steady_api_calls: apiCalls(mA, mB, span),
+    periodic_passes: periodicPasses(mB),
     bench_pod_events: pv.podEvents,
     bench_va_events: pv.vaEvents,
   };
+}
+
+/**
+ * The periodic passes completed since the controller started (cold start and churn): how many,
+ * and what one held its thread for on average (the sum of its slices). Empty for a controller
+ * without the metric.
+ */
+function periodicPasses(m: readonly PromSample[]): Record<string, { passes: number; busy_s_mean: number }> {
+  const out: Record<string, { passes: number; busy_s_mean: number }> = {};
+  for (const pass of ['verify', 'pods-removed', 'pods-listed']) {
+    const n = sumOf(m, `${PERIODIC}_count`, { pass });
+    if (n > 0) out[pass] = { passes: n, busy_s_mean: round(sumOf(m, `${PERIODIC}_sum`, { pass }) / n, 3) ?? 0 };
+  }
+  return out;
 }

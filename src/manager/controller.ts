@@ -95,7 +95,9 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const translator = createCsiTranslator({ isMigrated: createMigrationPredicate({ csiNodeAnnotation: (n) => csiNodes.get(n)?.migratedPlugins.join(',') }) });
   const events = createEventRecorder({ sink: adapt.eventSink(api), waitingForDetachText: o.waitingForDetachText });
   const conditions = new NodeConditionCounter();
-  const populator = createDesiredStatePopulator({ conditions, state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: o.dswPopulatorPeriodMs, listPodsPeriodMs: o.dswListPodsPeriodMs });
+  const populator = createDesiredStatePopulator({ conditions, state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: o.dswPopulatorPeriodMs, listPodsPeriodMs: o.dswListPodsPeriodMs,
+    onPeriodicPass: (pass, s) => metrics.periodicPassBusy.observe({ pass }, s.busyMs / 1000),
+  });
   metrics.setSkippedVolumesSource(() => populator.skippedVolumes());
   const podName = (uid: string) => populator.podName(uid);
   const executor = createOperationExecutor({

@@ -37,6 +37,8 @@ export interface ControllerMetrics {
   /** Time a call waited for an in-flight slot and a rate-limiter token before it was sent. */
   readonly apiRequestQueue: Histogram<'verb' | 'resource'>;
   readonly rateLimiterWait: Histogram;
+  /** Event-loop time per completed periodic pass (`pass`: verify, pods-removed, pods-listed). */
+  readonly periodicPassBusy: Histogram<'pass'>;
   readonly statusUpdates: Counter<'result'>;
   readonly events: Counter<'reason'>;
   readonly leader: Gauge;
@@ -49,6 +51,8 @@ export interface ControllerMetrics {
 const LOOP_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 const OP_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600];
 /** Slot waits: sub-millisecond when idle, seconds behind a saturated API server. */
+/** Periodic passes walk every pod or pair: tens of ms at 1k nodes, seconds at 100k. */
+const PERIODIC_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const QUEUE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export function createControllerMetrics(opts: { perNodeVolumeMetric?: boolean; processMetrics?: boolean } = {}): ControllerMetrics {
@@ -136,6 +140,11 @@ export function createControllerMetrics(opts: { perNodeVolumeMetric?: boolean; p
     apiRequests: new Counter({ name: 'fleet_attach_api_requests_total', help: 'Kubernetes API requests', labelNames: ['verb', 'resource', 'code'], registers: [registry] }),
     apiRequestDuration: new Histogram({ name: 'fleet_attach_api_request_duration_seconds', help: 'Kubernetes API request duration', labelNames: ['verb', 'resource'], buckets: OP_BUCKETS.map((b) => b / 100), registers: [registry] }),
     apiRequestQueue: new Histogram({ name: 'fleet_attach_api_request_queue_seconds', help: 'Time a Kubernetes API request waited for an in-flight slot and a rate-limiter token before it was sent', labelNames: ['verb', 'resource'], buckets: QUEUE_BUCKETS, registers: [registry] }),
+    periodicPassBusy: new Histogram({
+      name: 'fleet_attach_periodic_pass_busy_seconds',
+      help: 'Event-loop time of one completed periodic pass, summed over its slices (verify: M1 verification of attached volumes; pods-removed: C9; pods-listed: C10)',
+      labelNames: ['pass'], buckets: PERIODIC_BUCKETS, registers: [registry],
+    }),
     rateLimiterWait: new Histogram({ name: 'fleet_attach_rate_limiter_wait_seconds', help: 'Time API writes waited for the client-side rate limiter', buckets: LOOP_BUCKETS, registers: [registry] }),
     statusUpdates: new Counter({ name: 'fleet_attach_node_status_updates_total', help: 'Node status PATCHes by result', labelNames: ['result'], registers: [registry] }),
     events: new Counter({ name: 'fleet_attach_events_total', help: 'Kubernetes Events emitted by reason', labelNames: ['reason'], registers: [registry] }),

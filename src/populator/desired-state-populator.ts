@@ -24,7 +24,7 @@ import { logger, type Logger } from '../log/logger.js';
 import { applyNodeRecord, deleteNodeRecord } from './node-events.js';
 import { PodTracker, trackedVolumes, type TrackedPod } from './pod-tracker.js';
 import { PvIndex } from './pv-index.js';
-import { runInSlices } from './run-in-slices.js';
+import { runInSlices, type PeriodicPassReport, type SliceStats } from './run-in-slices.js';
 import { SkippedVolumes } from './skipped-volumes.js';
 import type { NodeConditionCounter } from './node-condition-counter.js';
 import { isPodTerminated } from './pod-terminated.js';
@@ -52,6 +52,8 @@ export interface DesiredStatePopulatorDeps {
   listPodsPeriodMs: number;
   /** Node condition counts for the inspection API (shared with the start-up loader). */
   conditions?: NodeConditionCounter;
+  /** Told what each completed C9 and C10 pass cost (`fleet_attach_periodic_pass_busy_seconds`). */
+  onPeriodicPass?: PeriodicPassReport;
   now?: () => number;
   log?: Logger;
 }
@@ -177,11 +179,18 @@ class Populator implements DesiredStatePopulator {
       // Live Map iterators, not copies (a copy of a million entries is one long block): a Map
       // iterator skips entries deleted after it started and visits those added, which is what
       // a level-based pass wants.
-      await runInSlices(this.skipped.entries(), each(([uid, s]) => this.checkSkipped(uid, s.podKey)), slices);
-      await runInSlices(this.tracker.values(), each((t) => this.checkTracked(t)), slices);
+      const report = (pass: 'pods-removed' | 'pods-listed', s: SliceStats) => {
+        if (!s.cancelled) this.d.onPeriodicPass?.(pass, s);
+      };
+      const skipped = await runInSlices(this.skipped.entries(), each(([uid, s]) => this.checkSkipped(uid, s.podKey)), slices);
+      const tracked = await runInSlices(this.tracker.values(), each((t) => this.checkTracked(t)), slices);
+      report('pods-removed', {
+        items: skipped.items + tracked.items, slices: skipped.slices + tracked.slices,
+        busyMs: skipped.busyMs + tracked.busyMs, cancelled: skipped.cancelled || tracked.cancelled,
+      });
       if (this.now() - this.lastFullList >= this.d.listPodsPeriodMs) {
         this.lastFullList = this.now();
-        await runInSlices(this.d.pods.values(), each((pod) => this.processPod(pod)), slices);
+        report('pods-listed', await runInSlices(this.d.pods.values(), each((pod) => this.processPod(pod)), slices));
       }
     } catch (err) {
       this.log.error({ err }, 'periodic pass failed');

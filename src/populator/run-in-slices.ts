@@ -17,21 +17,48 @@ export interface SliceOptions {
   cancelled?: () => boolean;
 }
 
-export async function runInSlices<T>(items: Iterator<T>, fn: (item: T) => void, o: SliceOptions): Promise<void> {
+/** The controller's periodic passes: M1 verification, C9 removal of stale pods, C10 full pod list. */
+export type PeriodicPass = 'verify' | 'pods-removed' | 'pods-listed';
+
+/** Told when a periodic pass completes (not when cancelled), with what it cost. */
+export type PeriodicPassReport = (pass: PeriodicPass, stats: SliceStats) => void;
+
+/** What a pass cost the thread it shares: its items, its slices and their summed duration. */
+export interface SliceStats {
+  items: number;
+  slices: number;
+  /** Wall time inside the slices (the event loop was held for this long in all), ms. */
+  busyMs: number;
+  /** True when the pass stopped early (`cancelled`). */
+  cancelled: boolean;
+}
+
+export async function runInSlices<T>(items: Iterator<T>, fn: (item: T) => void, o: SliceOptions): Promise<SliceStats> {
   const budget = o.budgetMs ?? 2;
+  const stats: SliceStats = { items: 0, slices: 0, busyMs: 0, cancelled: false };
   for (let done = false; !done; ) {
     await new Promise<void>((resolve) => setImmediate(resolve));
-    if (o.cancelled?.()) return;
+    if (o.cancelled?.()) {
+      stats.cancelled = true;
+      return stats;
+    }
     done = await new Promise<boolean>((resolve, reject) => {
       o.whenIdle(() => {
+        const start = performance.now();
+        const end = start + budget;
+        const finish = (last: boolean) => {
+          stats.slices++;
+          stats.busyMs += performance.now() - start;
+          resolve(last);
+        };
         try {
-          const end = performance.now() + budget;
           // The clock is read every 64 items: a slice may overrun by that many items' cost.
           for (let i = 0; ; i++) {
-            if ((i & 63) === 63 && performance.now() > end) return resolve(false);
+            if ((i & 63) === 63 && performance.now() > end) return finish(false);
             const next = items.next();
-            if (next.done) return resolve(true);
+            if (next.done) return finish(true);
             fn(next.value);
+            stats.items++;
           }
         } catch (err) {
           reject(err);
@@ -39,4 +66,5 @@ export async function runInSlices<T>(items: Iterator<T>, fn: (item: T) => void, 
       });
     });
   }
+  return stats;
 }

@@ -276,7 +276,8 @@ class Loop implements Reconciler {
     if (now - this.lastSync <= this.d.syncPeriodMs) return;
     this.lastSync = now;
     this.verifying = verifyAttachedVolumes({ ...this.d.verify, state: this.d.state }, { cancelled: () => this.stopped }).then(
-      (removed) => {
+      ({ removed, stats }) => {
+        if (!stats.cancelled) this.d.metrics.periodicPassBusy.observe({ pass: 'verify' }, stats.busyMs / 1000);
         if (removed > 0) this.log.info({ removed }, 'verification: volumes no longer attached removed from actual state');
       },
       (err: unknown) => this.log.error({ err }, 'verification failed'),

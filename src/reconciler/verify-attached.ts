@@ -7,7 +7,7 @@
  */
 import type { NodeId, VolumeId, WorldState } from '../cache/world-state.js';
 import type { AttachableVolumePlugin, VolumePluginManager, VolumeSpec } from '../plugins/index.js';
-import { runInSlices } from '../populator/run-in-slices.js';
+import { runInSlices, type SliceStats } from '../populator/run-in-slices.js';
 import { volumeInfoOf } from '../populator/volume-info.js';
 
 export interface VerifyDeps {
@@ -28,15 +28,16 @@ const PAGE = 1024;
  * M1 over every node, a node at a time, in ~2 ms slices between which events, passes and HTTP
  * requests run: at 100k nodes one synchronous walk of a million pairs held the event loop for
  * seconds. Each node is judged from the state at its turn (runInSlices' contract), and nodes
- * added during the walk after its cursor are verified too. Resolves with the entries removed.
+ * added during the walk after its cursor are verified too. Resolves with the entries removed and
+ * what the walk cost (its items are nodes).
  */
-export async function verifyAttachedVolumes(d: VerifyDeps, o: VerifyOptions = {}): Promise<number> {
+export async function verifyAttachedVolumes(d: VerifyDeps, o: VerifyOptions = {}): Promise<{ removed: number; stats: SliceStats }> {
   const { state } = d;
   let removed = 0;
-  await runInSlices(nodesOf(state), (node) => {
+  const stats = await runInSlices(nodesOf(state), (node) => {
     if (state.node(node) !== undefined) removed += verifyNode(d, node);
   }, { whenIdle: (fn) => state.whenIdle(fn), budgetMs: o.budgetMs, cancelled: o.cancelled });
-  return removed;
+  return { removed, stats };
 }
 
 /** Live node ids, ascending, read a page at a time when the walk gets there. */

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  attachVa, attachVolume, never, node, recordVolumeAttachments, startHarness, uniqueName, vaExists, volumesAttached, waitFor,
+  attachVa, attachVolume, histogramCount, never, node, recordVolumeAttachments, startHarness, uniqueName, vaExists, volumesAttached, waitFor,
   type Harness,
 } from './harness.js';
 
@@ -32,6 +32,12 @@ test('a desired VolumeAttachment deleted behind the controller is re-created by 
     attachVa(h.sim, va);
     await waitFor('reported again', () => volumesAttached(h.sim, 'node-a').includes(uniqueName('s1')));
     vas.stop();
+    // What the periodic passes cost is exported per pass: the verification that noticed, and the
+    // populator's C9 and C10 passes (1 s and 3 s in the harness).
+    const PASS = 'fleet_attach_periodic_pass_busy_seconds';
+    await waitFor('periodic passes observed', async () => (await histogramCount(h.ctl, PASS, { pass: 'pods-listed' })) >= 1, 10_000);
+    assert.ok((await histogramCount(h.ctl, PASS, { pass: 'verify' })) >= 1);
+    assert.ok((await histogramCount(h.ctl, PASS, { pass: 'pods-removed' })) >= 1);
   } finally {
     await h.stop();
   }

@@ -16,11 +16,16 @@ test('a long pass yields to the event loop between slices and visits every item 
     if (ticking) setImmediate(tick);
   };
   setImmediate(tick);
-  await runInSlices(Array.from({ length: 400 }, (_, i) => i).values(), (i) => {
+  const stats = await runInSlices(Array.from({ length: 400 }, (_, i) => i).values(), (i) => {
     spin(0.1);
     seen.push(i);
   }, { whenIdle: (fn) => fn(), budgetMs: 2 });
   ticking = false;
+  // What the pass reports it cost: every item, in several slices, at least the 40 ms spun.
+  assert.equal(stats.items, 400);
+  assert.equal(stats.cancelled, false);
+  assert.ok(stats.slices >= 3, `${stats.slices} slices`);
+  assert.ok(stats.busyMs >= 40, `${stats.busyMs} ms busy`);
   assert.deepEqual(seen, Array.from({ length: 400 }, (_, i) => i));
   const inside = new Set(between.filter((n) => n > 0 && n < 400));
   assert.ok(inside.size >= 3, `other work ran between slices (seen at ${[...inside].join(',')})`);

@@ -46,9 +46,13 @@ test('removes every entry the plugin no longer reports, in many slices with othe
     setImmediate(ticker);
   };
   setImmediate(ticker);
-  const removed = await verifyAttachedVolumes({ state, plugins }, { budgetMs: 0 });
+  const { removed, stats } = await verifyAttachedVolumes({ state, plugins }, { budgetMs: 0 });
   done = true;
   assert.equal(removed, 400 - 1 + 1, 'one per node (the owned pair kept), plus the late node');
+  // The cost it reports: every node once (the late one too), 63 per slice with a zero budget (the
+  // clock is read before every 64th item).
+  assert.deepEqual({ items: stats.items, slices: stats.slices, cancelled: stats.cancelled }, { items: 401, slices: Math.ceil(401 / 63), cancelled: false });
+  assert.ok(stats.busyMs > 0);
   assert.equal(attachedCount(state), 400 * 3 + 1);
   assert.ok(between >= 400 / 64, `other work ran ${between} times between slices`);
 });
@@ -56,10 +60,12 @@ test('removes every entry the plugin no longer reports, in many slices with othe
 test('stops between slices when cancelled', async () => {
   const { state, plugins } = fixture(400);
   let slices = 0;
-  const removed = await verifyAttachedVolumes({ state, plugins }, {
+  const { removed, stats } = await verifyAttachedVolumes({ state, plugins }, {
     budgetMs: 0,
     cancelled: () => ++slices > 2,
   });
   assert.ok(removed > 0 && removed < 400, `removed ${removed} before stopping`);
+  assert.equal(stats.cancelled, true);
+  assert.equal(stats.items, 2 * 63, 'two slices of 63 nodes, then cancelled');
   assert.equal(attachedCount(state), 400 * 4 - removed);
 });
