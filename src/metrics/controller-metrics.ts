@@ -50,9 +50,9 @@ export interface ControllerMetrics {
 
 const LOOP_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 const OP_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600];
-/** Slot waits: sub-millisecond when idle, seconds behind a saturated API server. */
 /** Periodic passes walk every pod or pair: tens of ms at 1k nodes, seconds at 100k. */
 const PERIODIC_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Slot waits: sub-millisecond when idle, seconds behind a saturated API server. */
 const QUEUE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export function createControllerMetrics(opts: { perNodeVolumeMetric?: boolean; processMetrics?: boolean } = {}): ControllerMetrics {
