@@ -119,7 +119,10 @@ function heapSection(h) {
 function httpSection(h) {
   if (!h?.endpoints?.length) return '**Inspection API** (`npm run bench:http`): no results yet.';
   const largest = Math.max(...h.endpoints.map((e) => e.nodes ?? 0));
-  const rows = h.endpoints.filter((e) => e.nodes === largest).map((e) => [e.name, int(e.req_per_s), sig(e.p50_ms, ' ms'), sig(e.p99_ms, ' ms')]);
+  const at = h.endpoints.filter((e) => e.nodes === largest);
+  // Server CPU per request and loop utilisation: runs since they were recorded.
+  const withCpu = at.some((e) => isNum(e.server_cpu_us_per_req));
+  const rows = at.map((e) => [e.name, int(e.req_per_s), sig(e.p50_ms, ' ms'), sig(e.p99_ms, ' ms'), ...(withCpu ? [isNum(e.server_cpu_us_per_req) ? sig(e.server_cpu_us_per_req, ' µs') : '—', isNum(e.server_elu) ? sig(e.server_elu) : '—'] : [])]);
   const met = (ok) => (ok === undefined ? '' : ok ? ' ✓' : ' ✗');
   const runs = (h.runs ?? []).filter((r) => !r.failed);
   const targetRows = runs.map((r) => [
@@ -134,10 +137,19 @@ function httpSection(h) {
     '',
     table(['nodes', 'cold start converged in', 'node lookup ÷ bare route', 'node p99 saturated', 'node p99 paced 2,000/s', 'loop p99 idle / loaded', 'event loop delay p99 / max (loaded)', 'GC pauses in the paced minute: major (longest) / ≥ 50 ms'], targetRows),
     '',
-    `Each endpoint alone at ${int(largest)} nodes:`,
+    `Each endpoint alone at ${int(largest)} nodes${withCpu ? "; server CPU per request is the bench process's (controller, API and plan worker together, so the controller's own work in the sweep is in it), event-loop utilisation over the sweep" : ''}:`,
     '',
-    table(['endpoint', 'req/s', 'p50', 'p99'], rows),
+    table(['endpoint', 'req/s', 'p50', 'p99', ...(withCpu ? ['server CPU/req', 'event-loop utilisation'] : [])], rows),
   ].join('\n');
+}
+
+/** The periodic passes' event-loop time per pass, for runs that recorded it (a line, or none). */
+function periodicLine(runs) {
+  const withPasses = runs.filter((r) => r.periodic_passes && Object.keys(r.periodic_passes).length > 0);
+  if (withPasses.length === 0) return [];
+  const cell = (p) => (p ? `${sig(p.busy_s_mean, ' s')} (${int(p.passes)})` : '—');
+  const parts = withPasses.map((r) => `${int(r.nodes)} nodes: verify ${cell(r.periodic_passes.verify)}, C9 ${cell(r.periodic_passes['pods-removed'])}, C10 ${cell(r.periodic_passes['pods-listed'])}`);
+  return [`Periodic passes (\`fleet_attach_periodic_pass_busy_seconds\`), event-loop time per pass (passes completed in the run): ${parts.join('; ')}.`, ''];
 }
 
 function e2eSection(e) {
@@ -173,6 +185,7 @@ function e2eSection(e) {
     '',
     table(['nodes', 'pods', 'converge', 'controller CPU', 'peak RSS MB', 'ingest', 'pods: parse + projection', 'JSON.parse', 'API writes/s', 'loop p50 / p99', 'plan p50 / p99', 'pod → VA p50 / p99'], rows),
     '',
+    ...periodicLine(runs),
     `Targets: ${targets.join('; ')}. Charts: \`bench/results/convergence-time.svg\`, \`loop-time.svg\`, \`ingest-vs-json-parse.svg\`.`,
   ].join('\n');
 }
