@@ -22,6 +22,7 @@ import type { ProjectionHandler } from '../kube/projection-store.js';
 import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
 import { logger, type Logger } from '../log/logger.js';
 import { applyNodeRecord, deleteNodeRecord } from './node-events.js';
+import { flatCopy } from '../cache/flat-copy.js';
 import { PodTracker, trackedVolumes, type TrackedPod } from './pod-tracker.js';
 import { PvIndex } from './pv-index.js';
 import { runInSlices, type PeriodicPassReport, type SliceStats } from './run-in-slices.js';
@@ -152,7 +153,7 @@ class Populator implements DesiredStatePopulator {
 
   podName(uid: string): { namespace: string; name: string } | undefined {
     const t = this.tracker.get(uid);
-    return t ? { namespace: t.namespace, name: t.name } : undefined;
+    return t ? { namespace: t.namespace, name: t.key.slice(t.namespace.length + 1) } : undefined;
   }
 
   private idle(fn: () => void): void {
@@ -208,7 +209,7 @@ class Populator implements DesiredStatePopulator {
   processPod(pod: PodRecord): void {
     const podKey = `${pod.namespace}/${pod.name}`;
     if (!pod.nodeName) return; // C3: unscheduled pods are ignored
-    this.tracker.setClaims(podKey, pod.namespace, pod.volumes);
+    const storedKey = this.tracker.setClaims(podKey, pod.namespace, pod.volumes);
     if (isPodTerminated(pod)) {
       this.removePod(pod.uid, podKey);
       return;
@@ -219,7 +220,7 @@ class Populator implements DesiredStatePopulator {
       this.skipped.delete(pod.uid); // B3: not evaluated, so not counted
       return;
     }
-    let tracked: ReturnType<PodTracker['getOrCreate']> | undefined;
+    let tracked: TrackedPod | undefined;
     let skips: SkipReason[] | undefined;
     for (const v of pod.volumes) {
       const r = resolvePodVolume(pod, v, this.resolverDeps);
@@ -237,7 +238,7 @@ class Populator implements DesiredStatePopulator {
       if (r.spec.origin !== 'inline') this.pvIndex.add(r.spec.name, unique);
       state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
       if (state.addDesiredPod(vol, node, pod.uid) === 'node-not-managed') continue;
-      tracked ??= this.tracker.getOrCreate(pod.uid, pod.namespace, pod.name, pod.nodeName);
+      tracked ??= this.tracker.get(pod.uid) ?? this.tracker.create(pod.uid, pod.namespace, storedKey ?? flatCopy(podKey), pod.nodeName);
       this.tracker.addVolume(tracked, unique);
     }
     this.skipped.set(pod.uid, podKey, skips);
@@ -307,7 +308,7 @@ class Populator implements DesiredStatePopulator {
    */
   private checkTracked(t: TrackedPod): void {
     const { state, pods } = this.d;
-    const pod = pods.get(`${t.namespace}/${t.name}`);
+    const pod = pods.get(t.key);
     if (!pod || pod.uid !== t.uid || isPodTerminated(pod)) {
       this.removePod(t.uid);
       return;

@@ -9,7 +9,13 @@ import { KeySets } from './key-sets.js';
 export interface TrackedPod {
   uid: string;
   namespace: string;
-  name: string;
+  /**
+   * `namespace/name`, the pod's key in the informer cache, flat; for a pod naming claims the
+   * same instance the claim index holds, so it costs no memory of its own. The C9 pass looks the
+   * pod up by it once a minute: a stored string's hash is cached, where a key built per lookup
+   * was a concatenation, a flattening copy and a hash for each of a million pods.
+   */
+  key: string;
   nodeName: string;
   /**
    * Unique volume names added to the desired state for this pod on `nodeName`, without repeats;
@@ -36,12 +42,10 @@ export class PodTracker {
     return this.byUid.get(uid);
   }
 
-  getOrCreate(uid: string, namespace: string, name: string, nodeName: string): TrackedPod {
-    let t = this.byUid.get(uid);
-    if (!t) {
-      t = { uid, namespace, name, nodeName, volumes: undefined };
-      this.byUid.set(uid, t);
-    }
+  /** Starts tracking a pod; `key` (its `namespace/name`) must be flat, as {@link setClaims} returns it or `flatCopy` makes it. */
+  create(uid: string, namespace: string, key: string, nodeName: string): TrackedPod {
+    const t: TrackedPod = { uid, namespace, key, nodeName, volumes: undefined };
+    this.byUid.set(uid, t);
     return t;
   }
 
@@ -78,19 +82,21 @@ export class PodTracker {
 
   /**
    * Replaces the claims a pod (by `namespace/name`) names with the `claimName`s of its volumes.
-   * Unchanged claims (every re-processing of a pod) cost one lookup and no allocation.
+   * Unchanged claims (every re-processing of a pod) cost one lookup and no allocation. Returns the
+   * flat copy of `podKey` it stored when it stored the claims anew, else undefined.
    */
-  setClaims(podKey: string, namespace: string, volumes: ReadonlyArray<{ readonly claimName?: string | undefined }>): void {
+  setClaims(podKey: string, namespace: string, volumes: ReadonlyArray<{ readonly claimName?: string | undefined }>): string | undefined {
     const prev = this.claimsOfPod.get(podKey);
-    if (prev !== undefined ? sameClaims(prev, namespace, volumes) : !volumes.some((v) => v.claimName)) return;
+    if (prev !== undefined ? sameClaims(prev, namespace, volumes) : !volumes.some((v) => v.claimName)) return undefined;
     this.clearClaims(podKey);
     // Flat copies: these keys live as long as the pod (see flat-copy.ts).
     const keys: string[] = [];
     for (const v of volumes) if (v.claimName) keys.push(flatCopy(`${namespace}/${v.claimName}`));
-    if (keys.length === 0) return;
+    if (keys.length === 0) return undefined;
     const key = flatCopy(podKey);
     this.claimsOfPod.set(key, keys.length === 1 ? keys[0]! : keys);
     for (const k of keys) this.claims.add(k, key);
+    return key;
   }
 
   clearClaims(podKey: string): void {

@@ -45,7 +45,7 @@ it('KeySets: one member stored alone, several in a set; members is a snapshot', 
 
 it('PodTracker volumes: recorded once each, in order, a lone one without a list, removable in any order', () => {
   const t = new PodTracker();
-  const p = t.getOrCreate('uid-1', 'ns', 'p1', 'node-a');
+  const p = t.create('uid-1', 'ns', 'ns/p1', 'node-a');
   assert.deepEqual(trackedVolumes(p), []);
   t.addVolume(p, 'v1');
   t.addVolume(p, 'v1');
@@ -68,4 +68,16 @@ it('PodTracker volumes: recorded once each, in order, a lone one without a list,
   t.removeVolume(p, 'v4');
   assert.deepEqual(trackedVolumes(p), []);
   assert.equal(t.get('uid-1'), p);
+});
+
+it('setClaims hands back the pod key it stored (for the tracked pod to share), and nothing when the claims did not change', () => {
+  const t = new PodTracker();
+  const built = ['ns', 'pod-with-a-long-name'].join('/');
+  const stored = t.setClaims(built, 'ns', [{ claimName: 'c1' }]);
+  assert.equal(stored, 'ns/pod-with-a-long-name');
+  assert.deepEqual(t.podsOfClaim('ns/c1'), ['ns/pod-with-a-long-name']);
+  assert.equal(t.setClaims(built, 'ns', [{ claimName: 'c1' }]), undefined, 'unchanged: nothing stored');
+  assert.equal(t.setClaims(built, 'ns', [{ claimName: 'c2' }]), 'ns/pod-with-a-long-name', 'changed: stored anew');
+  assert.deepEqual(t.podsOfClaim('ns/c1'), []);
+  assert.equal(t.setClaims(built, 'ns', [{}]), undefined, 'no claims: nothing stored');
 });
