@@ -125,16 +125,17 @@ function httpSection(h) {
   const rows = at.map((e) => [e.name, int(e.req_per_s), sig(e.p50_ms, ' ms'), sig(e.p99_ms, ' ms'), ...(withCpu ? [isNum(e.server_cpu_us_per_req) ? sig(e.server_cpu_us_per_req, ' µs') : '—', isNum(e.server_elu) ? sig(e.server_elu) : '—'] : [])]);
   const met = (ok) => (ok === undefined ? '' : ok ? ' ✓' : ' ✗');
   const runs = (h.runs ?? []).filter((r) => !r.failed);
-  // The bare route does less than the node-sized one; when it served fewer requests, the
-  // controller's own work fell into its sweeps and it is no ceiling: no verdict on the ratio.
+  // The bare route does less than the node-sized one; when it served clearly fewer requests
+  // (more than 20% fewer: the two are equal within the noise otherwise), the controller's own
+  // work fell into its sweeps and it is no ceiling: no verdict on the ratio.
   const ceilingValid = (r) => {
     const rate = (name) => h.endpoints.find((e) => e.nodes === r.nodes && e.name === name)?.req_per_s;
     const bare = rate('bare fastify route');
     const sized = rate('bare route, node-sized body');
-    return !(isNum(bare) && isNum(sized) && bare < sized);
+    return !(isNum(bare) && isNum(sized) && bare < 0.8 * sized);
   };
   const targetRows = runs.map((r) => [
-    int(r.nodes), sig(r.converge_s, ' s'), ceilingValid(r) ? `${pct(r.node_vs_ceiling)}${met(r.targets?.node_vs_ceiling_min_0_5)}` : `${pct(r.node_vs_ceiling)} (no ceiling: the bare route was slower than the node-sized one) ?`,
+    int(r.nodes), sig(r.converge_s, ' s'), ceilingValid(r) ? `${pct(r.node_vs_ceiling)}${met(r.targets?.node_vs_ceiling_min_0_5)}` : `${pct(r.node_vs_ceiling)} (no ceiling: the bare route was far slower than the node-sized one) ?`,
     `${sig(r.node_p99_ms_saturated, ' ms')}${met(r.targets?.node_p99_max_5ms_saturated)}`, `${sig(r.node_p99_ms_paced, ' ms')}${met(r.targets?.node_p99_max_5ms_paced)}`,
     `${sig(r.loop_p99_ms_idle, ' ms')} / ${sig(r.loop_p99_ms_loaded, ' ms')}${met(r.targets?.loop_p99_loaded_max_1_2x_idle)}`,
     `${sig(r.event_loop_delay?.loaded?.p99_ms, ' ms')} / ${sig(r.event_loop_delay?.loaded?.max_ms, ' ms')}`,
