@@ -20,12 +20,12 @@ import type { WorldState } from '../cache/world-state.js';
 import type { NodeRecord, PodRecord, PvRecord, PvcRecord } from '../kube/projections/index.js';
 import type { ProjectionHandler } from '../kube/projection-store.js';
 import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
+import { flatCopy } from '../cache/flat-copy.js';
 import { logger, type Logger } from '../log/logger.js';
 import { applyNodeRecord, deleteNodeRecord } from './node-events.js';
-import { flatCopy } from '../cache/flat-copy.js';
 import { PodTracker, trackedVolumes, type TrackedPod } from './pod-tracker.js';
 import { PvIndex } from './pv-index.js';
-import { runInSlices, type PeriodicPassReport, type SliceStats } from './run-in-slices.js';
+import { runInSlices, sumSliceStats, type PeriodicPassReport, type SliceStats } from './run-in-slices.js';
 import { SkippedVolumes } from './skipped-volumes.js';
 import type { NodeConditionCounter } from './node-condition-counter.js';
 import { isPodTerminated } from './pod-terminated.js';
@@ -185,10 +185,7 @@ class Populator implements DesiredStatePopulator {
       };
       const skipped = await runInSlices(this.skipped.entries(), each(([uid, s]) => this.checkSkipped(uid, s.podKey)), slices);
       const tracked = await runInSlices(this.tracker.values(), each((t) => this.checkTracked(t)), slices);
-      report('pods-removed', {
-        items: skipped.items + tracked.items, slices: skipped.slices + tracked.slices,
-        busyMs: skipped.busyMs + tracked.busyMs, cancelled: skipped.cancelled || tracked.cancelled,
-      });
+      report('pods-removed', sumSliceStats(skipped, tracked));
       if (this.now() - this.lastFullList >= this.d.listPodsPeriodMs) {
         this.lastFullList = this.now();
         report('pods-listed', await runInSlices(this.d.pods.values(), each((pod) => this.processPod(pod)), slices));

@@ -33,6 +33,11 @@ export interface SliceStats {
   cancelled: boolean;
 }
 
+/** Two walks reported as one pass (C9 walks the skipped pods, then the tracked ones). */
+export function sumSliceStats(a: SliceStats, b: SliceStats): SliceStats {
+  return { items: a.items + b.items, slices: a.slices + b.slices, busyMs: a.busyMs + b.busyMs, cancelled: a.cancelled || b.cancelled };
+}
+
 export async function runInSlices<T>(items: Iterator<T>, fn: (item: T) => void, o: SliceOptions): Promise<SliceStats> {
   const budget = o.budgetMs ?? 2;
   const stats: SliceStats = { items: 0, slices: 0, busyMs: 0, cancelled: false };
