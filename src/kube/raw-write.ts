@@ -23,6 +23,7 @@ import http2 from 'node:http2';
 import https from 'node:https';
 import type { H2Connection } from './h2-session.js';
 import type { FleetKubeConfig } from './kube-config.js';
+import { withLightAsyncBind } from './light-async-bind.js';
 import { httpError, readBody } from './raw-request.js';
 
 const http2Constants = http2.constants;
@@ -144,7 +145,7 @@ function sendH2(conn: H2Connection, session: http2.ClientHttp2Session, call: Raw
   return new Promise<RawResult>((resolve, reject) => {
     let stream: http2.ClientHttp2Stream;
     try {
-      stream = session.request(headers, { endStream: call.body === undefined, ...(call.signal ? { signal: call.signal } : {}) });
+      stream = withLightAsyncBind(() => session.request(headers, { endStream: call.body === undefined, ...(call.signal ? { signal: call.signal } : {}) }));
     } catch (err) {
       // A session that can take no more streams (closing, or out of stream ids) is not reused.
       if (SESSION_SPENT.has((err as NodeJS.ErrnoException).code ?? '')) session.destroy();
