@@ -22,9 +22,12 @@ const PERIODIC = 'fleet_attach_periodic_pass_busy_seconds';
 type Stats = Extract<SimChildMessage, { type: 'stats' }>;
 
 export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child, ctlProc: ProcSampler, simProc: ProcSampler, sim: Child, tracker: PodVaTracker): Promise<Record<string, unknown>> {
+  let simLoop: Stats['loop'] | undefined;
   const churnAt = async () => {
     sim.process.send({ type: 'stats' });
-    return (await nextMessage<SimChildMessage>(sim, (m) => m.type === 'stats', 60_000) as Stats).stats.churn ?? {};
+    const m = await nextMessage<SimChildMessage>(sim, (x) => x.type === 'stats', 60_000) as Stats;
+    simLoop = m.loop;
+    return m.stats.churn ?? {};
   };
   const churnA = await churnAt();
   const mA: PromSample[] = await probe.metrics();
@@ -93,10 +96,20 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     steady_sim_cpu_share: round(simCpu / span, 2),
     steady_bench_cpu_share: round((benchCpu.user + benchCpu.system) / 1e6 / span, 2),
     steady_api_calls: apiCalls(mA, mB, span),
+    // Whose loop a request waits behind: the simulator's since churnA, the controller's since
+    // the scrape mA (prom-client resets its event-loop-delay histogram at every scrape).
+    steady_sim_loop: simLoop ?? null,
+    steady_controller_loop: controllerLoop(mB),
     periodic_passes: periodicPasses(mB),
     bench_pod_events: pv.podEvents,
     bench_va_events: pv.vaEvents,
   };
+}
+
+/** The controller's event-loop delay and utilisation from its default process metrics, ms. */
+function controllerLoop(m: readonly PromSample[]): Record<string, number> {
+  const ms = (name: string) => round(sumOf(m, name) * 1000, 2) ?? NaN;
+  return { delay_p50_ms: ms('nodejs_eventloop_lag_p50_seconds'), delay_p99_ms: ms('nodejs_eventloop_lag_p99_seconds'), delay_max_ms: ms('nodejs_eventloop_lag_max_seconds') };
 }
 
 /**

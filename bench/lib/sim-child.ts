@@ -17,6 +17,7 @@ import { createChurn } from '../../src/sim/actors/churn.js';
 import { FleetIndex } from '../../src/sim/actors/fleet-index.js';
 import { startTicker } from '../../src/sim/actors/actor.js';
 import { createPrng, DEFAULT_FLEET_ACTOR_OPTIONS } from '../../src/sim/actors/index.js';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { ResourceName } from '../../src/sim/store/index.js';
 
 export interface SimChildConfig {
@@ -30,7 +31,17 @@ export type SimChildMessage =
   | { type: 'progress'; done: number; total: number }
   | { type: 'ready'; url: string; token: string; ca: string | undefined; population: Record<string, number> }
   | { type: 'churn-started'; indexMs: number }
-  | { type: 'stats'; stats: Record<string, Record<string, number>> };
+  | { type: 'stats'; stats: Record<string, Record<string, number>>; loop: SimLoopStats };
+
+/** The simulator's event loop since the previous `stats` command (or the start). */
+export interface SimLoopStats {
+  /** Delay of a timer behind the loop (monitorEventLoopDelay, 10 ms resolution), ms. */
+  delay_p50_ms: number;
+  delay_p99_ms: number;
+  delay_max_ms: number;
+  /** Event-loop utilisation: the share of the time the loop was not idle. */
+  elu: number;
+}
 
 export type SimChildCommand = { type: 'churn'; rate: number } | { type: 'stats' };
 
@@ -83,12 +94,23 @@ async function main(): Promise<void> {
   process.on('disconnect', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
   process.on('SIGINT', () => void stop(0));
+  // How long a request or a watch frame waits behind the simulator's own work (actors, fan-out).
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  let elu0 = performance.eventLoopUtilization();
+  const loopStats = (): SimLoopStats => {
+    const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+    const out = { delay_p50_ms: ms(delay.percentile(50)), delay_p99_ms: ms(delay.percentile(99)), delay_max_ms: ms(delay.max), elu: Math.round(performance.eventLoopUtilization(elu0).utilization * 1000) / 1000 };
+    delay.reset();
+    elu0 = performance.eventLoopUtilization();
+    return out;
+  };
   process.on('message', (m: SimChildCommand) => {
     if (m.type === 'churn' && !churn) {
       churn = startChurn(sim, cfg, m.rate);
       send({ type: 'churn-started', indexMs: churn.indexMs });
     } else if (m.type === 'stats') {
-      send({ type: 'stats', stats: { ...(sim.actors?.stats() ?? {}), ...(churn ? { churn: churn.stats() } : {}) } });
+      send({ type: 'stats', stats: { ...(sim.actors?.stats() ?? {}), ...(churn ? { churn: churn.stats() } : {}) }, loop: loopStats() });
     }
   });
   send({ type: 'ready', url: sim.url, token: sim.token, ca: sim.caPem, population: { ...(sim.population ?? {}) } as Record<string, number> });

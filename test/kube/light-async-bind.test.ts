@@ -8,7 +8,9 @@ const store = new AsyncLocalStorage<string>();
 /** A resource created inside context `ctx`, and a bind made while `withLightAsyncBind` runs. */
 function bindIn(ctx: string, fn: (this: unknown, ...args: unknown[]) => unknown, thisArg?: unknown) {
   const resource = store.run(ctx, () => new AsyncResource('Test'));
-  return withLightAsyncBind(() => resource.bind(fn, thisArg));
+  // @types/node 20 declares bind(fn) only; Node's own takes an optional thisArg (v14.8+).
+  const bind = resource.bind as (f: typeof fn, t?: unknown) => typeof fn;
+  return withLightAsyncBind(() => bind.call(resource, fn, thisArg));
 }
 
 describe('withLightAsyncBind', () => {
