@@ -3,22 +3,17 @@
  * with the attacher and kubelets on), plus a churn switch. `fleet-attach sim --churn N` starts
  * churn as soon as the fleet is generated, so a cold-start convergence would race 1,000 pod
  * changes per second and never reach "every desired pair attached"; here churn starts when the
- * parent says so (after convergence), with the same Churn actor `--churn` runs (graceful
- * deletions finished by the kubelets).
+ * parent says so (after convergence): the same Churn actor `--churn` runs, started on the
+ * running fleet's shared index (graceful deletions finished by the kubelets).
  *
  * Run by fork() with an IPC channel. Messages:
  *   parent → child  { type: 'churn', rate } | { type: 'stats' }
  *   child → parent  { type: 'progress', done, total } | { type: 'ready', url, token, ca, population }
- *                   | { type: 'churn-started', indexMs } | { type: 'stats', stats }
+ *                   | { type: 'churn-started', indexMs } | { type: 'stats', stats, loop }
  * The child exits when the parent goes away (IPC disconnect), on SIGTERM/SIGINT, or on error.
  */
-import { startSimulator, type Simulator } from '../../src/sim/server/index.js';
-import { createChurn } from '../../src/sim/actors/churn.js';
-import { FleetIndex } from '../../src/sim/actors/fleet-index.js';
-import { startTicker } from '../../src/sim/actors/actor.js';
-import { createPrng, DEFAULT_FLEET_ACTOR_OPTIONS } from '../../src/sim/actors/index.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { ResourceName } from '../../src/sim/store/index.js';
+import { startSimulator } from '../../src/sim/server/index.js';
 
 export interface SimChildConfig {
   nodes: number;
@@ -47,36 +42,6 @@ export type SimChildCommand = { type: 'churn'; rate: number } | { type: 'stats' 
 
 const send = (m: SimChildMessage) => process.send?.(m);
 
-/** Starts Churn on the running store, with its own index built from one full list. */
-function startChurn(sim: Simulator, cfg: SimChildConfig, rate: number) {
-  const t0 = performance.now();
-  const index = new FleetIndex();
-  const followed: readonly ResourceName[] = ['nodes', 'persistentvolumes', 'pods'];
-  for (const r of followed) for (const o of sim.store.list(r)) index.applyEvent('ADDED', r, o);
-  const churn = createChurn({
-    store: sim.store, index, prng: createPrng(cfg.seed).fork('churn'), rate,
-    driver: DEFAULT_FLEET_ACTOR_OPTIONS.driver, rwxFraction: DEFAULT_FLEET_ACTOR_OPTIONS.rwxFraction,
-    targetPods: cfg.nodes * cfg.podsPerNode, graceful: true,
-  });
-  // The index first, then the actor, as startFleetActors dispatches.
-  const unsubscribe = sim.store.subscribe((ev) => {
-    if (!followed.includes(ev.resource)) return;
-    // Read only, as the fleet's own actors read it: the committed object, not a parse per event.
-    const o = ev.view();
-    index.applyEvent(ev.type, ev.resource, o);
-    if (ev.resource === 'pods') churn.onEvent(ev.type, ev.resource, o);
-  });
-  const stopTicker = startTicker(churn);
-  return {
-    indexMs: performance.now() - t0,
-    stats: () => churn.stats(),
-    stop() {
-      stopTicker();
-      unsubscribe();
-    },
-  };
-}
-
 async function main(): Promise<void> {
   const cfg = JSON.parse(process.env.FA_SIM_CHILD ?? 'null') as SimChildConfig | null;
   if (!cfg) throw new Error('FA_SIM_CHILD (JSON config) is required');
@@ -85,9 +50,7 @@ async function main(): Promise<void> {
     fleet: { seed: cfg.seed, nodes: cfg.nodes, podsPerNode: cfg.podsPerNode, attacher: true, kubelet: true, churn: 0, nodeFailureRate: 0 },
     onProgress: (done, total) => send({ type: 'progress', done, total }),
   });
-  let churn: ReturnType<typeof startChurn> | undefined;
   const stop = async (code: number) => {
-    churn?.stop();
     await sim.stop();
     process.exit(code);
   };
@@ -106,11 +69,13 @@ async function main(): Promise<void> {
     return out;
   };
   process.on('message', (m: SimChildCommand) => {
-    if (m.type === 'churn' && !churn) {
-      churn = startChurn(sim, cfg, m.rate);
-      send({ type: 'churn-started', indexMs: churn.indexMs });
+    if (m.type === 'churn') {
+      // The fleet's own Churn actor, on the actors' shared index, as `fleet-attach sim --churn` runs it.
+      const t0 = performance.now();
+      if (!sim.actors?.startChurn(m.rate)) throw new Error('churn: the fleet has no actors running, or churn already runs');
+      send({ type: 'churn-started', indexMs: performance.now() - t0 });
     } else if (m.type === 'stats') {
-      send({ type: 'stats', stats: { ...(sim.actors?.stats() ?? {}), ...(churn ? { churn: churn.stats() } : {}) }, loop: loopStats() });
+      send({ type: 'stats', stats: sim.actors?.stats() ?? {}, loop: loopStats() });
     }
   });
   send({ type: 'ready', url: sim.url, token: sim.token, ca: sim.caPem, population: { ...(sim.population ?? {}) } as Record<string, number> });

@@ -77,3 +77,23 @@ test('churn: the rate holds however a tick is sliced (credit accrues with time, 
   const made = changes() - first;
   assert.ok(made >= 95 && made <= 105, `${made} changes in 1 s at 100/s`);
 });
+
+test('churn started on a running fleet: runs on the shared index, once, and not after stop', async () => {
+  const store = testStore();
+  await populateFleet(store, { seed: 7, nodes: 10, podsPerNode: 5 });
+  const actors = startFleetActors(store, { seed: 7, nodes: 10, podsPerNode: 5, attacher: false, kubelet: true, mountLatencyMs: 10, unmountLatencyMs: 10, churn: 0 });
+  try {
+    assert.equal(actors.stats().churn, undefined, 'no churn before it is started');
+    assert.equal(actors.startChurn(200), true);
+    assert.equal(actors.startChurn(200), false, 'a second churn is refused');
+    await waitFor('churn on the running fleet', () => {
+      const s = actors.stats().churn;
+      return s !== undefined && s.podsCreated >= 5 && s.podsDeleted >= 10;
+    });
+    // The shared index saw churn's own writes: its pod count follows the store's.
+    await waitFor('index in step', () => actors.stats().index.pods === store.count('pods'));
+  } finally {
+    await actors.stop();
+  }
+  assert.equal(actors.startChurn(200), false, 'a stopped fleet starts nothing');
+});

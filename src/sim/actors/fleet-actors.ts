@@ -24,6 +24,13 @@ export interface FleetActors {
   stop(): Promise<void>;
   /** Counters per running actor (e.g. `attacher.attached`, `kubelet.mounted`), plus index sizes. */
   stats(): FleetActorStats;
+  /**
+   * Starts pod churn at `rate` changes/s on the running fleet, on the shared index and store
+   * subscription (a churn started apart would keep a second index of every pod, node and
+   * volume, fed from a full list). False, and nothing changes, when churn already runs or the
+   * fleet is stopped.
+   */
+  startChurn(rate: number): boolean;
 }
 
 export type FleetActorStats = Record<string, Record<string, number>>;
@@ -49,10 +56,8 @@ export function startFleetActors(store: SimStore, partial: Partial<FleetActorOpt
     actors.push(createKubelet({ store, index, mountLatencyMs: opts.mountLatencyMs, unmountLatencyMs: opts.unmountLatencyMs }));
     actors.push(createNodeLeases({ store, index, leaseRenewMs: opts.leaseRenewMs }));
   }
-  if (opts.churn > 0 || faults) {
-    const rate = faults ? () => opts.churn + faults.churnRate() : opts.churn;
-    actors.push(createChurn({ store, index, prng: prng.fork('churn'), rate, driver: opts.driver, rwxFraction: opts.rwxFraction, targetPods: opts.nodes * opts.podsPerNode, graceful: opts.kubelet }));
-  }
+  const churn = (rate: number | (() => number)) => createChurn({ store, index, prng: prng.fork('churn'), rate, driver: opts.driver, rwxFraction: opts.rwxFraction, targetPods: opts.nodes * opts.podsPerNode, graceful: opts.kubelet });
+  if (opts.churn > 0 || faults) actors.push(churn(faults ? () => opts.churn + faults.churnRate() : opts.churn));
   if (opts.nodeFailureRate > 0) {
     actors.push(createNodeFailures({ store, index, prng: prng.fork('node-failure'), rate: opts.nodeFailureRate, recoveryMs: opts.nodeRecoveryMs, outOfServiceFraction: opts.outOfServiceFraction }));
   }
@@ -85,6 +90,15 @@ export function startFleetActors(store: SimStore, partial: Partial<FleetActorOpt
       stopped = true;
       unsubscribe();
       for (const s of stopTickers) s();
+    },
+    startChurn(rate) {
+      if (stopped || actors.some((a) => a.name === 'churn')) return false;
+      // Churn follows pods only, which the shared index (and so `wanted`) always includes; it
+      // reads the existing fleet through the index, so it needs no replay of current objects.
+      const a = churn(rate);
+      actors.push(a);
+      stopTickers.push(startTicker(a));
+      return true;
     },
     stats() {
       const out: FleetActorStats = { index: { nodes: index.nodeCount(), readyNodes: index.readyNodeCount(), pods: index.podCount(), boundVolumes: index.boundVolumeCount() } };
