@@ -136,7 +136,7 @@ const SESSION_SPENT = new Set(['ERR_HTTP2_OUT_OF_STREAMS', 'ERR_HTTP2_GOAWAY_SES
  * process per variant, alternated four times: median 41 vs 50 µs per request), and passing them
  * changes nothing on the wire.
  */
-const H2_PRIORITY_DEFAULTS = { weight: http2Constants.NGHTTP2_DEFAULT_WEIGHT, parent: 0, exclusive: false, silent: false } as const;
+export const H2_PRIORITY_DEFAULTS = { weight: http2Constants.NGHTTP2_DEFAULT_WEIGHT, parent: 0, exclusive: false, silent: false } as const;
 
 /** `call` as one stream of `session`, with the headers and basic auth client-node put in `opts`. */
 function sendH2(conn: H2Connection, session: http2.ClientHttp2Session, call: RawCall, path: string, opts: https.RequestOptions): Promise<RawResult> {
