@@ -4,10 +4,11 @@
  * `ClientHttp2Session.request()` wraps its connect callback with `AsyncResource#bind`, and on
  * Node 20 that `bind` also defines the deprecated `asyncResource` accessor (DEP0172) on the
  * wrapper through two `util.deprecate` calls, each of which re-parents a new function and
- * materialises a prototype object. Profiled on the raw write path (`npm run bench:api`), that
- * was about a tenth of the client's CPU per call, before the garbage it leaves. Node fixed the
- * cost later (nodejs/node#58218: `deprecate` no longer touches prototypes; the property itself
- * is removed in #58618); this gives Node 20 the same behaviour for the duration of `fn` only.
+ * materialises a prototype object. `npm run bench:h2` measures Node's client at 0.55–0.64× the
+ * CPU per request without it, and its garbage was ~1.5 GB of the controller's peak RSS in a 50k
+ * cold start (README, "What limits it"). The cost is reported as nodejs/node#58218; Node 24 no
+ * longer lets that `deprecate` touch prototypes (#59195), and #58618 ends the property. This
+ * gives Node 20 a `bind` without it for the duration of `fn` only.
  *
  * Contract: while `fn` runs, `AsyncResource.prototype.bind(f, thisArg)` returns a function
  * that calls `f` inside the resource's async scope exactly as the native one does (same
@@ -19,9 +20,9 @@ import { AsyncResource } from 'node:async_hooks';
 
 const nativeBind = AsyncResource.prototype.bind;
 
-// The `this` of the wrapper is passed on when no thisArg is given, as the native bind does.
 type AnyFn = (this: unknown, ...args: unknown[]) => unknown;
 
+// The wrapper's own `this` is passed on when no thisArg is given, as the native bind does.
 function lightBind(this: AsyncResource, fn: AnyFn, thisArg?: unknown): AnyFn {
   const resource = this;
   if (thisArg !== undefined) return resource.runInAsyncScope.bind(resource, fn, thisArg) as AnyFn;
