@@ -25,7 +25,7 @@ import { createKubeApiClient, type KubeApiClient } from '../src/kube/api-client.
 import { loadKubeConfig } from '../src/kube/kube-config.js';
 import { nodeObject } from '../src/sim/actors/objects.js';
 import { startSimulator } from '../src/sim/server/index.js';
-import { forkTs, nextMessage } from './lib/children.js';
+import { forkTs, nextMessage, runChild, runMain } from './lib/children.js';
 import { median, round } from './lib/stats.js';
 
 const ROLE_ENV = 'FA_API_WRITES_ROLE';
@@ -168,14 +168,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.env[ROLE_ENV] === 'sim') {
-  simChild(Number(process.env.FA_API_WRITES_NODES ?? '100')).catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+if (process.env[ROLE_ENV] === 'sim') runChild(() => simChild(Number(process.env.FA_API_WRITES_NODES ?? '100')));
+else runMain(main);

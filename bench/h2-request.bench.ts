@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { withLightAsyncBind } from '../src/kube/light-async-bind.js';
 import { H2_PRIORITY_DEFAULTS } from '../src/kube/raw-write.js';
-import { forkTs, nextMessage } from './lib/children.js';
+import { forkTs, nextMessage, runChild, runMain } from './lib/children.js';
 import { median, round } from './lib/stats.js';
 
 const ROLE = 'FA_H2_BENCH_ROLE';
@@ -125,13 +125,8 @@ const role = process.env[ROLE];
 if (role === 'server') serverChild();
 else if (role === 'client') {
   const c = JSON.parse(process.env.FA_H2_BENCH ?? '{}') as { variant: Variant; port: number; requests: number; concurrency: number };
-  clientChild(c.variant, c.port, c.requests, c.concurrency).then(() => process.exit(0), (err: unknown) => {
-    console.error(err);
-    process.exit(1);
+  runChild(async () => {
+    await clientChild(c.variant, c.port, c.requests, c.concurrency);
+    process.exit(0);
   });
-} else {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+} else runMain(main);

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
-import { forkTs, nextMessage, SEMI_SPACE_FLAG } from './lib/children.js';
+import { forkTs, nextMessage, runChild, runMain, SEMI_SPACE_FLAG } from './lib/children.js';
 
 const PODS_PER_NODE = 10;
 type Kinds = Record<'string' | 'rope' | 'object' | 'array' | 'other', number>;
@@ -120,16 +120,8 @@ async function main(): Promise<void> {
 const role = process.env.FA_HEAP_BENCH;
 if (role) {
   const { nodes, snapshotDir } = JSON.parse(role) as { nodes: number; snapshotDir?: string };
-  measure(nodes, snapshotDir).then(
-    (result) => process.send?.({ type: 'result', result }, () => process.exit(0)),
-    (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-} else {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
+  runChild(async () => {
+    const result = await measure(nodes, snapshotDir);
+    process.send?.({ type: 'result', result }, () => process.exit(0));
   });
-}
+} else runMain(main);

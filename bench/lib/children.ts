@@ -136,3 +136,19 @@ export function nextMessage<T>(child: Child, pred: (m: T) => boolean, timeoutMs:
     });
   });
 }
+
+/** A bench's entry point in the parent: an error is printed and fails the process once it ends. */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}
+
+/** A bench child's role: an error is printed and ends the child at once, so its parent sees the exit. */
+export function runChild(role: () => Promise<void>): void {
+  role().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
