@@ -23,13 +23,16 @@ type Stats = Extract<SimChildMessage, { type: 'stats' }>;
 
 export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child, ctlProc: ProcSampler, simProc: ProcSampler, sim: Child, tracker: PodVaTracker): Promise<Record<string, unknown>> {
   let simLoop: Stats['loop'] | undefined;
+  let simActors: Stats['stats'] = {};
   const churnAt = async () => {
     sim.process.send({ type: 'stats' });
     const m = await nextMessage<SimChildMessage>(sim, (x) => x.type === 'stats', 60_000) as Stats;
     simLoop = m.loop;
+    simActors = m.stats;
     return m.stats.churn ?? {};
   };
   const churnA = await churnAt();
+  const actorsA = simActors;
   const mA: PromSample[] = await probe.metrics();
   const cpuA = ctlProc.last().cpuS;
   const simCpuA = simProc.last().cpuS;
@@ -90,6 +93,8 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     rescheduled_pods: pv.otherPods,
     churn_changes_per_s: round((changes(churnB) - changes(churnA)) / span, 0),
     churn_stats: churnB,
+    // Every simulator actor's counters over the measured minute (B − A), per second.
+    steady_sim_actor_rates: actorRates(actorsA, simActors, span),
     steady_api_writes_per_s: round(writes / span, 0),
     steady_watch_events_per_s: round((sumOf(mB, 'fleet_attach_watch_events_total') - sumOf(mA, 'fleet_attach_watch_events_total')) / span, 0),
     steady_controller_cpu_share: round(cpu / span, 2),
@@ -104,6 +109,15 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     bench_pod_events: pv.podEvents,
     bench_va_events: pv.vaEvents,
   };
+}
+
+function actorRates(a: Stats['stats'], b: Stats['stats'], span: number): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const [actor, counters] of Object.entries(b)) {
+    out[actor] = {};
+    for (const [k, v] of Object.entries(counters)) out[actor][k] = round((v - (a[actor]?.[k] ?? 0)) / span, 1);
+  }
+  return out;
 }
 
 /** The controller's event-loop delay and utilisation from its default process metrics, ms. */

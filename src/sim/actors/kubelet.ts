@@ -56,7 +56,7 @@ class Kubelet implements FleetActor {
   private readonly finishQueue = new DelayQueue<string>();
   private readonly terminating = new Set<string>();
   private readonly writeError = createWriteErrorLog('kubelet');
-  private readonly counters = { mounted: 0, unmounted: 0, nodeStatusWrites: 0, podsStopped: 0, podsFinished: 0, writeErrors: 0 };
+  private readonly counters = { mounted: 0, unmounted: 0, nodeStatusWrites: 0, podsStopped: 0, podsFinished: 0, writeErrors: 0, nodeReconciles: 0, wantedComputed: 0 };
 
   constructor(private readonly d: KubeletDeps) {}
 
@@ -130,6 +130,7 @@ class Kubelet implements FleetActor {
     }
     const cached = this.wantedCache[id];
     if (cached) return cached;
+    this.counters.wantedComputed++;
     const out = new Set<number>();
     let resolved = true;
     for (const key of index.podsOn(id)) {
@@ -162,6 +163,7 @@ class Kubelet implements FleetActor {
   private reconcile(id: number, now: number): void {
     const { index } = this.d;
     if (!index.exists(id) || !index.isReady(id)) return;
+    this.counters.nodeReconciles++;
     for (const key of index.podsOn(id)) {
       if (index.pods.get(key)?.deleting && !this.terminating.has(key)) this.stopPod(key, now);
     }
