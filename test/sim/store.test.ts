@@ -216,6 +216,27 @@ test('a label that repeats the resourceVersion text does not confuse the stored 
   assert.equal(stored?.metadata.resourceVersion, String(s.resourceVersion()));
 });
 
+test('a removal event carries the last stored object with the new resourceVersion, also when a label repeats the old one', () => {
+  const s = createSimStore({ namespaces: [] });
+  const frames: string[] = [];
+  s.subscribe((ev) => { if (ev.type === 'DELETED') frames.push(ev.json); });
+  s.create('pods', pod('a'));
+  const stored = JSON.parse(String(s.getJson('pods', 'default', 'a'))) as KubeObject;
+  s.create('pods', pod('b', undefined, { metadata: { name: 'b', namespace: 'default', labels: { resourceVersion: '' } } }));
+  // The label repeats the resourceVersion this write commits, so the stored text has the field twice.
+  const b = s.mutate('pods', 'default', 'b', (o) => { o.metadata.labels = { resourceVersion: String(s.resourceVersion() + 1) }; });
+  const bStored = JSON.parse(String(s.getJson('pods', 'default', 'b'))) as KubeObject;
+  s.delete('pods', 'default', 'a');
+  s.delete('pods', 'default', 'b');
+  assert.equal(frames.length, 2);
+  const [a, bGone] = frames.map((f) => JSON.parse(f) as KubeObject);
+  assert.deepEqual(a, { ...stored, metadata: { ...stored.metadata, resourceVersion: String(s.resourceVersion() - 1) } });
+  assert.deepEqual(bGone, { ...bStored, metadata: { ...bStored.metadata, resourceVersion: String(s.resourceVersion()) } });
+  assert.equal(bStored.metadata.labels?.resourceVersion, bStored.metadata.resourceVersion);
+  assert.equal(bGone.metadata.labels?.resourceVersion, b?.metadata.resourceVersion, 'the label keeps its text');
+  assert.equal(frames[0], JSON.stringify(a), 'the event text is the object in stored key order');
+});
+
 test('the …Json writes answer the committed JSON, the same bytes the store keeps and watchers get', () => {
   const s = createSimStore({ namespaces: [] });
   const frames: string[] = [];

@@ -209,7 +209,7 @@ class MemoryStore implements ServableStore {
     }
     const grace = resource === 'pods' ? podGracePeriod(stored, opts.gracePeriodSeconds) : 0;
     const current = typeof meta.deletionGracePeriodSeconds === 'number' ? meta.deletionGracePeriodSeconds : undefined;
-    if (grace === 0 && !hasFinalizers(meta)) return this.remove(info, key, podNodeName(stored), stored);
+    if (grace === 0 && !hasFinalizers(meta)) return this.remove(info, key, podNodeName(stored), stored, json);
     // Graceful or finalizer-held: mark for deletion; a later delete may only shorten the period.
     if (meta.deletionTimestamp !== undefined && current !== undefined && current <= grace) return { obj: stored, json };
     const next: KubeObject = { ...stored, metadata: { ...meta } };
@@ -237,21 +237,22 @@ class MemoryStore implements ServableStore {
     o.metadata.resourceVersion = oldRv;
     const same = JSON.stringify(o);
     if (same === before) return { obj: o, json: before };
-    // Serialise once: swap the resourceVersion in the text when it occurs exactly once (string
-    // values have their quotes escaped, so only a label or annotation key could repeat it).
+    // Serialise once: the committed text is this one with the next resourceVersion.
     const rv = String(this.rv + 1);
     o.metadata.resourceVersion = rv;
-    const field = `"resourceVersion":"${oldRv}"`;
-    const at = same.indexOf(field);
-    const json = at >= 0 && at === same.lastIndexOf(field) ? `${same.slice(0, at)}"resourceVersion":"${rv}"${same.slice(at + field.length)}` : JSON.stringify(o);
+    const json = withResourceVersion(same, oldRv, rv) ?? JSON.stringify(o);
     this.tables.put(info.name, key, json, prevNode, info.name === 'pods' ? podNodeName(o) : undefined);
     return this.publish('MODIFIED', info, o, json, before);
   }
 
-  private remove(info: ResourceInfo, key: string, prevNode: string | undefined, last: KubeObject): Committed {
+  /** Removes the object; `lastJson`, when given, is `last` as stored (the DELETED event's text then needs no serialisation). */
+  private remove(info: ResourceInfo, key: string, prevNode: string | undefined, last: KubeObject, lastJson?: string): Committed {
     this.tables.remove(info.name, key, prevNode);
-    last.metadata.resourceVersion = String(this.rv + 1);
-    return this.publish('DELETED', info, last, JSON.stringify(last), undefined);
+    const oldRv = String(last.metadata.resourceVersion);
+    const rv = String(this.rv + 1);
+    last.metadata.resourceVersion = rv;
+    const json = (lastJson !== undefined ? withResourceVersion(lastJson, oldRv, rv) : undefined) ?? JSON.stringify(last);
+    return this.publish('DELETED', info, last, json, undefined);
   }
 
   /** Takes the next resourceVersion (already written into `obj` and `json`), records and delivers the event. */
@@ -273,6 +274,18 @@ export function qualified(info: ResourceInfo): string {
 
 function conflict(info: ResourceInfo, name: string): StoreError {
   return new StoreError('Conflict', 409, `Operation cannot be fulfilled on ${qualified(info)} "${name}": the object has been modified; please apply your changes to the latest version and try again`);
+}
+
+/**
+ * `json` with its resourceVersion `from` replaced by `to`, or undefined when the field does not
+ * occur exactly once. String values have their quotes escaped, so only a label or annotation
+ * key could repeat it; the caller then serialises the object instead.
+ */
+export function withResourceVersion(json: string, from: string, to: string): string | undefined {
+  const field = `"resourceVersion":"${from}"`;
+  const at = json.indexOf(field);
+  if (at < 0 || at !== json.lastIndexOf(field)) return undefined;
+  return `${json.slice(0, at)}"resourceVersion":"${to}"${json.slice(at + field.length)}`;
 }
 
 /** The object in Kubernetes' key order: apiVersion and kind (the resource's), metadata, then the rest. */
