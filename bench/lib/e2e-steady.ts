@@ -111,8 +111,9 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
   };
 }
 
-function actorRates(a: Stats['stats'], b: Stats['stats'], span: number): Record<string, Record<string, number>> {
-  const out: Record<string, Record<string, number>> = {};
+/** Each simulator actor's counters from `a` to `b` per second (gauges such as queue sizes come out as their change per second). */
+function actorRates(a: Stats['stats'], b: Stats['stats'], span: number): Record<string, Record<string, number | null>> {
+  const out: Record<string, Record<string, number | null>> = {};
   for (const [actor, counters] of Object.entries(b)) {
     out[actor] = {};
     for (const [k, v] of Object.entries(counters)) out[actor][k] = round((v - (a[actor]?.[k] ?? 0)) / span, 1);
