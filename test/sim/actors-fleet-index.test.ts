@@ -60,5 +60,8 @@ test('fleet index: internAll reuses the previous ids of unchanged names and inte
   assert.deepEqual(again.map((v) => index.volumeName(v)), ['v1', 'v3', 'v2']);
   assert.equal(again[0], first[0]);
   assert.equal(again[2], first[1], 'a name that moved position is found by interning');
+  const shifted = index.internAll(['v3', 'v2', 'v4'], again);
+  assert.deepEqual(shifted.map((v) => index.volumeName(v)), ['v3', 'v2', 'v4'], 'entries one off their old position');
+  assert.deepEqual(shifted.slice(0, 2), again.slice(1));
   assert.deepEqual(index.internAll([], again), []);
 });

@@ -63,6 +63,27 @@ test('kubelet: a graceful pod deletion stops the pod, unmounts its volume, then 
   }
 });
 
+test('kubelet: a pod deleted while its node is NotReady is stopped and finished once the node recovers', async () => {
+  const { store, actors } = await setup(1, 2);
+  try {
+    const [v0, v1] = [podVolumeName(store, FLEET_NAMESPACE, 'pod-000001-00'), podVolumeName(store, FLEET_NAMESPACE, 'pod-000001-01')];
+    setVolumesAttached(store, 'node-000001', [v0, v1]);
+    await waitFor('both in use', () => volumesInUse(store, 'node-000001').length === 2);
+    setNodeReady(store, 'node-000001', 'False');
+    store.delete('pods', FLEET_NAMESPACE, 'pod-000001-00');
+    await new Promise((r) => setTimeout(r, 200)); // ten ticks, and ten mount latencies
+    const held = store.get('pods', FLEET_NAMESPACE, 'pod-000001-00');
+    assert.ok(held?.metadata.deletionTimestamp, 'a NotReady node finishes nothing');
+    assert.ok(JSON.stringify(held.status).includes('running'), 'nor stops containers');
+    assert.equal(volumesInUse(store, 'node-000001').length, 2);
+    setNodeReady(store, 'node-000001', 'True');
+    await waitFor('pod gone after recovery', () => store.get('pods', FLEET_NAMESPACE, 'pod-000001-00') === undefined);
+    assert.deepEqual(volumesInUse(store, 'node-000001'), [v1]);
+  } finally {
+    await actors.stop();
+  }
+});
+
 test('kubelet: a terminated pod and a force-deleted pod release their volumes', async () => {
   const { store, actors } = await setup(1, 2);
   try {

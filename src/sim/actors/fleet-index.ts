@@ -262,16 +262,22 @@ export class FleetIndex {
 
   /**
    * Interned ids of `names`, reusing `prev` (ids of the same node's previous list) where the
-   * names are unchanged: a node's lists change one entry at a time, and comparing with the
-   * interned string costs less than hashing a freshly parsed one.
+   * names are unchanged: a node's lists are sorted and change one entry at a time, so a name is
+   * at its old position or one off it, and comparing it with the interned string there costs
+   * less than hashing a freshly parsed one.
    */
   internAll(names: readonly string[], prev: readonly number[] | undefined): number[] {
     const out = new Array<number>(names.length);
     for (let i = 0; i < names.length; i++) {
-      const p = prev !== undefined && i < prev.length ? prev[i] : -1;
-      out[i] = p >= 0 && this.volumes[p] === names[i] ? p : this.intern(names[i]);
+      out[i] = (prev && (this.sameAt(prev, i, names[i]) ?? this.sameAt(prev, i + 1, names[i]) ?? this.sameAt(prev, i - 1, names[i]))) ?? this.intern(names[i]);
     }
     return out;
+  }
+
+  /** `prev[i]` when it is the id of `name`. */
+  private sameAt(prev: readonly number[], i: number, name: string): number | undefined {
+    const p = i >= 0 && i < prev.length ? prev[i] : -1;
+    return p >= 0 && this.volumes[p] === name ? p : undefined;
   }
 }
 

@@ -55,6 +55,12 @@ class Kubelet implements FleetActor {
   private readonly volumeQueue = new DelayQueue<number>();
   private readonly finishQueue = new DelayQueue<string>();
   private readonly terminating = new Set<string>();
+  /**
+   * Per node, pods seen marked for deletion whose containers this kubelet has not stopped: what
+   * a node's reconcile stops, so it never walks all the node's pods (the walk was most of the
+   * kubelet's time under churn). Kept while the node is NotReady; a pod's removal forgets it.
+   */
+  private readonly toStop: Array<Set<string> | undefined> = [];
   private readonly writeError = createWriteErrorLog('kubelet');
   private readonly counters = { mounted: 0, unmounted: 0, nodeStatusWrites: 0, podsStopped: 0, podsFinished: 0, writeErrors: 0, nodeReconciles: 0, wantedComputed: 0 };
 
@@ -81,8 +87,8 @@ class Kubelet implements FleetActor {
       this.dirty.add(id);
     } else if (resource === 'pods') {
       const node = podNodeName(o);
-      if (node !== undefined) {
-        const id = index.nodeId(node);
+      const id = node === undefined ? -1 : index.nodeId(node);
+      if (id >= 0) {
         this.dirty.add(id);
         this.wantedCache[id] = undefined;
       }
@@ -90,6 +96,10 @@ class Kubelet implements FleetActor {
         const key = objectKey(o.metadata.namespace, o.metadata.name);
         this.terminating.delete(key);
         this.finishQueue.delete(key);
+        if (id >= 0) this.toStop[id]?.delete(key);
+      } else if (id >= 0 && o.metadata.deletionTimestamp !== undefined) {
+        const key = objectKey(o.metadata.namespace, o.metadata.name);
+        if (!this.terminating.has(key)) (this.toStop[id] ??= new Set()).add(key);
       }
     } else if (this.unresolved.size > 0 && type !== 'DELETED') {
       // A PV bound to a claim: pods waiting for that claim may resolve now.
@@ -164,8 +174,10 @@ class Kubelet implements FleetActor {
     const { index } = this.d;
     if (!index.exists(id) || !index.isReady(id)) return;
     this.counters.nodeReconciles++;
-    for (const key of index.podsOn(id)) {
-      if (index.pods.get(key)?.deleting && !this.terminating.has(key)) this.stopPod(key, now);
+    const stop = this.toStop[id];
+    if (stop !== undefined) {
+      this.toStop[id] = undefined;
+      for (const key of stop) if (index.pods.get(key)?.deleting && !this.terminating.has(key)) this.stopPod(key, now);
     }
     const v = this.vols[id];
     if (!v) return;
@@ -256,8 +268,9 @@ class Kubelet implements FleetActor {
       return;
     }
     if (!index.isReady(pod.node)) {
-      // Handled again when the node recovers.
+      // Stopped again when the node recovers.
       this.terminating.delete(key);
+      (this.toStop[pod.node] ??= new Set()).add(key);
       return;
     }
     const inUse = this.vols[pod.node]?.inUse ?? [];
