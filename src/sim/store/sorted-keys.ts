@@ -26,12 +26,7 @@ export class SortedKeys {
     const chunk = this.chunks[ci];
     const i = lowerBound(chunk, key);
     if (chunk[i] === key) return;
-    // copyWithin moves the tail in place; splice would also build a result array.
-    chunk.push(key);
-    if (i < chunk.length - 1) {
-      chunk.copyWithin(i + 1, i, chunk.length - 1);
-      chunk[i] = key;
-    }
+    chunk.splice(i, 0, key);
     this.count++;
     if (chunk.length > MAX_CHUNK) this.chunks.splice(ci + 1, 0, chunk.splice(MAX_CHUNK >> 1));
   }
@@ -43,8 +38,7 @@ export class SortedKeys {
     const chunk = this.chunks[ci];
     const i = lowerBound(chunk, key);
     if (chunk[i] !== key) return;
-    chunk.copyWithin(i, i + 1);
-    chunk.pop();
+    chunk.splice(i, 1);
     this.count--;
     if (chunk.length === 0) this.chunks.splice(ci, 1);
   }
