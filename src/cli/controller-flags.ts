@@ -22,7 +22,7 @@ export const CONTROLLER_FLAGS = {
   'kube-api-qps': { kind: 'float', default: 20, min: 0.1, help: 'client-side rate limit of API writes', upstream: '--kube-api-qps' },
   'kube-api-burst': { kind: 'int', default: 30, min: 1, help: 'burst of that rate limit', upstream: '--kube-api-burst' },
   'kube-api-http2': { kind: 'bool', default: true, help: 'hot API calls (VolumeAttachment writes, Node reads and status patches) over one HTTP/2 connection when the server offers it; false: HTTP/1.1 keep-alive', upstream: 'client-go: HTTP/2 unless DISABLE_HTTP2' },
-  'kube-api-max-in-flight': { kind: 'int', default: 96, min: 1, max: 4096, help: 'controller API requests on the wire at once (status writes first); the rest wait without their timeout running' },
+  'kube-api-max-in-flight': { kind: 'int', default: 96, min: 1, max: 4096, help: 'controller API requests on the wire at once (node status writes and VolumeAttachment deletes first); the rest wait without their timeout running' },
   'max-operation-starts-per-pass': { kind: 'int', default: 5000, min: 1, help: 'attach/detach operations one reconcile pass may start; the rest wait for a later pass' },
   'max-api-backlog': { kind: 'int', default: 500, min: 0, help: 'start no operation while more API requests than this wait for a slot' },
   workers: { kind: 'int', default: Math.max(1, availableParallelism() - 1), min: 0, max: 64, help: 'plan worker threads (0 = main thread)' },

@@ -6,7 +6,7 @@
  *
  * Contract for every method:
  * - controller calls (everything but leases) first take a slot of the in-flight bound
- *   (`maxInFlight`; node status writes and live Node reads in the high lane, see
+ *   (`maxInFlight`; node status writes and VolumeAttachment deletes in the high lane, see
  *   in-flight-limiter.ts) and a token from one shared client-side rate limiter (`qps`/`burst`,
  *   kube-controller-manager's 20/30 by default); lease calls skip both so renewals are never
  *   queued behind controller traffic (KCM uses a separate client for them);
@@ -152,8 +152,10 @@ class GeneratedApiClient implements KubeApiClient {
   async deleteVolumeAttachment(name: string): Promise<'deleted' | 'not-found'> {
     const what = { verb: 'delete', resource: 'volumeattachments', name };
     try {
-      if (this.rawWrites) await this.raw(what, { method: 'DELETE', path: `${VA_PATH}/${pathSegment(name)}`, response: 'drain' });
-      else await this.runner.run(what, (o) => this.storage.deleteVolumeAttachmentWithHttpInfo({ name }, o));
+      // High lane: a detach deletes right after its live Node check (F9), whose answer must not
+      // age in the queue behind creates; the check itself waits in the normal lane.
+      if (this.rawWrites) await this.raw(what, { method: 'DELETE', path: `${VA_PATH}/${pathSegment(name)}`, response: 'drain' }, { priority: 'high' });
+      else await this.runner.run(what, (o) => this.storage.deleteVolumeAttachmentWithHttpInfo({ name }, o), { priority: 'high' });
       return 'deleted';
     } catch (err) {
       if (isNotFound(err)) return 'not-found';
@@ -171,8 +173,8 @@ class GeneratedApiClient implements KubeApiClient {
     const what = { verb: 'get', resource: 'nodes', name };
     const raw = await this.orUndefined(
       this.rawWrites
-        ? this.raw(what, { method: 'GET', path: `${NODES_PATH}/${pathSegment(name)}`, response: 'json' }, { priority: 'high' })
-        : this.runner.run(what, (o) => this.core.readNodeWithHttpInfo({ name }, o), { priority: 'high' }),
+        ? this.raw(what, { method: 'GET', path: `${NODES_PATH}/${pathSegment(name)}`, response: 'json' })
+        : this.runner.run(what, (o) => this.core.readNodeWithHttpInfo({ name }, o)),
     );
     return raw === undefined ? undefined : must(projectNode(raw), what);
   }

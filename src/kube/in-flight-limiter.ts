@@ -8,9 +8,11 @@
  * further. Here a request takes a slot before its timeout starts, and no more than `max` are on
  * the wire at once (the agent's socket count), so every sent request has the whole timeout.
  *
- * Lanes, each FIFO, each served only when the ones above are empty: `high` (node status writes
- * and the live Node reads of F9, which gate detaches), `normal` (VolumeAttachment creates,
- * deletes and reads), `low` (events: informative, and as many as the attaches at a cold start).
+ * Lanes, each FIFO, each served only when the ones above are empty: `high` (node status writes,
+ * which gate detaches, and VolumeAttachment deletes, each sent right after its detach's live
+ * Node check so that the check's answer does not age in a queue), `normal` (VolumeAttachment
+ * creates and reads, and those live Node checks: a detach's place in line), `low` (events:
+ * informative, and as many as the attaches at a cold start).
  * `waiting()` is the backlog the reconciler reads to stop starting operations it cannot send.
  */
 export type RequestPriority = 'high' | 'normal' | 'low';

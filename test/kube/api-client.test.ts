@@ -151,6 +151,32 @@ describe('KubeApiClient (generated client against a fake API server)', () => {
     await assert.rejects(api.updateLease({ ...created, holderIdentity: 'other' }), isConflict);
   });
 
+  it('sends a VolumeAttachment delete ahead of queued creates and reads: it follows its live Node check (F9) at once', async () => {
+    srv.route = (req, _b, url) => {
+      if (req.method === 'DELETE') return { status: 200, body: { kind: 'Status', status: 'Success' } };
+      if (req.method === 'POST') return { status: 201, body: vaObject('va-new', 'n1', 'pv1') };
+      if (url.pathname.startsWith('/api/v1/nodes/')) return { status: 200, body: { metadata: { name: 'n1', uid: 'u' } } };
+      return { status: 200, body: vaObject('va-1', 'n1', 'pv1') };
+    };
+    for (const rawWrites of [true, false]) {
+      const api = createKubeApiClient({ kc, qps: 0, maxInFlight: 1, rawWrites });
+      const n = srv.requests.length;
+      // The first call takes the one slot; the others wait for it, each in its lane.
+      await Promise.all([
+        api.getVolumeAttachment('va-1'),
+        api.createVolumeAttachment(vaBody('va-new')),
+        api.getNode('n1'),
+        api.deleteVolumeAttachment('va-2'),
+      ]);
+      assert.deepEqual(srv.requests.slice(n).map((r) => `${r.method} ${r.url.replace(/\?.*$/, '')}`), [
+        `GET ${VA_PATH}/va-1`,
+        `DELETE ${VA_PATH}/va-2`,
+        `POST ${VA_PATH}`,
+        'GET /api/v1/nodes/n1',
+      ], rawWrites ? 'raw calls' : 'generated calls');
+    }
+  });
+
   it('reuses one keep-alive connection for sequential calls', async () => {
     srv.route = () => ({ status: 200, body: { metadata: { name: 'n1', uid: 'u' } } });
     const api = createKubeApiClient({ kc, qps: 0 });
