@@ -269,7 +269,9 @@ export class FleetIndex {
   internAll(names: readonly string[], prev: readonly number[] | undefined): number[] {
     const out = new Array<number>(names.length);
     for (let i = 0; i < names.length; i++) {
-      out[i] = (prev && (this.sameAt(prev, i, names[i]) ?? this.sameAt(prev, i + 1, names[i]) ?? this.sameAt(prev, i - 1, names[i]))) ?? this.intern(names[i]);
+      const name = names[i];
+      const kept = prev && (this.sameAt(prev, i, name) ?? this.sameAt(prev, i + 1, name) ?? this.sameAt(prev, i - 1, name));
+      out[i] = kept ?? this.intern(name);
     }
     return out;
   }
