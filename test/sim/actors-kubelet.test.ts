@@ -12,6 +12,14 @@ async function setup(nodes: number, podsPerNode: number, leaseRenewMs = 10_000):
   return { store, actors };
 }
 
+/** Lists both volumes of node-000001's two pods as attached and waits until both are in use. */
+async function mountBoth(store: SimStore): Promise<[string, string]> {
+  const [v0, v1] = [podVolumeName(store, FLEET_NAMESPACE, 'pod-000001-00'), podVolumeName(store, FLEET_NAMESPACE, 'pod-000001-01')];
+  setVolumesAttached(store, 'node-000001', [v0, v1]);
+  await waitFor('both in use', () => volumesInUse(store, 'node-000001').length === 2);
+  return [v0, v1];
+}
+
 test('kubelet: mounts a volume only once volumesAttached lists it, and only on Ready nodes', async () => {
   // Arrange: node 1 Ready, node 2 NotReady; each has two pods.
   const { store, actors } = await setup(2, 2);
@@ -39,9 +47,7 @@ test('kubelet: mounts a volume only once volumesAttached lists it, and only on R
 test('kubelet: a graceful pod deletion stops the pod, unmounts its volume, then deletes the pod', async () => {
   const { store, actors } = await setup(1, 2);
   try {
-    const [v0, v1] = [podVolumeName(store, FLEET_NAMESPACE, 'pod-000001-00'), podVolumeName(store, FLEET_NAMESPACE, 'pod-000001-01')];
-    setVolumesAttached(store, 'node-000001', [v0, v1]);
-    await waitFor('both in use', () => volumesInUse(store, 'node-000001').length === 2);
+    const [v0, v1] = await mountBoth(store);
     const inUseWhenGone: string[][] = [];
     const containerStates: string[] = [];
     const unsubscribe = store.subscribe((ev) => {
@@ -66,9 +72,7 @@ test('kubelet: a graceful pod deletion stops the pod, unmounts its volume, then 
 test('kubelet: a pod deleted while its node is NotReady is stopped and finished once the node recovers', async () => {
   const { store, actors } = await setup(1, 2);
   try {
-    const [v0, v1] = [podVolumeName(store, FLEET_NAMESPACE, 'pod-000001-00'), podVolumeName(store, FLEET_NAMESPACE, 'pod-000001-01')];
-    setVolumesAttached(store, 'node-000001', [v0, v1]);
-    await waitFor('both in use', () => volumesInUse(store, 'node-000001').length === 2);
+    const [v0, v1] = await mountBoth(store);
     setNodeReady(store, 'node-000001', 'False');
     store.delete('pods', FLEET_NAMESPACE, 'pod-000001-00');
     await new Promise((r) => setTimeout(r, 200)); // ten ticks, and ten mount latencies
@@ -87,9 +91,7 @@ test('kubelet: a pod deleted while its node is NotReady is stopped and finished 
 test('kubelet: a terminated pod and a force-deleted pod release their volumes', async () => {
   const { store, actors } = await setup(1, 2);
   try {
-    const [v0, v1] = [podVolumeName(store, FLEET_NAMESPACE, 'pod-000001-00'), podVolumeName(store, FLEET_NAMESPACE, 'pod-000001-01')];
-    setVolumesAttached(store, 'node-000001', [v0, v1]);
-    await waitFor('both in use', () => volumesInUse(store, 'node-000001').length === 2);
+    const [v0, v1] = await mountBoth(store);
     store.mutate('pods', FLEET_NAMESPACE, 'pod-000001-00', (o) => {
       o.status = { ...(o.status as object), phase: 'Succeeded' };
     });
