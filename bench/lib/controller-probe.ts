@@ -25,8 +25,10 @@ export interface ListedLine {
   bytes: number;
   pages: number;
   fetchMs: number;
+  /** Main-thread parse and projection; with list pages read in workers, `offThreadMs` is theirs. */
   parseMs: number;
   projectMs: number;
+  offThreadMs: number;
   totalMs: number;
 }
 
@@ -57,7 +59,7 @@ export function parseListedLine(line: string): ListedLine | undefined {
     if (typeof o.resource !== 'string') return undefined;
     return {
       resource: o.resource, time: n('time'), items: n('items'), bytes: n('bytes'), pages: n('pages'),
-      fetchMs: n('fetchMs'), parseMs: n('parseMs'), projectMs: n('projectMs'), totalMs: n('totalMs'),
+      fetchMs: n('fetchMs'), parseMs: n('parseMs'), projectMs: n('projectMs'), offThreadMs: n('offThreadMs'), totalMs: n('totalMs'),
     };
   } catch {
     return undefined;

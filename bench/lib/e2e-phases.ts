@@ -105,7 +105,8 @@ export function ingestFigures(listed: readonly ListedLine[], t0Epoch: number): R
     ingest_cpu_events_per_s: pods ? Math.round(pods.items / ((pods.parseMs + pods.projectMs) / 1000)) : null,
     pods_list: pods ? {
       items: pods.items, mb: round(pods.bytes / 2 ** 20), total_ms: Math.round(pods.totalMs), fetch_ms: Math.round(pods.fetchMs),
-      parse_ms: Math.round(pods.parseMs), project_ms: Math.round(pods.projectMs), items_per_s: Math.round(pods.items / (pods.totalMs / 1000)),
+      parse_ms: Math.round(pods.parseMs), project_ms: Math.round(pods.projectMs), off_thread_ms: Math.round(pods.offThreadMs),
+      items_per_s: Math.round(pods.items / (pods.totalMs / 1000)),
     } : null,
   };
 }

@@ -9,7 +9,8 @@ import type { KernelWorkerData, TaskMap, TaskName, TaskRequest } from './tasks.j
 
 export interface KernelPool {
   readonly threads: number;
-  run<K extends TaskName>(name: K, input: TaskMap[K]['input']): Promise<TaskMap[K]['output']>;
+  /** Runs one task; the buffers in `transfer` are moved to the worker (the caller loses them). */
+  run<K extends TaskName>(name: K, input: TaskMap[K]['input'], transfer?: ArrayBuffer[]): Promise<TaskMap[K]['output']>;
   close(): Promise<void>;
 }
 
@@ -38,9 +39,9 @@ export function createKernelPool(options: KernelPoolOptions): KernelPool {
   });
   return {
     threads: options.threads,
-    run<K extends TaskName>(name: K, input: TaskMap[K]['input']): Promise<TaskMap[K]['output']> {
+    run<K extends TaskName>(name: K, input: TaskMap[K]['input'], transfer?: ArrayBuffer[]): Promise<TaskMap[K]['output']> {
       const request = { name, input } as TaskRequest<K>;
-      return pool.run(request) as Promise<TaskMap[K]['output']>;
+      return pool.run(request, transfer ? { transferList: transfer } : {}) as Promise<TaskMap[K]['output']>;
     },
     close: () => pool.destroy(),
   };

@@ -1,8 +1,10 @@
 /**
  * Piscina worker entry: instantiates the kernel once over the shared memory from workerData,
- * then answers TaskRequests (tasks.ts). Tasks carry addresses, never state.
+ * then answers TaskRequests (tasks.ts). Tasks carry addresses or list pages, never state.
  */
 import { workerData } from 'piscina';
+import { encodePage, projectPage } from '../kube/list-page.js';
+import { KINDS_BY_RESOURCE } from '../kube/projections/kinds.js';
 import { instantiateKernel } from './kernel-module.js';
 import type { KernelWorkerData, TaskMap, TaskRequest } from './tasks.js';
 
@@ -15,5 +17,11 @@ export default function run(request: TaskRequest): TaskMap[TaskRequest['name']][
       return { status: kernel.planShard(request.input.desc) >>> 0 };
     case 'readFloor':
       return { checksum: kernel.readFloor(request.input.addr, request.input.bytes) >>> 0 };
+    case 'readListPage': {
+      const { resource, body } = request.input;
+      const kind = KINDS_BY_RESOURCE.get(resource);
+      if (!kind) throw new Error(`no projection for resource ${JSON.stringify(resource)}`);
+      return { text: encodePage(projectPage(kind, Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'))) };
+    }
   }
 }

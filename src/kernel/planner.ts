@@ -76,6 +76,8 @@ export interface Planner {
   readonly shards: number;
   /** Plans that ran in the pool (the others ran on the main thread). */
   readonly poolPlans: number;
+  /** The worker pool (absent with `workers: 0`), shared with other off-thread tasks (list pages). */
+  readonly pool: KernelPool | undefined;
   /** Stops the workers. Further plans reject. */
   close(): Promise<void>;
 }
@@ -96,7 +98,7 @@ const INITIAL_OUTPUT_RECORDS = 4096;
 
 class KernelPlanner implements Planner {
   private readonly kernel: KernelExports;
-  private readonly pool: KernelPool | undefined;
+  readonly pool: KernelPool | undefined;
   private closed = false;
   planning = false;
   poolPlans = 0;

@@ -2,7 +2,8 @@
  * The thread contract: every task a kernel worker runs, with its input and output, and the
  * data each worker starts with. The pool wrapper (kernel-pool.ts) and the worker
  * (kernel-worker.ts) both type themselves against this file; nothing else crosses the thread
- * boundary. State travels through the shared memory, never through task messages.
+ * boundary. State travels through the shared memory, never through task messages; what a
+ * message carries is input (an address, or a list page's bytes, moved rather than copied).
  */
 
 export interface TaskMap {
@@ -10,6 +11,11 @@ export interface TaskMap {
   planShard: { input: { desc: number }; output: { status: number } };
   /** The bandwidth floor: a bare sequential read of [addr, addr + bytes). */
   readFloor: { input: { addr: number; bytes: number }; output: { checksum: number } };
+  /**
+   * Parses and projects one list page of `resource` (kube/list-page.ts `projectPage`); answers
+   * with the page in `encodePage`'s text. `body` is moved: the sender loses it.
+   */
+  readListPage: { input: { resource: string; body: Uint8Array }; output: { text: string } };
 }
 
 export type TaskName = keyof TaskMap;

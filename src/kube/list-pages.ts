@@ -5,7 +5,8 @@
  *
  * - Pipelined: the next page is requested as soon as the current page's continue token shows in
  *   the start of its body (list-head.ts), so the server produces page n+1 while page n is still
- *   being received, parsed and projected. At most one page is requested ahead.
+ *   being received, parsed and projected. At most one page is requested ahead (two or more
+ *   measured no faster: `npm run bench:e2e -- --nodes 10000`, two runs each, session 10).
  * - Each page request is retried on 429 and transient failures (list-retry.ts).
  * - An expired continue token (410) restarts the list from the first page, as client-go's pager
  *   does, after `onRestart` (the caller forgets what it collected); after `maxRestarts` the list
@@ -14,7 +15,6 @@
 import { statusCodeOf } from './kube-errors.js';
 import { continueInHead } from './list-head.js';
 import { withListRetries, type ListRetryPolicy, type RetryNotice } from './list-retry.js';
-import type { RawJsonResponse } from './raw-request.js';
 
 export interface ListSummary {
   /** The snapshot's resourceVersion (the watch starts from it). */
@@ -23,12 +23,14 @@ export interface ListSummary {
   items: number;
   bytes: number;
   /**
-   * Time the list waited for pages (server, transfer, retries: total less parse and projection),
-   * JSON.parse, and the onItem projections, summed over pages (ms).
+   * Time the list waited for pages (server, transfer, retries, a worker: total less parse and
+   * projection), and the main thread's parse and projection (with onItem), summed over pages (ms).
    */
   fetchMs: number;
   parseMs: number;
   projectMs: number;
+  /** Parse and projection done in a worker meanwhile (ms; 0 when pages are read on the main thread). */
+  offThreadMs: number;
   totalMs: number;
   /** Page requests asked again (429 or transient failure). */
   retries: number;
@@ -40,14 +42,27 @@ export interface PageRequest {
   continueToken: string | undefined;
   /** Aborts when the list no longer needs this page (stopped, failed, or a wrong prefetch). */
   signal: AbortSignal;
-  /** Pass to getJson: it reads the continue token from the start of the body. */
+  /** Pass to getBody (raw-request.ts): it reads the continue token from the start of the body. */
   onHead(head: string): boolean;
 }
 
-export interface ListPagesOptions {
+/** One page as fetched and read: its items and list metadata, and what reading it cost. */
+export interface PageResponse<I> {
+  items: I[];
+  resourceVersion?: string;
+  continueToken?: string;
+  bytes: number;
+  /** Main-thread parse and projection of the page, ms. */
+  parseMs: number;
+  projectMs: number;
+  /** The same done in a worker, ms. */
+  offThreadMs?: number;
+}
+
+export interface ListPagesOptions<I> {
   /** One attempt at one page; it must hand `signal` and `onHead` to the request. */
-  fetchPage(req: PageRequest): Promise<RawJsonResponse>;
-  onItem(raw: unknown): void;
+  fetchPage(req: PageRequest): Promise<PageResponse<I>>;
+  onItem(item: I): void;
   /** The list starts over from the first page: forget every item delivered so far. */
   onRestart?(err: unknown): void;
   onRetry?(n: RetryNotice & { continueToken: string | undefined }): void;
@@ -60,9 +75,9 @@ export interface ListPagesOptions {
 }
 
 /** One page request (with its retries) under way. */
-interface Pending {
+interface Pending<I> {
   continueToken: string | undefined;
-  response: Promise<RawJsonResponse>;
+  response: Promise<PageResponse<I>>;
   abort: AbortController;
   head: HeadState;
 }
@@ -75,14 +90,14 @@ interface HeadState {
   onToken: ((token: string | undefined) => void) | undefined;
 }
 
-export async function listPages(opts: ListPagesOptions): Promise<ListSummary> {
+export async function listPages<I>(opts: ListPagesOptions<I>): Promise<ListSummary> {
   const t0 = performance.now();
-  const s: ListSummary = { resourceVersion: '', pages: 0, items: 0, bytes: 0, fetchMs: 0, parseMs: 0, projectMs: 0, totalMs: 0, retries: 0, restarts: 0 };
+  const s: ListSummary = { resourceVersion: '', pages: 0, items: 0, bytes: 0, fetchMs: 0, parseMs: 0, projectMs: 0, offThreadMs: 0, totalMs: 0, retries: 0, restarts: 0 };
   const maxRestarts = opts.maxRestarts ?? 3;
   const prefetch = opts.prefetch ?? true;
-  const open = new Set<Pending>();
+  const open = new Set<Pending<I>>();
 
-  const request = (continueToken: string | undefined): Pending => {
+  const request = (continueToken: string | undefined): Pending<I> => {
     const abort = new AbortController();
     const onOuterAbort = () => abort.abort();
     opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
@@ -108,7 +123,7 @@ export async function listPages(opts: ListPagesOptions): Promise<ListSummary> {
       opts.signal?.removeEventListener('abort', onOuterAbort);
       open.delete(p);
     });
-    const p: Pending = { continueToken, response, abort, head };
+    const p: Pending<I> = { continueToken, response, abort, head };
     p.response.catch(() => {}); // a prefetched page may be dropped unawaited
     open.add(p);
     return p;
@@ -117,13 +132,13 @@ export async function listPages(opts: ListPagesOptions): Promise<ListSummary> {
   try {
     let cur = request(undefined);
     for (;;) {
-      let next: Pending | undefined;
+      let next: Pending<I> | undefined;
       const ahead = (token: string | undefined) => {
         if (prefetch && token !== undefined && next === undefined) next = request(token);
       };
       if (cur.head.seen) ahead(cur.head.token);
       else cur.head.onToken = ahead;
-      let res: RawJsonResponse;
+      let res: PageResponse<I>;
       try {
         res = await cur.response;
       } catch (err) {
@@ -140,7 +155,9 @@ export async function listPages(opts: ListPagesOptions): Promise<ListSummary> {
       s.pages++;
       s.bytes += res.bytes;
       s.parseMs += res.parseMs;
-      const { items, resourceVersion, continueToken } = readListPage(res.body);
+      s.projectMs += res.projectMs;
+      s.offThreadMs += res.offThreadMs ?? 0;
+      const { items, resourceVersion, continueToken } = res;
       if (next && next.continueToken !== continueToken) {
         next.abort.abort();
         next = undefined;
@@ -160,17 +177,4 @@ export async function listPages(opts: ListPagesOptions): Promise<ListSummary> {
   s.totalMs = performance.now() - t0;
   s.fetchMs = Math.max(0, s.totalMs - s.parseMs - s.projectMs);
   return s;
-}
-
-function readListPage(body: unknown): { items: unknown[]; resourceVersion?: string; continueToken?: string } {
-  if (typeof body !== 'object' || body === null) throw new Error('list response is not an object');
-  const b = body as { items?: unknown; metadata?: { resourceVersion?: unknown; continue?: unknown } };
-  if (b.items !== undefined && b.items !== null && !Array.isArray(b.items)) throw new Error('list response items is not an array');
-  const rv = b.metadata?.resourceVersion;
-  const cont = b.metadata?.continue;
-  return {
-    items: Array.isArray(b.items) ? b.items : [],
-    ...(typeof rv === 'string' && rv !== '' ? { resourceVersion: rv } : {}),
-    ...(typeof cont === 'string' && cont !== '' ? { continueToken: cont } : {}),
-  };
 }

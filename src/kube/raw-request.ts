@@ -15,21 +15,9 @@ import { KubeHttpError, parseRetryAfter, parseStatusBody } from './kube-errors.j
 
 export { KubeHttpError };
 
-export interface RawJsonResponse {
-  status: number;
-  /** Parsed body. */
-  body: unknown;
-  /** Body size in characters (= bytes for ASCII JSON), after any content decoding. */
-  bytes: number;
-  /** Time from sending the request to the whole body received, ms. */
-  fetchMs: number;
-  /** Time spent in JSON.parse, ms. */
-  parseMs: number;
-}
-
 export type Query = Record<string, string | number | boolean | undefined>;
 
-export interface GetJsonOptions {
+export interface GetBodyOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
   /**
@@ -40,14 +28,25 @@ export interface GetJsonOptions {
   onHead?(head: string): boolean;
 }
 
-/** How much of a body {@link GetJsonOptions.onHead} is shown at most. */
+/** How much of a body {@link GetBodyOptions.onHead} is shown at most. */
 export const HEAD_MAX_BYTES = 16 * 1024;
 
+/** A 2xx response's body, unparsed. */
+export interface RawBodyResponse {
+  status: number;
+  /** The whole body; its own ArrayBuffer when it came in more than one chunk. */
+  body: Buffer;
+  bytes: number;
+  /** Time from sending the request to the whole body received, ms. */
+  fetchMs: number;
+}
+
 /**
- * GETs `path` with `query` and parses the JSON body. Rejects with {@link KubeHttpError} on a
- * non-2xx status, with node-fetch's error on network failure, timeout (`timeoutMs`) or abort.
+ * GETs `path` with `query` and returns the body's bytes: the caller parses them where it likes
+ * (list-page.ts, perhaps in a worker). Rejects with {@link KubeHttpError} on a non-2xx status,
+ * with node-fetch's error on network failure, timeout (`timeoutMs`) or abort.
  */
-export async function getJson(kc: FleetKubeConfig, path: string, query: Query, opts: GetJsonOptions = {}): Promise<RawJsonResponse> {
+export async function getBody(kc: FleetKubeConfig, path: string, query: Query, opts: GetBodyOptions = {}): Promise<RawBodyResponse> {
   const url = new URL(kc.server() + path);
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
   const init = await kc.applyToFetchOptions({});
@@ -58,12 +57,10 @@ export async function getJson(kc: FleetKubeConfig, path: string, query: Query, o
   const t0 = performance.now();
   const res = await fetch(url.toString(), init);
   const ok = res.status >= 200 && res.status <= 299;
-  const text = await readBody(res.body, ok ? opts.onHead : undefined);
-  const t1 = performance.now();
-  if (!ok) throw httpError('GET', path, res.status, res.headers.get('retry-after'), text);
-  const body: unknown = JSON.parse(text);
-  const t2 = performance.now();
-  return { status: res.status, body, bytes: text.length, fetchMs: t1 - t0, parseMs: t2 - t1 };
+  const body = await readBodyBytes(res.body, ok ? opts.onHead : undefined);
+  const fetchMs = performance.now() - t0;
+  if (!ok) throw httpError('GET', path, res.status, res.headers.get('retry-after'), body.toString('utf8'));
+  return { status: res.status, body, bytes: body.length, fetchMs };
 }
 
 /** The {@link KubeHttpError} for a non-2xx response with body `text` (a Status, or anything). */
@@ -78,8 +75,13 @@ export function httpError(method: string, path: string, status: number, retryAft
  * events rather than async iteration: a page arrives in dozens of chunks, and a promise per
  * chunk is measurable against the parse.
  */
-export function readBody(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined): Promise<string> {
-  if (!body) return Promise.resolve('');
+export async function readBody(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined): Promise<string> {
+  return (await readBodyBytes(body, onHead)).toString('utf8');
+}
+
+/** As {@link readBody}, the bytes. */
+export function readBodyBytes(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined): Promise<Buffer> {
+  if (!body) return Promise.resolve(Buffer.alloc(0));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -99,7 +101,7 @@ export function readBody(body: NodeJS.ReadableStream | null, onHead: ((head: str
       if (done) head = undefined;
     });
     body.once('error', reject);
-    body.once('end', () => resolve((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8')));
+    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
   });
 }
 

@@ -6,7 +6,8 @@
 import type { Logger } from '../log/logger.js';
 import type { ListRetryPolicy } from './list-retry.js';
 import type { ProjectionStore, StoreEntry } from './projection-store.js';
-import { keyOf, readMeta, type ResourceKind } from './projections/read.js';
+import { readItem, type PageItem, type PageReader } from './list-page.js';
+import type { ResourceKind } from './projections/read.js';
 import type { FleetKubeConfig } from './kube-config.js';
 import type { RequestHook } from './request-hook.js';
 
@@ -32,6 +33,8 @@ export interface ReflectorOptions<T> {
   labelSelector?: string;
   fieldSelector?: string;
   onRequest?: RequestHook;
+  /** Parses and projects list pages off the main thread (a worker); absent: on it. */
+  readPage?: PageReader;
 }
 
 export interface ReflectorCounters {
@@ -75,22 +78,21 @@ export interface ReadObject<T> {
 
 /** Reads one raw object; undefined when even its identity is unreadable. Never throws. */
 export function readObject<T>(core: ReflectorCore<T>, raw: unknown): ReadObject<T> | undefined {
-  let key: string;
-  let rv: string;
-  try {
-    const m = readMeta(raw, core.opts.kind.namespaced);
-    key = keyOf(m.namespace, m.name);
-    rv = m.resourceVersion ?? '';
-  } catch (err) {
-    malformed(core, undefined, err instanceof Error ? err.message : String(err));
+  return fromItem(core, readItem(core.opts.kind, raw));
+}
+
+/** A read item as the store takes it; a malformed one is counted and logged. */
+export function fromItem<T>(core: ReflectorCore<T>, item: PageItem<T>): ReadObject<T> | undefined {
+  if (item.key === undefined) {
+    malformed(core, undefined, item.reason ?? 'unreadable');
     return undefined;
   }
-  const p = core.opts.kind.project(raw);
-  if (!p.ok) {
-    malformed(core, key, p.reason);
-    return { key, rv };
+  const rv = item.rv ?? '';
+  if (item.reason !== undefined) {
+    malformed(core, item.key, item.reason);
+    return { key: item.key, rv };
   }
-  return { key, rv, entry: { value: p.value, rv } };
+  return { key: item.key, rv, entry: { value: item.value as T, rv } };
 }
 
 function malformed<T>(core: ReflectorCore<T>, key: string | undefined, reason: string): void {

@@ -4,10 +4,11 @@
  * Throws when the list fails; the reflector's loop backs off and lists again.
  */
 import { statusCodeOf } from './kube-errors.js';
+import { projectPage, type ListPage } from './list-page.js';
 import { listPages, type ListSummary } from './list-pages.js';
 import type { StoreEntry } from './projection-store.js';
-import { getJson } from './raw-request.js';
-import { readObject, type ReflectorCore } from './reflector-core.js';
+import { getBody } from './raw-request.js';
+import { fromItem, type ReflectorCore } from './reflector-core.js';
 import { report } from './request-hook.js';
 
 export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSummary> {
@@ -21,22 +22,29 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
     prefetch: opts.prefetch ?? true,
     fetchPage: async ({ continueToken, signal, onHead }) => {
       const t0 = performance.now();
+      let res;
       try {
-        const res = await getJson(
+        res = await getBody(
           opts.kc,
           opts.kind.path,
           { limit: opts.pageSize ?? 500, continue: continueToken, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector },
           { signal, timeoutMs: opts.requestTimeoutMs ?? 60_000, onHead },
         );
         report(opts.onRequest, { verb: 'list', resource, code: res.status, durationMs: performance.now() - t0 });
-        return res;
       } catch (err) {
         if (!signal.aborted) report(opts.onRequest, { verb: 'list', resource, code: statusCodeOf(err), durationMs: performance.now() - t0 });
         throw err;
       }
+      const bytes = res.bytes;
+      if (opts.readPage) {
+        const page = await opts.readPage(opts.kind, res.body);
+        return { ...pageParts(page), bytes, parseMs: page.decodeMs ?? 0, projectMs: 0, offThreadMs: page.parseMs + page.projectMs };
+      }
+      const page = projectPage(opts.kind, res.body.toString('utf8'));
+      return { ...pageParts(page), bytes, parseMs: page.parseMs, projectMs: page.projectMs };
     },
-    onItem: (raw) => {
-      const r = readObject(core, raw);
+    onItem: (item) => {
+      const r = fromItem(core, item);
       if (!r) return;
       if (r.entry) listed.set(r.key, r.entry);
       else unprojectable.add(r.key);
@@ -56,4 +64,12 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
   core.rv = summary.resourceVersion;
   core.log.info({ ...summary, ...changes }, 'listed');
   return summary;
+}
+
+function pageParts<T>(page: ListPage<T>) {
+  return {
+    items: page.items,
+    ...(page.resourceVersion !== undefined ? { resourceVersion: page.resourceVersion } : {}),
+    ...(page.continueToken !== undefined ? { continueToken: page.continueToken } : {}),
+  };
 }

@@ -1,6 +1,7 @@
 /**
  * Adapters from the kube layer (API client, reflectors) and the world state to the small
- * dependency interfaces the plugins, the status updater and the event recorder declare.
+ * dependency interfaces the plugins, the status updater and the event recorder declare, and
+ * from the kernel's worker pool to the reflectors' list page reader.
  * Pure glue: no behaviour of its own beyond name ↔ id translation.
  */
 import type { WorldState } from '../cache/world-state.js';
@@ -10,6 +11,8 @@ import type { CsiDriverRecord, VolumeAttachmentRecord } from '../kube/projection
 import type { CsiDriverCache, VolumeAttachmentApi, VolumeAttachmentCache } from '../plugins/index.js';
 import type { NodeLookup, NodeStatusApi, ReportedAttachments } from '../statusupdater/index.js';
 import type { EventSink } from '../events/index.js';
+import type { KernelPool } from '../kernel/kernel-pool.js';
+import { decodePage, type PageReader } from '../kube/list-page.js';
 
 export function volumeAttachmentApi(api: KubeApiClient): VolumeAttachmentApi {
   return {
@@ -72,5 +75,19 @@ export function eventSink(api: KubeApiClient): EventSink {
   return {
     create: (namespace, event) => api.createEvent(namespace, event),
     patch: (namespace, name, patch) => api.patchEvent(namespace, name, patch),
+  };
+}
+
+/**
+ * List pages read in the pool's workers. A body in its own ArrayBuffer is moved there; one that
+ * shares a larger buffer (a single network chunk) is copied once first, since moving would take
+ * the whole buffer along.
+ */
+export function listPageReader(pool: KernelPool): PageReader {
+  return async (kind, body) => {
+    const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.buffer instanceof ArrayBuffer;
+    const bytes = own ? body : new Uint8Array(body);
+    const { text } = await pool.run('readListPage', { resource: kind.resource, body: bytes }, [bytes.buffer as ArrayBuffer]);
+    return decodePage(kind, text);
   };
 }

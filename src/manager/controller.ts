@@ -73,8 +73,13 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
       o.onRequest?.(r);
     },
   });
+  const state = createWorldState({});
+  const planner: Planner = createPlanner({ state, workers: o.workers, inlineBelowPairs: o.inlinePlanBelowPairs, ...(o.kernelBuild ? { build: o.kernelBuild } : {}) });
   const rOpts = {
     kc,
+    // List pages are parsed and projected in the planner's workers: the initial sync is when
+    // the main thread is busiest and the pool idlest (no plans before it ends).
+    ...(planner.pool ? { readPage: adapt.listPageReader(planner.pool) } : {}),
     ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
     ...(o.bookmarkIntervalMs ? { bookmarkIntervalMs: o.bookmarkIntervalMs } : {}),
     ...(o.onRequest ? { onRequest: o.onRequest } : {}),
@@ -88,8 +93,6 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const csiNodes = createReflector({ ...rOpts, kind: CSI_NODE_KIND });
   const reflectors = [pods, pvcs, pvs, nodes, vas, drivers, csiNodes] as Array<Reflector<unknown>>;
 
-  const state = createWorldState({});
-  const planner: Planner = createPlanner({ state, workers: o.workers, inlineBelowPairs: o.inlinePlanBelowPairs, ...(o.kernelBuild ? { build: o.kernelBuild } : {}) });
   const csi = createCsiPlugin({ api: adapt.volumeAttachmentApi(api), attachments: adapt.volumeAttachmentCache(vas), drivers: adapt.csiDriverCache(drivers), csiTimeoutMs: o.csiTimeoutMs });
   const plugins = createVolumePluginManager({ plugins: [csi] });
   const translator = createCsiTranslator({ isMigrated: createMigrationPredicate({ csiNodeAnnotation: (n) => csiNodes.get(n)?.migratedPlugins.join(',') }) });

@@ -6,6 +6,9 @@ import { createWorldState } from '../../src/cache/world-state.js';
 import { ABI_VERSION } from '../../src/kernel/abi.js';
 import { instantiateKernel, loadKernelModule } from '../../src/kernel/kernel-module.js';
 import { createKernelPool, type KernelPool } from '../../src/kernel/kernel-pool.js';
+import { decodePage, projectPage } from '../../src/kube/list-page.js';
+import { POD_KIND } from '../../src/kube/projections/index.js';
+import { listPageReader } from '../../src/manager/adapters.js';
 
 // Compile-time checks only; never called.
 export function typeChecks(pool: KernelPool): void {
@@ -31,6 +34,37 @@ describe('kernel pool', () => {
         const inWorker = await pool.run('readFloor', { addr: r.addr, bytes });
         assert.equal(inWorker.checksum, main.readFloor(r.addr, bytes) >>> 0, r.name);
       }
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('reads a list page in a worker as the main thread would, moving its own buffer and copying a shared one', async () => {
+    const state = createWorldState();
+    const access = state.kernelAccess();
+    const pool = createKernelPool({ threads: 1, data: { module: loadKernelModule('debug'), memory: access.memory, abiVersion: ABI_VERSION } });
+    try {
+      const items = Array.from({ length: 40 }, (_, i) => ({
+        metadata: { name: `p${i}`, namespace: `ns${i % 3}`, uid: `u${i}`, resourceVersion: String(100 + i) },
+        spec: { nodeName: `n${i % 4}`, volumes: i === 7 ? 'bad' : [{ name: 'data', persistentVolumeClaim: { claimName: `c${i}` } }] },
+        status: { phase: 'Running' },
+      }));
+      const text = JSON.stringify({ metadata: { resourceVersion: '150', continue: 'tok' }, items });
+      const inPlace = projectPage(POD_KIND, text);
+      const content = (p: typeof inPlace) => ({ items: p.items, rv: p.resourceVersion, cont: p.continueToken });
+
+      const own = Buffer.from(new TextEncoder().encode(text).buffer);
+      const raw = await pool.run('readListPage', { resource: 'pods', body: own }, [own.buffer as ArrayBuffer]);
+      assert.equal(own.byteLength, 0, 'moved: the sender no longer holds the bytes');
+      assert.deepEqual(content(decodePage(POD_KIND, raw.text)), content(inPlace));
+
+      const shared = Buffer.from(`xx${text}`).subarray(2); // a view into a larger buffer
+      const read = listPageReader(pool);
+      assert.deepEqual(content(await read(POD_KIND, shared)), content(inPlace));
+      assert.equal(shared.toString(), text, 'copied, not moved: the shared buffer is intact');
+
+      await assert.rejects(pool.run('readListPage', { resource: 'widgets', body: new Uint8Array(2) }), /no projection for resource "widgets"/);
+      await assert.rejects(read(POD_KIND, Buffer.from('{"items":')), /JSON/);
     } finally {
       await pool.close();
     }

@@ -3,9 +3,9 @@ import type http from 'node:http';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { loadKubeConfig, type FleetKubeConfig } from '../../src/kube/kube-config.js';
 import { continueInHead } from '../../src/kube/list-head.js';
-import { listPages, type PageRequest } from '../../src/kube/list-pages.js';
+import { decodePage, encodePage, projectPage, readListBody } from '../../src/kube/list-page.js';
+import { listPages, type PageRequest, type PageResponse } from '../../src/kube/list-pages.js';
 import { POD_KIND, type PodRecord } from '../../src/kube/projections/pod.js';
-import type { RawJsonResponse } from '../../src/kube/raw-request.js';
 import { createReflector, type Reflector } from '../../src/kube/reflector.js';
 import type { RequestReport } from '../../src/kube/request-hook.js';
 import { startFakeKubeServer, waitFor, type FakeKubeServer, type FakeObject } from './fake-kube-server.js';
@@ -90,6 +90,22 @@ describe('paged list: retries, 410 restarts, prefetch (reflector against a fake 
     assert.ok(retried.at - retried.durationMs - lists[i429].at >= 900, `retried ${retried.at - retried.durationMs - lists[i429].at} ms after the 429`);
   });
 
+  it('reads each page through readPage when given one (a worker in the controller) and counts that time apart', async () => {
+    const bodies: number[] = [];
+    const r = start({
+      readPage: async (kind, body) => {
+        bodies.push(body.length);
+        return decodePage(kind, encodePage(projectPage(kind, body.toString('utf8'))));
+      },
+    });
+    await waitFor(() => r.synced(), 'sync');
+    assertEveryPodOnce(r);
+    assert.equal(bodies.length, N / PAGE, 'one read per page');
+    const last = r.stats().lastList;
+    assert.ok(last && last.offThreadMs > 0, 'the reader reports its parse and projection time');
+    assert.equal(last.projectMs >= 0 && last.parseMs >= 0, true);
+  });
+
   it('caps a long Retry-After at maxRetryAfterMs', async () => {
     srv.failNext((_m, u) => isContinue(u), 429, 2, { 'retry-after': '120' });
     const r = start({ listRetry: { maxRetryAfterMs: 30 } });
@@ -150,7 +166,7 @@ describe('paged list: retries, 410 restarts, prefetch (reflector against a fake 
 describe('listPages prefetch', () => {
   const page = (i: number, last: number, cont = i < last ? `tok${i + 1}` : undefined) =>
     JSON.stringify({ kind: 'List', metadata: { resourceVersion: '7', ...(cont ? { continue: cont } : {}) }, items: [{ i }] });
-  const response = (text: string): RawJsonResponse => ({ status: 200, body: JSON.parse(text), bytes: text.length, fetchMs: 0, parseMs: 0 });
+  const response = (text: string): PageResponse<unknown> => ({ ...readListBody(JSON.parse(text)), bytes: text.length, parseMs: 0, projectMs: 0 });
 
   it('requests page n+1 as soon as page n shows its token, one page ahead at most', async () => {
     const asked: string[] = [];
@@ -163,7 +179,7 @@ describe('listPages prefetch', () => {
         const i = Number(tok.slice(3));
         const text = page(i, 3);
         req.onHead(text.slice(0, text.indexOf('[') + 1));
-        return new Promise((resolve) => release.set(tok, () => resolve(response(text))));
+        return new Promise<PageResponse<unknown>>((resolve) => release.set(tok, () => resolve(response(text))));
       },
       onItem: (raw) => items.push(raw),
     });

@@ -8,7 +8,7 @@ import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/Object
 import { loadKubeConfig } from '../../src/kube/kube-config.js';
 import { NODE_KIND, POD_KIND, PVC_KIND, PV_KIND, type ResourceKind } from '../../src/kube/projections/index.js';
 import { createReflector } from '../../src/kube/reflector.js';
-import { getJson } from '../../src/kube/raw-request.js';
+import { getBody } from '../../src/kube/raw-request.js';
 import { startSimulator } from '../../src/sim/server/index.js';
 
 const nodes = Number(process.argv[2] ?? 2000), ppn = Number(process.argv[3] ?? 10);
@@ -30,8 +30,8 @@ for (const pageSize of [500, 5000]) {
   }
 }
 // generated-client deserialize cost on one 500-pod page, for comparison
-const page = await getJson(kc, '/api/v1/pods', { limit: 500 });
-const text = JSON.stringify(page.body);
+const page = await getBody(kc, '/api/v1/pods', { limit: 500 });
+const text = page.body.toString('utf8');
 let a = performance.now(); for (let i = 0; i < 10; i++) JSON.parse(text); const parse = (performance.now() - a) / 10;
 const parsed = JSON.parse(text);
 a = performance.now(); for (let i = 0; i < 10; i++) ObjectSerializer.deserialize(parsed, 'V1PodList', ''); const deser = (performance.now() - a) / 10;

@@ -7,3 +7,4 @@ export * from './volume-attachment.js';
 export * from './csi-driver.js';
 export * from './csi-node.js';
 export * from './lease.js';
+export * from './kinds.js';

@@ -141,4 +141,16 @@ export function projectPod(raw: unknown) {
   });
 }
 
-export const POD_KIND: ResourceKind<PodRecord> = { resource: 'pods', path: '/api/v1/pods', namespaced: true, project: projectPod };
+/** The strings {@link projectPod} pools, pooled again (ResourceKind.reshare). */
+export function resharePod(pod: PodRecord): PodRecord {
+  pod.namespace = sharedString(pod.namespace);
+  pod.nodeName = sharedString(pod.nodeName);
+  pod.phase = sharedString(pod.phase);
+  for (const v of pod.volumes) {
+    v.name = sharedString(v.name);
+    if (v.driver !== undefined) v.driver = sharedString(v.driver);
+  }
+  return pod;
+}
+
+export const POD_KIND: ResourceKind<PodRecord> = { resource: 'pods', path: '/api/v1/pods', namespaced: true, project: projectPod, reshare: resharePod };

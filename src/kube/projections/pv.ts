@@ -73,4 +73,13 @@ export function projectPv(raw: unknown) {
   });
 }
 
-export const PV_KIND: ResourceKind<PvRecord> = { resource: 'persistentvolumes', path: '/api/v1/persistentvolumes', namespaced: false, project: projectPv };
+/** The strings and the access-mode list {@link projectPv} pools, pooled again (ResourceKind.reshare). */
+export function resharePv(pv: PvRecord): PvRecord {
+  pv.phase = sharedString(pv.phase);
+  pv.accessModes = sharedList(pv.accessModes);
+  if (pv.claimRef) pv.claimRef.namespace = sharedString(pv.claimRef.namespace);
+  if (pv.csi) pv.csi.driver = sharedString(pv.csi.driver);
+  return pv;
+}
+
+export const PV_KIND: ResourceKind<PvRecord> = { resource: 'persistentvolumes', path: '/api/v1/persistentvolumes', namespaced: false, project: projectPv, reshare: resharePv };

@@ -39,9 +39,17 @@ export function projectPvc(raw: unknown) {
   });
 }
 
+/** The strings {@link projectPvc} pools, pooled again (ResourceKind.reshare). */
+export function resharePvc(pvc: PvcRecord): PvcRecord {
+  pvc.namespace = sharedString(pvc.namespace);
+  pvc.phase = sharedString(pvc.phase);
+  return pvc;
+}
+
 export const PVC_KIND: ResourceKind<PvcRecord> = {
   resource: 'persistentvolumeclaims',
   path: '/api/v1/persistentvolumeclaims',
   namespaced: true,
   project: projectPvc,
+  reshare: resharePvc,
 };

@@ -35,6 +35,11 @@ export interface ResourceKind<T> {
   path: string;
   namespaced: boolean;
   project(raw: unknown): Projected<T>;
+  /**
+   * Pools again the strings `project` pools (string-pool.ts), for a projection that crossed a
+   * thread as JSON text and so holds fresh copies of them (list-page.ts). Absent: nothing pooled.
+   */
+  reshare?(value: T): T;
 }
 
 export type Obj = Record<string, unknown>;

@@ -58,9 +58,17 @@ export function projectVolumeAttachment(raw: unknown) {
   });
 }
 
+/** The strings {@link projectVolumeAttachment} pools, pooled again (ResourceKind.reshare). */
+export function reshareVolumeAttachment(va: VolumeAttachmentRecord): VolumeAttachmentRecord {
+  va.attacher = sharedString(va.attacher);
+  va.nodeName = sharedString(va.nodeName);
+  return va;
+}
+
 export const VOLUME_ATTACHMENT_KIND: ResourceKind<VolumeAttachmentRecord> = {
   resource: 'volumeattachments',
   path: '/apis/storage.k8s.io/v1/volumeattachments',
   namespaced: false,
   project: projectVolumeAttachment,
+  reshare: reshareVolumeAttachment,
 };

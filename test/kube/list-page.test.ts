@@ -1,0 +1,93 @@
+// A list page read in a worker must reach the store exactly as one read on the main thread:
+// same keys, versions, projections and malformed reasons, with the pooled values pooled again.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decodePage, encodePage, projectPage, readListBody, type ListPage } from '../../src/kube/list-page.js';
+import { KINDS_BY_RESOURCE } from '../../src/kube/projections/kinds.js';
+import { POD_KIND, PV_KIND, PVC_KIND, VOLUME_ATTACHMENT_KIND, type PvRecord, type ResourceKind } from '../../src/kube/projections/index.js';
+
+const meta = (name: string, rv: string, ns?: string) => ({ name, resourceVersion: rv, uid: `uid-${name}`, ...(ns ? { namespace: ns } : {}) });
+
+/** Per kind: valid objects (varied optional parts), one the projection rejects, one without identity. */
+const PAGES: Array<{ kind: ResourceKind<unknown>; items: unknown[] }> = [
+  {
+    kind: POD_KIND as ResourceKind<unknown>,
+    items: [
+      { metadata: meta('p1', '11', 'ns'), spec: { nodeName: 'n1', volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'c1', readOnly: true } }, { name: 'inline', csi: { driver: 'd.example.com' } }, { name: 'tmp', emptyDir: {} }] }, status: { phase: 'Running', containerStatuses: [{ state: { running: {} } }] } },
+      { metadata: { ...meta('p2', '12', 'ns'), deletionTimestamp: '2026-11-22T05:00:00Z' }, spec: { volumes: [{ name: 'eph', ephemeral: {} }, { name: 'gce', gcePersistentDisk: { pdName: 'disk', readOnly: true } }] }, status: {} },
+      { metadata: meta('bad', '13', 'ns'), spec: { volumes: 'not-a-list' } },
+      { metadata: { namespace: 'ns' } },
+    ],
+  },
+  {
+    kind: PV_KIND as ResourceKind<unknown>,
+    items: [
+      { metadata: meta('pv1', '21'), spec: { accessModes: ['ReadWriteOnce'], claimRef: { namespace: 'ns', name: 'c1', uid: 'u1' }, csi: { driver: 'd.example.com', volumeHandle: 'h1' } }, status: { phase: 'Bound' } },
+      { metadata: meta('pv2', '22'), spec: { accessModes: ['ReadWriteMany', 'ReadOnlyMany'], nfs: { server: 's' } } },
+      { metadata: meta('pv3', '23'), spec: { accessModes: [7] } },
+    ],
+  },
+  {
+    kind: PVC_KIND as ResourceKind<unknown>,
+    items: [
+      { metadata: { ...meta('c1', '31', 'ns'), ownerReferences: [{ controller: true, uid: 'owner' }] }, spec: { volumeName: 'pv1' }, status: { phase: 'Bound' } },
+      { metadata: meta('c2', '32', 'ns') },
+      { metadata: meta('c3', '33', 'ns'), spec: { volumeName: 5 } },
+    ],
+  },
+  {
+    kind: VOLUME_ATTACHMENT_KIND as ResourceKind<unknown>,
+    items: [
+      { metadata: { ...meta('va1', '41'), finalizers: ['f'] }, spec: { attacher: 'd.example.com', nodeName: 'n1', source: { persistentVolumeName: 'pv1' } }, status: { attached: true, attachError: { message: 'boom' } } },
+      { metadata: meta('va2', '42'), spec: { nodeName: 'n1' } },
+    ],
+  },
+];
+
+const listText = (items: unknown[], metadata: Record<string, string>) => JSON.stringify({ kind: 'List', metadata, items });
+
+/** A page without its timings (they differ run to run). */
+const content = <T>(p: ListPage<T>) => ({ items: p.items, resourceVersion: p.resourceVersion, continueToken: p.continueToken });
+
+describe('list pages read off the main thread', () => {
+  for (const { kind, items } of PAGES) {
+    it(`${kind.resource}: decode(encode(page)) equals the page read in place`, () => {
+      const text = listText(items, { resourceVersion: '99', continue: 'next' });
+      const inPlace = projectPage(kind, text);
+      assert.equal(inPlace.items.filter((i) => i.reason !== undefined).length >= 1, true, 'the sample has a malformed item');
+      const crossed = decodePage(kind, encodePage(projectPage(kind, text)));
+      assert.deepEqual(content(crossed), content(inPlace));
+      assert.equal(crossed.resourceVersion, '99');
+      assert.equal(crossed.continueToken, 'next');
+      assert.equal(typeof crossed.decodeMs, 'number');
+    });
+  }
+
+  it('keeps identity-less items as unreadable and a last page without a continue token', () => {
+    const page = decodePage(POD_KIND, encodePage(projectPage(POD_KIND, listText(PAGES[0]!.items, { resourceVersion: '5' }))));
+    assert.equal(page.continueToken, undefined);
+    assert.deepEqual(page.items[3], { reason: 'metadata.name: missing or not a string' });
+    assert.equal(page.items[2]!.key, 'ns/bad');
+    assert.equal(page.items[2]!.rv, '13');
+    assert.match(page.items[2]!.reason ?? '', /spec\.volumes/);
+  });
+
+  it('pools the access-mode lists again: the crossed PV holds the very list the in-place one does', () => {
+    const text = listText(PAGES[1]!.items, { resourceVersion: '1' });
+    const inPlace = projectPage(PV_KIND, text).items[1]!.value as PvRecord;
+    const crossed = decodePage(PV_KIND, encodePage(projectPage(PV_KIND, text))).items[1]!.value as PvRecord;
+    assert.ok(Object.isFrozen(crossed.accessModes), 'a pooled list is frozen');
+    assert.equal(crossed.accessModes, inPlace.accessModes, 'the same shared array, not an equal copy');
+  });
+
+  it('rejects a body that is not a list, as the in-place read does', () => {
+    assert.throws(() => readListBody('x'), /not an object/);
+    assert.throws(() => readListBody({ items: {} }), /not an array/);
+    assert.throws(() => projectPage(POD_KIND, '{"items":'), SyntaxError);
+  });
+
+  it('finds every reflected kind by its resource name', () => {
+    for (const { kind } of PAGES) assert.equal(KINDS_BY_RESOURCE.get(kind.resource), kind);
+    assert.equal(KINDS_BY_RESOURCE.size, 7);
+  });
+});
