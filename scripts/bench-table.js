@@ -204,7 +204,7 @@ function e2eSection(e) {
     verdict(runs.some((r) => isNum(r.ingest_ratio)) ? runs.every((r) => !isNum(r.ingest_ratio) || r.ingest_ratio >= 0.7) : undefined, 'ingest ≥ 70% of JSON.parse'),
   ];
   return [
-    `**End to end** (\`npm run bench:e2e\`; ${day(e.date)}, load average ${loadAvg(e.machine?.loadavg_at_end)}): simulator and controller as separate processes on the same 2 cores, cold start, then ${int(e.config?.steady_s)} s of churn at ${int(e.config?.churn_per_s)} pod changes/s. Ingest is objects/s over the initial sync (all seven lists, end to end), and pods/s of the controller's own parse + projection time; both as a share of JSON.parse alone on the same pod objects (watch lines received by the bench); loop and plan are the reconcile pass and its WASM plan during churn.`,
+    `**End to end** (\`npm run bench:e2e\`; ${day(e.date)}, load average ${loadAvg(e.machine?.loadavg_at_end)}): simulator and controller as separate processes on the same 2 cores, cold start, then ${int(e.config?.steady_s)} s of churn at ${int(e.config?.churn_per_s)} pod changes/s. Ingest is objects/s over the initial sync (all seven lists, end to end), and pods/s of the controller main thread's time reading the pod pages (from a0a97c2 on, a worker parses and projects them and the main thread decodes the projections; rows measured before that are the whole parse + projection); both as a share of JSON.parse alone on the same pod objects (watch lines received by the bench); loop and plan are the reconcile pass and its WASM plan during churn.`,
     '',
     table(['nodes', 'pods', 'converge', 'controller CPU', 'peak RSS MB', 'ingest', 'pods: parse + projection', 'JSON.parse', 'API writes/s', 'loop p50 / p99', 'plan p50 / p99', 'pod → VA p50 / p99'], rows),
     '',
