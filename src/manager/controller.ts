@@ -78,7 +78,9 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const rOpts = {
     kc,
     // List pages are parsed and projected in the planner's workers: the initial sync is when
-    // the main thread is busiest and the pool idlest (no plans before it ends).
+    // the main thread is busiest and the pool idlest (no plans before it ends). A later relist
+    // shares the pool with plans, which use it only above --inline-plan-below-pairs; a page
+    // costs a worker a few milliseconds.
     ...(planner.pool ? { readPage: adapt.listPageReader(planner.pool) } : {}),
     ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
     ...(o.bookmarkIntervalMs ? { bookmarkIntervalMs: o.bookmarkIntervalMs } : {}),
