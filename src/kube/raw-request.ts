@@ -34,9 +34,8 @@ export const HEAD_MAX_BYTES = 16 * 1024;
 /** A 2xx response's body, unparsed. */
 export interface RawBodyResponse {
   status: number;
-  /** The whole body; its own ArrayBuffer when it came in more than one chunk. */
+  /** The whole body (may be a view into a larger buffer: one network chunk). */
   body: Buffer;
-  bytes: number;
   /** Time from sending the request to the whole body received, ms. */
   fetchMs: number;
 }
@@ -60,7 +59,7 @@ export async function getBody(kc: FleetKubeConfig, path: string, query: Query, o
   const body = await readBodyBytes(res.body, ok ? opts.onHead : undefined);
   const fetchMs = performance.now() - t0;
   if (!ok) throw httpError('GET', path, res.status, res.headers.get('retry-after'), body.toString('utf8'));
-  return { status: res.status, body, bytes: body.length, fetchMs };
+  return { status: res.status, body, fetchMs };
 }
 
 /** The {@link KubeHttpError} for a non-2xx response with body `text` (a Status, or anything). */

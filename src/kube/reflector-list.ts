@@ -35,7 +35,7 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
         if (!signal.aborted) report(opts.onRequest, { verb: 'list', resource, code: statusCodeOf(err), durationMs: performance.now() - t0 });
         throw err;
       }
-      const bytes = res.bytes;
+      const bytes = res.body.length; // read before a worker takes the body
       if (opts.readPage) {
         const page = await opts.readPage(opts.kind, res.body);
         return { ...pageParts(page), bytes, parseMs: page.decodeMs ?? 0, projectMs: 0, offThreadMs: page.parseMs + page.projectMs };
