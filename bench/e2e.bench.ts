@@ -1,5 +1,6 @@
 // End-to-end benchmark (issue 6): `npm run bench:e2e` [-- --nodes 10000,50000 --pods-per-node 10
-// --churn 1000 --steady 60 --timeout 900 --profile DIR --kube-api-qps 20000 --out FILE
+// --churn 1000 --steady 60 --timeout 900 --profile DIR --kube-api-qps 20000
+// --kube-api-max-in-flight 256 --out FILE
 // --controller-args "--workers 0 …" --controller-node-args "--trace-gc-nvp"], or
 // `-- --charts-only` to redraw the charts from bench/results/e2e.json.
 //
@@ -17,6 +18,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { writeE2eCharts, type ChartRun } from './lib/e2e-charts.js';
 import { runE2e, type E2eRun } from './lib/e2e-run.js';
+import { SIMULATOR_CLIENT_SIZING } from '../src/sim/server/client-sizing.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: string) => {
@@ -41,7 +43,9 @@ const TIMEOUT_S = num('timeout', 900);
 const PROFILE_DIR = arg('profile', '');
 const CONTROLLER_ARGS = arg('controller-args', '').split(/\s+/).filter(Boolean);
 const CONTROLLER_NODE_ARGS = arg('controller-node-args', '').split(/\s+/).filter(Boolean);
-const QPS = num('kube-api-qps', 20_000);
+// The controller's client limits default to the simulator's sizing (client-sizing.ts says why).
+const QPS = num('kube-api-qps', SIMULATOR_CLIENT_SIZING.kubeApiQps);
+const MAX_IN_FLIGHT = num('kube-api-max-in-flight', SIMULATOR_CLIENT_SIZING.kubeApiMaxInFlight);
 
 const resultsDir = new URL('results/', import.meta.url);
 // `--out FILE` keeps an experiment (other qps, churn…) out of the published results and charts.
@@ -77,7 +81,7 @@ function save(runs: E2eRun[]): void {
     command: 'npm run bench:e2e',
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', node: process.version, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
-    config: { pods_per_node: PODS_PER_NODE, churn_per_s: CHURN, steady_s: STEADY_S, kube_api_qps: QPS, processes: 'simulator (bench/lib/sim-child.ts) and controller (bin/fleet-attach.js run) as child processes' },
+    config: { pods_per_node: PODS_PER_NODE, churn_per_s: CHURN, steady_s: STEADY_S, kube_api_qps: QPS, kube_api_max_in_flight: MAX_IN_FLIGHT, processes: 'simulator (bench/lib/sim-child.ts) and controller (bin/fleet-attach.js run) as child processes' },
     targets: { converge_s_at_50k: 120, converge_s_at_100k_stretch: 240, loop_p99_ms_at_50k: 20, pod_to_va_p99_ms: 200, ingest_ratio_min: 0.7 },
     runs,
   };
@@ -105,7 +109,7 @@ for (const nodes of SIZES) {
   const rev = revision();
   let run: E2eRun;
   try {
-    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, controllerArgs: CONTROLLER_ARGS, controllerNodeArgs: CONTROLLER_NODE_ARGS, ...(dir ? { profileDir: dir } : {}) });
+    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, kubeApiMaxInFlight: MAX_IN_FLIGHT, controllerArgs: CONTROLLER_ARGS, controllerNodeArgs: CONTROLLER_NODE_ARGS, ...(dir ? { profileDir: dir } : {}) });
   } catch (err) {
     console.error(`run at ${nodes} nodes failed: ${err instanceof Error ? err.message : String(err)}`);
     run = { nodes, pods: nodes * PODS_PER_NODE, failed: err instanceof Error ? err.message.slice(0, 2000) : String(err) };

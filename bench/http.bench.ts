@@ -6,7 +6,8 @@
 // Subject, per fleet size: the real controller reconciling a simulated fleet. The simulator
 // (bench/lib/sim-child.ts: nodes × 10 pods, each with its own PVC/PV, attacher and kubelets on)
 // runs in a child process; the controller and its inspection API (startControllerWithApi, leader
-// election off, API qps and burst `--qps`, one plan worker) run in this process. The bench waits until
+// election off, API qps and burst `--qps`, the in-flight bound of the simulator's
+// client sizing (src/sim/server/client-sizing.ts), one plan worker) run in this process. The bench waits until
 // every desired pair is attached and reported, then starts `--churn` pod changes/s, which run
 // until the end of the size, so every reconcile pass has work while it is measured (from
 // `--settle` s later).
@@ -50,6 +51,7 @@ import type { SimChildMessage } from './lib/sim-child.js';
 import { percentile } from './lib/stats.js';
 import { startCpuProfile } from './lib/cpu-profile.js';
 import { createGcRecorder } from './lib/gc-pauses.js';
+import { SIMULATOR_CLIENT_SIZING } from '../src/sim/server/client-sizing.js';
 
 const ROLE = process.env.BENCH_HTTP_ROLE;
 const args = process.argv.slice(2);
@@ -216,7 +218,7 @@ async function startControllerSubject(nodes: number, o: Options): Promise<Subjec
 
     const tCtl = performance.now();
     running = await startControllerWithApi({
-      kubeconfig: { path: kubeconfig }, listen: '127.0.0.1:0', leaderElect: false, kubeApiQps: o.qps, kubeApiBurst: o.qps, kubeApiHttp2: !HTTP1, workers: 1,
+      kubeconfig: { path: kubeconfig }, listen: '127.0.0.1:0', leaderElect: false, kubeApiQps: o.qps, kubeApiBurst: o.qps, kubeApiMaxInFlight: SIMULATOR_CLIENT_SIZING.kubeApiMaxInFlight, kubeApiHttp2: !HTTP1, workers: 1,
     });
     const { ctl } = running;
     const bar = phaseBar('converge', expected, 'pairs');
@@ -560,13 +562,13 @@ async function driverMain(): Promise<void> {
   }
   const o: Options = {
     duration: num('duration', 5), reps: num('reps', 4), window: num('window', 10), rounds: num('rounds', 12), paced: num('paced', 60), rate: num('rate', 2000),
-    connections: num('connections', 10), churn: num('churn', 100), timeout: num('timeout', 2400), settle: num('settle', 30), minFreeMb: num('min-free-mb', 1536), qps: num('qps', 20_000), profile: arg('profile', ''),
+    connections: num('connections', 10), churn: num('churn', 100), timeout: num('timeout', 2400), settle: num('settle', 30), minFreeMb: num('min-free-mb', 1536), qps: num('qps', SIMULATOR_CLIENT_SIZING.kubeApiQps), profile: arg('profile', ''),
   };
   const outArg = arg('out', '');
   const outFile = outArg ? new URL(outArg, `file://${process.cwd()}/`) : STAND_IN ? undefined : new URL('./results/http.json', import.meta.url);
   const subjectText = STAND_IN
     ? 'stand-in loop over a directly filled WorldState (real planner, worker pool); test/http/stand-in-controller.ts'
-    : `startControllerWithApi (leader election off, qps/burst ${o.qps}, 1 plan worker) in the bench process against the simulator (bench/lib/sim-child.ts, child process): nodes x ${PODS_PER_NODE} pods, attacher and kubelets on, converged, then ${o.churn} pod changes/s`;
+    : `startControllerWithApi (leader election off, qps/burst ${o.qps}, ${SIMULATOR_CLIENT_SIZING.kubeApiMaxInFlight} requests in flight, 1 plan worker) in the bench process against the simulator (bench/lib/sim-child.ts, child process): nodes x ${PODS_PER_NODE} pods, attacher and kubelets on, converged, then ${o.churn} pod changes/s`;
   const clients = startClients();
   const endpoints: EndpointResult[] = [];
   const runs: SizeRun[] = [];

@@ -42,6 +42,8 @@ export interface E2eConfig {
   profileDir?: string;
   /** The controller's --kube-api-qps and --kube-api-burst (20,000: no client-side limit in practice). */
   kubeApiQps: number;
+  /** The controller's --kube-api-max-in-flight (SIMULATOR_CLIENT_SIZING). */
+  kubeApiMaxInFlight: number;
   /** More `fleet-attach run` flags (experiments: `--workers 0`, `--kube-api-max-in-flight 64`…). */
   controllerArgs?: string[];
   /** Extra V8/Node flags for the controller process (e.g. `--trace-gc-nvp`; its output goes to the controller log). */
@@ -61,7 +63,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
   const dir = mkdtempSync(join(tmpdir(), 'fa-e2e-bench-'));
   const expected = cfg.nodes * cfg.podsPerNode;
   const heapMb = cfg.nodes >= 50_000 ? 8192 : 4096;
-  const out: E2eRun = { nodes: cfg.nodes, pods: expected, kube_api_qps: cfg.kubeApiQps, controller_args: cfg.controllerArgs ?? [], loadavg_start: loadavg().map((l) => round(l, 2)) };
+  const out: E2eRun = { nodes: cfg.nodes, pods: expected, kube_api_qps: cfg.kubeApiQps, kube_api_max_in_flight: cfg.kubeApiMaxInFlight, controller_args: cfg.controllerArgs ?? [], loadavg_start: loadavg().map((l) => round(l, 2)) };
   let sim: Child | undefined;
   let ctl: Child | undefined;
   let kube: RawKube | undefined;
@@ -96,7 +98,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     ctl = spawnNode(
       ['--import', GUARD, `--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, ...(cfg.controllerNodeArgs ?? []), ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
       BIN,
-      ['run', '--kubeconfig', kubeconfig, '--leader-elect=false', '--kube-api-qps', String(cfg.kubeApiQps), '--kube-api-burst', String(cfg.kubeApiQps), '--listen', '127.0.0.1:0', ...(cfg.controllerArgs ?? [])],
+      ['run', '--kubeconfig', kubeconfig, '--leader-elect=false', '--kube-api-qps', String(cfg.kubeApiQps), '--kube-api-burst', String(cfg.kubeApiQps), '--kube-api-max-in-flight', String(cfg.kubeApiMaxInFlight), '--listen', '127.0.0.1:0', ...(cfg.controllerArgs ?? [])],
       { LOG_LEVEL: 'info' },
     );
     ctl.onLine((l) => {

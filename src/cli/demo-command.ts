@@ -7,17 +7,17 @@
 import { flagHelp, parseFlags } from './flags.js';
 import { CONTROLLER_FLAGS, controllerOptionsFromFlags } from './controller-flags.js';
 import { fleetError } from '../errors/index.js';
-import { startSimulator } from '../sim/server/index.js';
+import { SIMULATOR_CLIENT_SIZING, startSimulator } from '../sim/server/index.js';
 import { startControllerWithApi, untilSignal } from '../manager/run-controller.js';
 import { createProgress } from './demo-progress.js';
 
 const DEMO_FLAGS = {
   ...CONTROLLER_FLAGS,
   'leader-elect': { ...CONTROLLER_FLAGS['leader-elect'], default: false },
-  // The embedded simulator is local: upstream's client-side limit (20 qps) would make a
-  // 50,000-volume fleet take 40 minutes to attach.
-  'kube-api-qps': { ...CONTROLLER_FLAGS['kube-api-qps'], default: 20_000 },
-  'kube-api-burst': { ...CONTROLLER_FLAGS['kube-api-burst'], default: 20_000 },
+  // The client limits sized to the embedded simulator (client-sizing.ts says why).
+  'kube-api-qps': { ...CONTROLLER_FLAGS['kube-api-qps'], default: SIMULATOR_CLIENT_SIZING.kubeApiQps },
+  'kube-api-burst': { ...CONTROLLER_FLAGS['kube-api-burst'], default: SIMULATOR_CLIENT_SIZING.kubeApiBurst },
+  'kube-api-max-in-flight': { ...CONTROLLER_FLAGS['kube-api-max-in-flight'], default: SIMULATOR_CLIENT_SIZING.kubeApiMaxInFlight },
   nodes: { kind: 'int', default: 5000, min: 0, max: 200_000, help: 'simulated nodes' },
   'pods-per-node': { kind: 'int', default: 10, min: 0, max: 100, help: 'pods (each with its own PVC) per node' },
   'rwx-fraction': { kind: 'float', default: 0.1, min: 0, max: 1, help: 'fraction of ReadWriteMany volumes' },

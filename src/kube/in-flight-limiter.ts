@@ -28,7 +28,8 @@ export interface InFlightLimiter {
 
 /**
  * The default bound: below the shared agent's 128 sockets (kube-config.ts), which the watches
- * and paged lists also use, so controller writes never queue inside the agent.
+ * and paged lists also use, so controller writes never queue inside the agent (a larger bound
+ * raises the agent's cap with it: FleetKubeConfig.sizeAgentFor).
  */
 export const DEFAULT_MAX_IN_FLIGHT = 96;
 

@@ -29,11 +29,14 @@ interface Cached<T> {
 /** Sockets kept per agent; watches hold one each for their whole life. */
 const MAX_FREE_SOCKETS = 64;
 /**
- * Sockets per cluster, watches included (7 long-lived). Requests beyond it queue in the agent:
- * without a cap, a cold start of 20,000 attaches opens 20,000 TLS connections at once and the
- * API server hangs up on them (measured against the simulator).
+ * Sockets per cluster, watches included (7 long-lived), unless the controller's in-flight bound
+ * needs more (see `sizeAgentFor`). Requests beyond it queue in the agent: without a cap, a cold
+ * start of 20,000 attaches opens 20,000 TLS connections at once and the API server hangs up on
+ * them (measured against the simulator).
  */
 const MAX_SOCKETS = 128;
+/** Sockets kept beyond the in-flight bound for the watches and the paged lists. */
+const SOCKETS_BESIDE_WRITES = 32;
 /** How long the hot calls reuse the request options client-node produced (see hotRequestOptions). */
 const HOT_OPTIONS_TTL_MS = 1000;
 
@@ -43,6 +46,15 @@ export class FleetKubeConfig extends KubeConfig {
    * do (`--kube-api-http2`; client-go's DISABLE_HTTP2 is the same switch).
    */
   http2 = true;
+  /**
+   * The agent's socket cap: {@link MAX_SOCKETS}, or more when `inFlight` (the controller's
+   * `--kube-api-max-in-flight`) would not fit beside the watches and lists, so that over
+   * HTTP/1.1 a request given a slot never waits in the agent with its timeout running.
+   */
+  sizeAgentFor(inFlight: number): void {
+    this.socketCap = Math.max(MAX_SOCKETS, inFlight + SOCKETS_BESIDE_WRITES);
+  }
+  private socketCap = MAX_SOCKETS;
   private agents: Array<Cached<http.Agent>> = [];
   private hotOptions: { at: number; opts: https.RequestOptions; h2?: H2Connection | null } | undefined;
   private h2: Array<Cached<H2Connection>> = [];
@@ -148,9 +160,9 @@ export class FleetKubeConfig extends KubeConfig {
       // Proxy agents come from client-node's own choice of library; reuse the first one built.
       agent = produced;
     } else if (cluster?.server.startsWith('http:')) {
-      agent = new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' });
+      agent = new http.Agent({ keepAlive: true, maxSockets: this.socketCap, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' });
     } else {
-      const tls: https.AgentOptions = { keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' };
+      const tls: https.AgentOptions = { keepAlive: true, maxSockets: this.socketCap, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' };
       for (const k of MATERIAL_KEYS) if (o[k] !== undefined) (tls as Record<string, unknown>)[k] = o[k];
       agent = new https.Agent(tls);
     }

@@ -59,6 +59,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const log = logger('controller');
   const kc = loadKubeConfig(o.kubeconfig);
   kc.http2 = o.kubeApiHttp2;
+  kc.sizeAgentFor(o.kubeApiMaxInFlight); // before the first request builds the agent
   const metrics = o.metrics ?? createControllerMetrics({ perNodeVolumeMetric: o.perNodeVolumeMetric });
   const api = createKubeApiClient({
     kc,

@@ -71,6 +71,19 @@ describe('loadKubeConfig', () => {
     kc.close();
   });
 
+  it('caps the agent at 128 sockets unless the in-flight bound needs room beside the watches', async () => {
+    const agentFor = async (inFlight?: number) => {
+      const kc = loadKubeConfig({ yaml: good('https://a.example:6443', ', insecure-skip-tls-verify: true'), env: {} });
+      if (inFlight !== undefined) kc.sizeAgentFor(inFlight);
+      const { agent } = await kc.applyToFetchOptions({});
+      kc.close();
+      return agent as https.Agent;
+    };
+    assert.equal((await agentFor()).maxSockets, 128);
+    assert.equal((await agentFor(96)).maxSockets, 128);
+    assert.equal((await agentFor(256)).maxSockets, 288);
+  });
+
   it('reuses the hot calls\' request options for a while, as copies, and never on http or when HTTP/2 is off', async () => {
     const kc = loadKubeConfig({ yaml: good('https://a.example:6443', ', insecure-skip-tls-verify: true'), env: {} });
     let applied = 0;

@@ -4,5 +4,6 @@ export { createApiServer, type ApiServer, type ApiServerOptions } from './api-se
 export { buildKubeconfig, writeFileAtomic } from './kubeconfig.js';
 export { generateTls, loadTls, type TlsMaterial } from './tls.js';
 export { randomToken } from './auth.js';
+export { SIMULATOR_CLIENT_SIZING } from './client-sizing.js';
 export { ApiError, statusObject } from './status.js';
 export type { FaultHooks, RequestFacts, ApiVerb } from './faults.js';
