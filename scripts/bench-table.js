@@ -175,6 +175,14 @@ function periodicLine(runs) {
   return [`Periodic passes (\`fleet_attach_periodic_pass_busy_seconds\`), event-loop time per pass (passes completed in the run): ${parts.join('; ')}.`, ''];
 }
 
+/** The controller's in-flight bound per run: recorded from fec640c on (the simulator's sizing); 96, the flag's default, before. */
+function inFlightNote(all) {
+  const bound = (r) => (r.kube_api_max_in_flight === undefined ? '96 (the flag\'s default)' : int(r.kube_api_max_in_flight));
+  const bounds = [...new Set(all.map(bound))];
+  const which = bounds.length === 1 ? bounds[0] : all.map((r) => `${bound(r)} at ${int(r.nodes)} nodes`).join(', ');
+  return `The controller's client kept ${which} requests in flight (src/sim/server/client-sizing.ts sizes it to the simulator from fec640c on).`;
+}
+
 function e2eSection(e) {
   const all = e?.runs ?? [];
   const runs = all.filter((r) => !r.failed);
@@ -204,7 +212,7 @@ function e2eSection(e) {
     verdict(runs.some((r) => isNum(r.ingest_ratio)) ? runs.every((r) => !isNum(r.ingest_ratio) || r.ingest_ratio >= 0.7) : undefined, 'ingest ≥ 70% of JSON.parse'),
   ];
   return [
-    `**End to end** (\`npm run bench:e2e\`; ${day(e.date)}, load average ${loadAvg(e.machine?.loadavg_at_end)}): simulator and controller as separate processes on the same 2 cores, cold start, then ${int(e.config?.steady_s)} s of churn at ${int(e.config?.churn_per_s)} pod changes/s. Ingest is objects/s over the initial sync (all seven lists, end to end), and pods/s of the controller main thread's time reading the pod pages (from a0a97c2 on, a worker parses and projects them and the main thread decodes the projections; rows measured before that are the whole parse + projection); both as a share of JSON.parse alone on the same pod objects (watch lines received by the bench); loop and plan are the reconcile pass and its WASM plan during churn.`,
+    `**End to end** (\`npm run bench:e2e\`; ${day(e.date)}, load average ${loadAvg(e.machine?.loadavg_at_end)}): simulator and controller as separate processes on the same 2 cores, cold start, then ${int(e.config?.steady_s)} s of churn at ${int(e.config?.churn_per_s)} pod changes/s. ${inFlightNote(all)} Ingest is objects/s over the initial sync (all seven lists, end to end), and pods/s of the controller main thread's time reading the pod pages (from a0a97c2 on, a worker parses and projects them and the main thread decodes the projections; rows measured before that are the whole parse + projection); both as a share of JSON.parse alone on the same pod objects (watch lines received by the bench); loop and plan are the reconcile pass and its WASM plan during churn.`,
     '',
     table(['nodes', 'pods', 'converge', 'controller CPU', 'peak RSS MB', 'ingest', 'pods: parse + projection', 'JSON.parse', 'API writes/s', 'loop p50 / p99', 'plan p50 / p99', 'pod → VA p50 / p99'], rows),
     '',
