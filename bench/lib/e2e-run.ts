@@ -44,7 +44,7 @@ export interface E2eConfig {
   kubeApiQps: number;
   /** The controller's --kube-api-max-in-flight (SIMULATOR_CLIENT_SIZING). */
   kubeApiMaxInFlight: number;
-  /** More `fleet-attach run` flags (experiments: `--workers 0`, `--kube-api-max-in-flight 64`…). */
+  /** More `fleet-attach run` flags (experiments: `--workers 0`, `--max-api-backlog 1000`…; the in-flight bound has its own field, which the run records). */
   controllerArgs?: string[];
   /** Extra V8/Node flags for the controller process (e.g. `--trace-gc-nvp`; its output goes to the controller log). */
   controllerNodeArgs?: string[];
