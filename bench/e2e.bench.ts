@@ -42,6 +42,13 @@ const STEADY_S = num('steady', 60);
 const TIMEOUT_S = num('timeout', 900);
 const PROFILE_DIR = arg('profile', '');
 const CONTROLLER_ARGS = arg('controller-args', '').split(/\s+/).filter(Boolean);
+// Flags the bench sets and records itself: repeated in --controller-args, the later one would
+// win unrecorded.
+const OWN_FLAGS: Record<string, string> = { '--kube-api-qps': '--kube-api-qps', '--kube-api-burst': '--kube-api-qps', '--kube-api-max-in-flight': '--kube-api-max-in-flight', '--kubeconfig': '', '--leader-elect': '', '--listen': '' };
+for (const a of CONTROLLER_ARGS) {
+  const flag = a.split('=')[0];
+  if (flag in OWN_FLAGS) throw new Error(`--controller-args: ${flag} is set by the bench${OWN_FLAGS[flag] ? `; pass ${OWN_FLAGS[flag]} to the bench instead` : ''}`);
+}
 const CONTROLLER_NODE_ARGS = arg('controller-node-args', '').split(/\s+/).filter(Boolean);
 // The controller's client limits default to the simulator's sizing (client-sizing.ts says why).
 const QPS = num('kube-api-qps', SIMULATOR_CLIENT_SIZING.kubeApiQps);
