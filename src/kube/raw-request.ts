@@ -74,13 +74,18 @@ export function httpError(method: string, path: string, status: number, retryAft
  * events rather than async iteration: a page arrives in dozens of chunks, and a promise per
  * chunk is measurable against the parse.
  */
-export async function readBody(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined): Promise<string> {
-  return (await readBodyBytes(body, onHead)).toString('utf8');
+export function readBody(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined): Promise<string> {
+  return collect(body, onHead, (b) => b.toString('utf8'));
 }
 
 /** As {@link readBody}, the bytes. */
 export function readBodyBytes(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined): Promise<Buffer> {
-  if (!body) return Promise.resolve(Buffer.alloc(0));
+  return collect(body, onHead, (b) => b);
+}
+
+/** Both readers: one promise per body, `finish` applied to its bytes (a write's response is on the hot path). */
+function collect<R>(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined, finish: (bytes: Buffer) => R): Promise<R> {
+  if (!body) return Promise.resolve(finish(Buffer.alloc(0)));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -100,7 +105,7 @@ export function readBodyBytes(body: NodeJS.ReadableStream | null, onHead: ((head
       if (done) head = undefined;
     });
     body.once('error', reject);
-    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    body.once('end', () => resolve(finish(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))));
   });
 }
 
