@@ -9,6 +9,8 @@ import type { RequestHook } from '../kube/request-hook.js';
 export interface ControllerOptions {
   kubeconfig: LoadKubeConfigOptions;
   loopPeriodMs: number;
+  /** A new desired pod brings the next pass forward, this long after the last at the earliest; 0: fixed period (reconciler.ts Wake-ups). */
+  loopWakeMinGapMs: number;
   maxWaitForUnmountMs: number;
   disableForceDetachOnTimeout: boolean;
   reconcileSyncPeriodMs: number;
@@ -51,6 +53,7 @@ export interface ControllerOptions {
 
 export const DEFAULT_CONTROLLER_OPTIONS: Omit<ControllerOptions, 'kubeconfig'> = {
   loopPeriodMs: 100,
+  loopWakeMinGapMs: 20,
   maxWaitForUnmountMs: 6 * 60_000,
   disableForceDetachOnTimeout: false,
   reconcileSyncPeriodMs: 60_000,

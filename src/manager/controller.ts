@@ -101,8 +101,11 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const translator = createCsiTranslator({ isMigrated: createMigrationPredicate({ csiNodeAnnotation: (n) => csiNodes.get(n)?.migratedPlugins.join(',') }) });
   const events = createEventRecorder({ sink: adapt.eventSink(api), waitingForDetachText: o.waitingForDetachText });
   const conditions = new NodeConditionCounter();
+  // The reconciler is built below; a pod reaches the populator only after start().
+  let wakeReconciler = (): void => {};
   const populator = createDesiredStatePopulator({ conditions, state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: o.dswPopulatorPeriodMs, listPodsPeriodMs: o.dswListPodsPeriodMs,
     onPeriodicPass: (pass, s) => metrics.periodicPassBusy.observe({ pass }, s.busyMs / 1000),
+    onDesiredAdded: () => wakeReconciler(),
   });
   metrics.setSkippedVolumesSource(() => populator.skippedVolumes());
   const podName = (uid: string) => populator.podName(uid);
@@ -115,9 +118,10 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     state, planner, executor, statusUpdater, events, metrics, podName, verify: { plugins },
     apiBacklog: () => api.backlog().waiting,
     maxOperationStartsPerPass: o.maxOperationStartsPerPass, maxApiBacklog: o.maxApiBacklog,
-    loopPeriodMs: o.loopPeriodMs, maxWaitForUnmountMs: o.maxWaitForUnmountMs, disableForceDetachOnTimeout: o.disableForceDetachOnTimeout,
+    loopPeriodMs: o.loopPeriodMs, wakeMinGapMs: o.loopWakeMinGapMs, maxWaitForUnmountMs: o.maxWaitForUnmountMs, disableForceDetachOnTimeout: o.disableForceDetachOnTimeout,
     syncPeriodMs: o.reconcileSyncPeriodMs, disableSync: o.disableReconcileSync,
   });
+  wakeReconciler = () => reconciler.wake();
   wireMetrics({ metrics, state, reflectors });
 
   let synced = false;

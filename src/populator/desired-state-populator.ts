@@ -55,6 +55,8 @@ export interface DesiredStatePopulatorDeps {
   conditions?: NodeConditionCounter;
   /** Told what each completed C9 and C10 pass cost (`fleet_attach_periodic_pass_busy_seconds`). */
   onPeriodicPass?: PeriodicPassReport;
+  /** Told each time a pod joins a pair's desired pods: new work for the reconciler (its `wake`). */
+  onDesiredAdded?: () => void;
   now?: () => number;
   log?: Logger;
 }
@@ -234,7 +236,9 @@ class Populator implements DesiredStatePopulator {
       if (info !== prior) state.setVolumeInfo(vol, info);
       if (r.spec.origin !== 'inline') this.pvIndex.add(r.spec.name, unique);
       state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
-      if (state.addDesiredPod(vol, node, pod.uid) === 'node-not-managed') continue;
+      const added = state.addDesiredPod(vol, node, pod.uid);
+      if (added === 'node-not-managed') continue;
+      if (added === 'added') this.d.onDesiredAdded?.();
       tracked ??= this.tracker.get(pod.uid) ?? this.tracker.create(pod.uid, pod.namespace, storedKey ?? flatCopy(podKey), pod.nodeName);
       this.tracker.addVolume(tracked, unique);
     }

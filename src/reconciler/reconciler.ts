@@ -8,6 +8,13 @@
  *      in slices (verify-attached.ts), one walk at a time.
  * It never throws: a failed pass is logged and the next one runs on schedule.
  *
+ * Wake-ups (`wakeMinGapMs` > 0; 0 is upstream's fixed period): a new desired pod (`wake`, from
+ * the populator) brings the next pass forward, so a new pod does not wait out the rest of the
+ * period for its attach to start. The woken pass still starts no sooner than `wakeMinGapMs`
+ * after the previous pass ended, nor sooner than {@link WAKE_DUTY_FACTOR} times that pass's
+ * length: under constant churn the loop spends at most about a tenth of its thread on passes, and
+ * a burst of new pods is one pass, not one each. Only the timing changes, never what a pass decides.
+ *
  * A pass never waits for the API server, so its length is the plan plus a walk of the plan:
  * - F8 at scale: detaches take their keys in the pass and wait for one status write per touched
  *   node (detach-pass.ts), not for a write per detach in series.
@@ -49,12 +56,16 @@ export interface ReconcilerOptions {
   maxOperationStartsPerPass?: number;
   /** No new operation while more requests than this wait for a slot; default {@link DEFAULT_MAX_API_BACKLOG}. */
   maxApiBacklog?: number;
+  /** Earliest start of a woken pass after the previous one ended (see Wake-ups); 0 or absent: no wake-ups. */
+  wakeMinGapMs?: number;
 }
 
 export const DEFAULT_MAX_STARTS_PER_PASS = 5000;
 export const DEFAULT_MAX_API_BACKLOG = 500;
 /** Attach window room per operation a pass may start (see Attach window above). */
 const ATTACH_WINDOW_PER_START = 4;
+/** A woken pass waits at least this many times the previous pass's length (see Wake-ups). */
+export const WAKE_DUTY_FACTOR = 9;
 
 export interface ReconcilerDeps extends ReconcilerOptions {
   state: WorldState;
@@ -76,6 +87,12 @@ export interface Reconciler {
   start(): void;
   /** Stops after the running pass; resolves when it has ended. */
   stop(): Promise<void>;
+  /**
+   * New work arrived (a desired pod): bring the next pass forward (see Wake-ups). A no-op when
+   * wake-ups are off, the loop is stopped, or the next pass is due sooner anyway; during a pass
+   * it shortens the wait after that pass.
+   */
+  wake(): void;
   /** Runs one pass now (tests); rejects if the loop is running. */
   runOnce(): Promise<void>;
   readonly passTime: DurationWindow;
@@ -101,6 +118,12 @@ class Loop implements Reconciler {
   private attachWindow = 0;
   private stopped = false;
   private verifying: Promise<void> | undefined;
+  /** performance.now() at which the scheduled pass starts (Infinity while none is scheduled). */
+  private dueAt = Number.POSITIVE_INFINITY;
+  /** End and length of the last pass (performance.now() ms), for the wake-up gap. */
+  private lastEnd = 0;
+  private lastMs = 0;
+  private wokenDuringPass = false;
 
   constructor(private readonly d: ReconcilerDeps) {
     this.now = d.now ?? Date.now;
@@ -129,6 +152,19 @@ class Loop implements Reconciler {
     // which ends it after its writes in flight.
   }
 
+  wake(): void {
+    const gap = this.d.wakeMinGapMs ?? 0;
+    if (!this.running || gap <= 0) return;
+    if (this.current) {
+      this.wokenDuringPass = true; // the running pass planned before this change
+      return;
+    }
+    const at = this.lastEnd + Math.max(gap, WAKE_DUTY_FACTOR * this.lastMs);
+    if (at >= this.dueAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.schedule(Math.max(0, at - performance.now()));
+  }
+
   async runOnce(): Promise<void> {
     if (this.running) throw new Error('reconciler loop is running');
     await this.pass();
@@ -136,10 +172,16 @@ class Loop implements Reconciler {
   }
 
   private schedule(delay: number): void {
+    this.dueAt = performance.now() + delay;
     this.timer = setTimeout(() => {
+      this.dueAt = Number.POSITIVE_INFINITY;
       this.current = this.pass().finally(() => {
         this.current = undefined;
-        if (this.running) this.schedule(this.d.loopPeriodMs);
+        const woken = this.wokenDuringPass;
+        this.wokenDuringPass = false;
+        if (!this.running) return;
+        const gap = Math.max(this.d.wakeMinGapMs ?? 0, WAKE_DUTY_FACTOR * this.lastMs);
+        this.schedule(woken ? Math.min(this.d.loopPeriodMs, gap) : this.d.loopPeriodMs);
       });
     }, delay);
   }
@@ -171,7 +213,9 @@ class Loop implements Reconciler {
     } catch (err) {
       this.log.error({ err }, 'reconcile pass failed');
     } finally {
-      const ms = performance.now() - t0;
+      this.lastEnd = performance.now();
+      const ms = this.lastEnd - t0;
+      this.lastMs = ms;
       this.passTime.record(ms);
       this.d.metrics.reconcileDuration.observe(ms / 1000);
       this.passCount++;
