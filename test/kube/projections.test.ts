@@ -127,6 +127,21 @@ describe('other projections', () => {
     assert.deepEqual([bare.managed, bare.ready, bare.outOfService], [false, false, false]);
   });
 
+  it('Node, PVC: a malformed list item is rejected with its index in the path', () => {
+    const node = (status: Record<string, unknown>, spec: Record<string, unknown> = {}) => projectNode({ metadata: { name: 'n' }, spec, status });
+    assert.match(reason(node({ volumesAttached: [{ name: 'a' }, { name: 7 }] })), /^status\.volumesAttached\[1\]\.name: /);
+    assert.match(reason(node({ volumesAttached: [{ name: 'a', devicePath: 1 }] })), /^status\.volumesAttached\[0\]\.devicePath: not a string/);
+    assert.match(reason(node({ volumesAttached: ['a'] })), /^status\.volumesAttached\[0\]: not an object/);
+    assert.match(reason(node({ volumesInUse: ['a', ''] })), /^status\.volumesInUse\[1\]: /);
+    assert.match(reason(node({ conditions: [{ type: 'Ready', status: 'False' }, null] })), /^status\.conditions\[1\]: not an object/);
+    assert.match(reason(node({}, { taints: [{ key: 'k' }, 'x'] })), /^spec\.taints\[1\]: not an object/);
+    // The list is read only up to the first Ready=True condition (what follows is not needed).
+    assert.equal(ok(node({ conditions: [{ type: 'Ready', status: 'True' }, null] })).ready, true);
+    const pvc = (refs: unknown) => projectPvc({ metadata: { ...meta('c'), ownerReferences: refs }, spec: {} });
+    assert.match(reason(pvc([{ controller: true, uid: 'u' }, { controller: 'yes' }])), /^metadata\.ownerReferences\[1\]\.controller: not a boolean/);
+    assert.equal(ok(pvc([{ controller: false, uid: 'x' }, { controller: true, uid: 'owner' }])).controllerUid, 'owner');
+  });
+
   it('VolumeAttachment: source, status and errors (an error without message is still an error)', () => {
     const va = ok(
       projectVolumeAttachment({

@@ -2,7 +2,7 @@
  * Node projection: managed (B1), healthy (Ready), out-of-service taint (F), and the two status
  * lists the actual state reads (A2, D3).
  */
-import { optArray, optRecord, optStr, project, record, str, stringArray, type ResourceKind } from './read.js';
+import { optRecord, optStr, project, readItems, record, someItem, str, stringArray, type ResourceKind } from './read.js';
 
 export const MANAGED_ANNOTATION = 'volumes.kubernetes.io/controller-managed-attach-detach';
 export const OUT_OF_SERVICE_TAINT = 'node.kubernetes.io/out-of-service';
@@ -37,17 +37,15 @@ export function projectNode(raw: unknown) {
     const spec = optRecord(o.spec, 'spec') ?? {};
     const status = optRecord(o.status, 'status') ?? {};
     const annotations = optRecord(meta.annotations, 'metadata.annotations') ?? {};
-    const ready = optArray(status.conditions, 'status.conditions').some((c, i) => {
-      const cond = record(c, `status.conditions[${i}]`);
+    const ready = someItem(status.conditions, 'status.conditions', (c) => {
+      const cond = record(c, '');
       return cond.type === 'Ready' && cond.status === 'True';
     });
-    const outOfService = optArray(spec.taints, 'spec.taints').some(
-      (t, i) => record(t, `spec.taints[${i}]`).key === OUT_OF_SERVICE_TAINT,
-    );
-    const volumesAttached = optArray(status.volumesAttached, 'status.volumesAttached').map((v, i) => {
-      const av = record(v, `status.volumesAttached[${i}]`);
-      optStr(av.devicePath, `status.volumesAttached[${i}].devicePath`); // validated, not kept
-      return str(av.name, `status.volumesAttached[${i}].name`);
+    const outOfService = someItem(spec.taints, 'spec.taints', (t) => record(t, '').key === OUT_OF_SERVICE_TAINT);
+    const volumesAttached = readItems(status.volumesAttached, 'status.volumesAttached', (v) => {
+      const av = record(v, '');
+      optStr(av.devicePath, 'devicePath'); // validated, not kept
+      return str(av.name, 'name');
     });
     return {
       name: str(meta.name, 'metadata.name'),

@@ -1,7 +1,7 @@
 /**
  * PersistentVolumeClaim projection: binding (C4) and the controlling owner (C5 generic ephemeral).
  */
-import { optArray, optBool, optRecord, optStr, project, record, str, type ResourceKind } from './read.js';
+import { optBool, optRecord, optStr, project, readItems, record, str, type ResourceKind } from './read.js';
 import { sharedString } from './string-pool.js';
 
 export interface PvcRecord {
@@ -22,11 +22,9 @@ export function projectPvc(raw: unknown) {
     const spec = optRecord(o.spec, 'spec') ?? {};
     const status = optRecord(o.status, 'status') ?? {};
     let controllerUid: string | undefined;
-    optArray(meta.ownerReferences, 'metadata.ownerReferences').forEach((r, i) => {
-      const ref = record(r, `metadata.ownerReferences[${i}]`);
-      if (optBool(ref.controller, `metadata.ownerReferences[${i}].controller`) === true) {
-        controllerUid = str(ref.uid, `metadata.ownerReferences[${i}].uid`);
-      }
+    readItems(meta.ownerReferences, 'metadata.ownerReferences', (r) => {
+      const ref = record(r, '');
+      if (optBool(ref.controller, 'controller') === true) controllerUid = str(ref.uid, 'uid');
     });
     return {
       uid: str(meta.uid, 'metadata.uid'),

@@ -92,8 +92,38 @@ export function optArray(v: unknown, path: string): unknown[] {
   return v;
 }
 
+/**
+ * `read` applied to each item of an optional list. An item's path (`path[i]`) is built only when
+ * `read` throws for it ({@link underPath}): `read` passes '' as the path of the item itself.
+ */
+export function readItems<T>(v: unknown, path: string, read: (item: unknown) => T): T[] {
+  const items = optArray(v, path);
+  const out = new Array<T>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    try {
+      out[i] = read(items[i]);
+    } catch (err) {
+      throw underPath(err, `${path}[${i}]`);
+    }
+  }
+  return out;
+}
+
+/** True when `test` holds for an item of an optional list; items after that one are not read. Paths as {@link readItems}. */
+export function someItem(v: unknown, path: string, test: (item: unknown) => boolean): boolean {
+  const items = optArray(v, path);
+  for (let i = 0; i < items.length; i++) {
+    try {
+      if (test(items[i])) return true;
+    } catch (err) {
+      throw underPath(err, `${path}[${i}]`);
+    }
+  }
+  return false;
+}
+
 export function stringArray(v: unknown, path: string): string[] {
-  return optArray(v, path).map((x, i) => str(x, `${path}[${i}]`));
+  return readItems(v, path, (x) => str(x, ''));
 }
 
 /** A timestamp as an RFC 3339 string, whether it arrives as a string or a Date. */
