@@ -1,8 +1,9 @@
 /**
  * KubeApiClient: every single-object read and write the controller makes. Kubeconfig, auth and
- * the shared keep-alive agent are client-node's (via {@link FleetKubeConfig}); the four hot calls
- * (VolumeAttachment create and delete, the live Node read, the Node status patch) are raw
- * requests (raw-write.ts), the rest go through the generated API.
+ * the shared keep-alive agent are client-node's (via {@link FleetKubeConfig}); the hot calls
+ * (VolumeAttachment create and delete, the live Node read, the Node status patch, and the Event
+ * writes, one per attach at most) are raw requests (raw-write.ts), the rest (leases, the
+ * VolumeAttachment read after a create conflict) go through the generated API.
  *
  * Contract for every method:
  * - controller calls (everything but leases) first take a slot of the in-flight bound
@@ -100,14 +101,15 @@ export interface KubeApiClientOptions {
   maxRetries?: number;
   maxRetryAfterMs?: number;
   /**
-   * The hot calls (VolumeAttachment create/delete, Node get, Node status patch) as raw requests
-   * (default true); false sends them through the generated client, for comparison.
+   * The hot calls (VolumeAttachment create/delete, Node get, Node status patch, Event create and
+   * patch) as raw requests (default true); false sends them through the generated client, for comparison.
    */
   rawWrites?: boolean;
 }
 
 const VA_PATH = '/apis/storage.k8s.io/v1/volumeattachments';
 const NODES_PATH = '/api/v1/nodes';
+const eventsPath = (namespace: string) => `/api/v1/namespaces/${pathSegment(namespace)}/events`;
 
 export function createKubeApiClient(opts: KubeApiClientOptions): KubeApiClient {
   return new GeneratedApiClient(opts);
@@ -191,16 +193,23 @@ class GeneratedApiClient implements KubeApiClient {
   }
 
   async createEvent(namespace: string, event: EventBody): Promise<void> {
+    const what = { verb: 'create', resource: 'events', name: event.metadata.name };
+    if (this.rawWrites) {
+      const body = JSON.stringify({ apiVersion: 'v1', kind: 'Event', ...event });
+      await this.raw(what, { method: 'POST', path: eventsPath(namespace), body, response: 'drain' }, { priority: 'low' });
+      return;
+    }
     // Timestamps are strings already; the generated serializer passes non-Date values through.
     const body = event as unknown as CoreV1Event;
-    await this.runner.run({ verb: 'create', resource: 'events', name: event.metadata.name }, (o) => this.core.createNamespacedEventWithHttpInfo({ namespace, body }, o), { priority: 'low' });
+    await this.runner.run(what, (o) => this.core.createNamespacedEventWithHttpInfo({ namespace, body }, o), { priority: 'low' });
   }
 
   async patchEvent(namespace: string, name: string, patch: EventPatchBody): Promise<'patched' | 'not-found'> {
     const what = { verb: 'patch', resource: 'events', name };
-    const r = await this.orUndefined(
-      this.runner.run(what, (o) => this.core.patchNamespacedEventWithHttpInfo({ namespace, name, body: patch }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o)), { priority: 'low' }),
-    );
+    const sent: Promise<unknown> = this.rawWrites
+      ? this.raw(what, { method: 'PATCH', path: `${eventsPath(namespace)}/${pathSegment(name)}`, body: JSON.stringify(patch), contentType: PatchStrategy.MergePatch, response: 'drain' }, { priority: 'low' })
+      : this.runner.run(what, (o) => this.core.patchNamespacedEventWithHttpInfo({ namespace, name, body: patch }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o)), { priority: 'low' });
+    const r = await this.orUndefined(sent.then(() => true));
     return r === undefined ? 'not-found' : 'patched';
   }
 

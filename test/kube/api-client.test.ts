@@ -177,6 +177,37 @@ describe('KubeApiClient (generated client against a fake API server)', () => {
     }
   });
 
+  it('writes Events to the namespace: a create, a merge patch of the repeat, 404 as not-found (raw and generated alike)', async () => {
+    srv.route = (req, _b, url) => {
+      if (url.pathname.endsWith('/gone')) return { status: 404, body: { kind: 'Status', code: 404, reason: 'NotFound' } };
+      return { status: req.method === 'POST' ? 201 : 200, body: { kind: 'Event', metadata: { name: 'e1', namespace: 'ns-1' } } };
+    };
+    // As the recorder builds it (CoreV1Event: apiVersion and kind included).
+    const event = {
+      apiVersion: 'v1', kind: 'Event',
+      metadata: { name: 'pod-1.18ea5430fe77ee40', namespace: 'ns-1' },
+      involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: 'ns-1', name: 'pod-1', uid: 'u1' },
+      reason: 'SuccessfulAttachVolume', message: 'AttachVolume.Attach succeeded for volume "pvc-1"', type: 'Normal',
+      source: { component: 'attachdetach-controller' },
+      firstTimestamp: '2026-11-22T10:00:00Z', lastTimestamp: '2026-11-22T10:00:00Z', count: 1,
+    };
+    const patch = { count: 2, lastTimestamp: '2026-11-22T10:00:05Z', message: 'again' };
+    for (const rawWrites of [true, false]) {
+      const how = rawWrites ? 'raw calls' : 'generated calls';
+      const api = createKubeApiClient({ kc, qps: 0, rawWrites });
+      const n = srv.requests.length;
+      await api.createEvent('ns-1', event);
+      assert.equal(await api.patchEvent('ns-1', 'pod-1.18ea5430fe77ee40', patch), 'patched');
+      assert.equal(await api.patchEvent('ns-1', 'gone', patch), 'not-found');
+      const [create, repeat] = srv.requests.slice(n);
+      assert.equal(`${create?.method} ${create?.url}`, 'POST /api/v1/namespaces/ns-1/events', how);
+      assert.deepEqual(JSON.parse(create?.body ?? ''), event, how);
+      assert.equal(`${repeat?.method} ${repeat?.url}`, 'PATCH /api/v1/namespaces/ns-1/events/pod-1.18ea5430fe77ee40', how);
+      assert.equal(repeat?.headers['content-type'], 'application/merge-patch+json', how);
+      assert.deepEqual(JSON.parse(repeat?.body ?? ''), patch, how);
+    }
+  });
+
   it('reuses one keep-alive connection for sequential calls', async () => {
     srv.route = () => ({ status: 200, body: { metadata: { name: 'n1', uid: 'u' } } });
     const api = createKubeApiClient({ kc, qps: 0 });
