@@ -1,6 +1,6 @@
 // End-to-end benchmark (issue 6): `npm run bench:e2e` [-- --nodes 10000,50000 --pods-per-node 10
 // --churn 1000 --steady 60 --timeout 900 --profile DIR --kube-api-qps 20000
-// --kube-api-max-in-flight 256 --out FILE
+// --kube-api-max-in-flight 256 --list-page-size 5000 --out FILE
 // --controller-args "--workers 0 …" --controller-node-args "--trace-gc-nvp"], or
 // `-- --charts-only` to redraw the charts from bench/results/e2e.json.
 //
@@ -44,7 +44,7 @@ const PROFILE_DIR = arg('profile', '');
 const CONTROLLER_ARGS = arg('controller-args', '').split(/\s+/).filter(Boolean);
 // Flags the bench sets and records itself: repeated in --controller-args, the later one would
 // win unrecorded.
-const OWN_FLAGS: Record<string, string> = { '--kube-api-qps': '--kube-api-qps', '--kube-api-burst': '--kube-api-qps', '--kube-api-max-in-flight': '--kube-api-max-in-flight', '--kubeconfig': '', '--leader-elect': '', '--listen': '' };
+const OWN_FLAGS: Record<string, string> = { '--kube-api-qps': '--kube-api-qps', '--kube-api-burst': '--kube-api-qps', '--kube-api-max-in-flight': '--kube-api-max-in-flight', '--list-page-size': '--list-page-size', '--kubeconfig': '', '--leader-elect': '', '--listen': '' };
 for (const a of CONTROLLER_ARGS) {
   const flag = a.split('=')[0];
   if (flag in OWN_FLAGS) throw new Error(`--controller-args: ${flag} is set by the bench${OWN_FLAGS[flag] ? `; pass ${OWN_FLAGS[flag]} to the bench instead` : ''}`);
@@ -53,6 +53,7 @@ const CONTROLLER_NODE_ARGS = arg('controller-node-args', '').split(/\s+/).filter
 // The controller's client limits default to the simulator's sizing (client-sizing.ts says why).
 const QPS = num('kube-api-qps', SIMULATOR_CLIENT_SIZING.kubeApiQps);
 const MAX_IN_FLIGHT = num('kube-api-max-in-flight', SIMULATOR_CLIENT_SIZING.kubeApiMaxInFlight);
+const LIST_PAGE_SIZE = num('list-page-size', SIMULATOR_CLIENT_SIZING.listPageSize);
 
 const resultsDir = new URL('results/', import.meta.url);
 // `--out FILE` keeps an experiment (other qps, churn…) out of the published results and charts.
@@ -88,7 +89,7 @@ function save(runs: E2eRun[]): void {
     command: 'npm run bench:e2e',
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', node: process.version, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
-    config: { pods_per_node: PODS_PER_NODE, churn_per_s: CHURN, steady_s: STEADY_S, kube_api_qps: QPS, kube_api_max_in_flight: MAX_IN_FLIGHT, processes: 'simulator (bench/lib/sim-child.ts) and controller (bin/fleet-attach.js run) as child processes' },
+    config: { pods_per_node: PODS_PER_NODE, churn_per_s: CHURN, steady_s: STEADY_S, kube_api_qps: QPS, kube_api_max_in_flight: MAX_IN_FLIGHT, list_page_size: LIST_PAGE_SIZE, processes: 'simulator (bench/lib/sim-child.ts) and controller (bin/fleet-attach.js run) as child processes' },
     targets: { converge_s_at_50k: 120, converge_s_at_100k_stretch: 240, loop_p99_ms_at_50k: 20, pod_to_va_p99_ms: 200, ingest_ratio_min: 0.7 },
     runs,
   };
@@ -116,7 +117,7 @@ for (const nodes of SIZES) {
   const rev = revision();
   let run: E2eRun;
   try {
-    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, kubeApiMaxInFlight: MAX_IN_FLIGHT, controllerArgs: CONTROLLER_ARGS, controllerNodeArgs: CONTROLLER_NODE_ARGS, ...(dir ? { profileDir: dir } : {}) });
+    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, kubeApiMaxInFlight: MAX_IN_FLIGHT, listPageSize: LIST_PAGE_SIZE, controllerArgs: CONTROLLER_ARGS, controllerNodeArgs: CONTROLLER_NODE_ARGS, ...(dir ? { profileDir: dir } : {}) });
   } catch (err) {
     console.error(`run at ${nodes} nodes failed: ${err instanceof Error ? err.message : String(err)}`);
     run = { nodes, pods: nodes * PODS_PER_NODE, failed: err instanceof Error ? err.message.slice(0, 2000) : String(err) };

@@ -180,7 +180,10 @@ function inFlightNote(all) {
   const bound = (r) => (r.kube_api_max_in_flight === undefined ? '96 (the flag\'s default)' : int(r.kube_api_max_in_flight));
   const bounds = [...new Set(all.map(bound))];
   const which = bounds.length === 1 ? bounds[0] : all.map((r) => `${bound(r)} at ${int(r.nodes)} nodes`).join(', ');
-  return `The controller's client kept ${which} requests in flight (src/sim/server/client-sizing.ts sizes it to the simulator from fec640c on).`;
+  const page = (r) => (r.list_page_size === undefined ? '500 (the flag\'s default)' : int(r.list_page_size));
+  const pages = [...new Set(all.map(page))];
+  const listed = pages.length === 1 ? pages[0] : all.map((r) => `${page(r)} at ${int(r.nodes)} nodes`).join(', ');
+  return `The controller's client kept ${which} requests in flight (src/sim/server/client-sizing.ts sizes it to the simulator from fec640c on) and listed ${listed} objects a page (sized to the simulator in session 12).`;
 }
 
 function e2eSection(e) {

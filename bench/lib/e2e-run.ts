@@ -44,6 +44,8 @@ export interface E2eConfig {
   kubeApiQps: number;
   /** The controller's --kube-api-max-in-flight (SIMULATOR_CLIENT_SIZING). */
   kubeApiMaxInFlight: number;
+  /** The controller's --list-page-size (SIMULATOR_CLIENT_SIZING). */
+  listPageSize: number;
   /** More `fleet-attach run` flags (experiments: `--workers 0`, `--max-api-backlog 1000`…; the in-flight bound has its own field, which the run records). */
   controllerArgs?: string[];
   /** Extra V8/Node flags for the controller process (e.g. `--trace-gc-nvp`; its output goes to the controller log). */
@@ -63,7 +65,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
   const dir = mkdtempSync(join(tmpdir(), 'fa-e2e-bench-'));
   const expected = cfg.nodes * cfg.podsPerNode;
   const heapMb = cfg.nodes >= 50_000 ? 8192 : 4096;
-  const out: E2eRun = { nodes: cfg.nodes, pods: expected, kube_api_qps: cfg.kubeApiQps, kube_api_max_in_flight: cfg.kubeApiMaxInFlight, controller_args: cfg.controllerArgs ?? [], loadavg_start: loadavg().map((l) => round(l, 2)) };
+  const out: E2eRun = { nodes: cfg.nodes, pods: expected, kube_api_qps: cfg.kubeApiQps, kube_api_max_in_flight: cfg.kubeApiMaxInFlight, list_page_size: cfg.listPageSize, controller_args: cfg.controllerArgs ?? [], loadavg_start: loadavg().map((l) => round(l, 2)) };
   let sim: Child | undefined;
   let ctl: Child | undefined;
   let kube: RawKube | undefined;
@@ -98,7 +100,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     ctl = spawnNode(
       ['--import', GUARD, `--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, ...(cfg.controllerNodeArgs ?? []), ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
       BIN,
-      ['run', '--kubeconfig', kubeconfig, '--leader-elect=false', '--kube-api-qps', String(cfg.kubeApiQps), '--kube-api-burst', String(cfg.kubeApiQps), '--kube-api-max-in-flight', String(cfg.kubeApiMaxInFlight), '--listen', '127.0.0.1:0', ...(cfg.controllerArgs ?? [])],
+      ['run', '--kubeconfig', kubeconfig, '--leader-elect=false', '--kube-api-qps', String(cfg.kubeApiQps), '--kube-api-burst', String(cfg.kubeApiQps), '--kube-api-max-in-flight', String(cfg.kubeApiMaxInFlight), '--list-page-size', String(cfg.listPageSize), '--listen', '127.0.0.1:0', ...(cfg.controllerArgs ?? [])],
       { LOG_LEVEL: 'info' },
     );
     ctl.onLine((l) => {

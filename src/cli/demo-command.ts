@@ -18,6 +18,7 @@ const DEMO_FLAGS = {
   'kube-api-qps': { ...CONTROLLER_FLAGS['kube-api-qps'], default: SIMULATOR_CLIENT_SIZING.kubeApiQps },
   'kube-api-burst': { ...CONTROLLER_FLAGS['kube-api-burst'], default: SIMULATOR_CLIENT_SIZING.kubeApiBurst },
   'kube-api-max-in-flight': { ...CONTROLLER_FLAGS['kube-api-max-in-flight'], default: SIMULATOR_CLIENT_SIZING.kubeApiMaxInFlight },
+  'list-page-size': { ...CONTROLLER_FLAGS['list-page-size'], default: SIMULATOR_CLIENT_SIZING.listPageSize },
   nodes: { kind: 'int', default: 5000, min: 0, max: 200_000, help: 'simulated nodes' },
   'pods-per-node': { kind: 'int', default: 10, min: 0, max: 100, help: 'pods (each with its own PVC) per node' },
   'rwx-fraction': { kind: 'float', default: 0.1, min: 0, max: 1, help: 'fraction of ReadWriteMany volumes' },

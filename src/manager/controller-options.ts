@@ -24,6 +24,8 @@ export interface ControllerOptions {
   kubeApiMaxInFlight: number;
   /** Hot calls over HTTP/2 where the server offers it (FleetKubeConfig.http2). */
   kubeApiHttp2: boolean;
+  /** Objects per page of the reflectors' lists (`limit`). */
+  listPageSize: number;
   /** Admission of the reconciler (reconciler.ts): operation starts per pass, and the API backlog that pauses them. */
   maxOperationStartsPerPass: number;
   maxApiBacklog: number;
@@ -65,6 +67,7 @@ export const DEFAULT_CONTROLLER_OPTIONS: Omit<ControllerOptions, 'kubeconfig'> =
   kubeApiBurst: 30,
   kubeApiMaxInFlight: 96,
   kubeApiHttp2: true,
+  listPageSize: 500,
   maxOperationStartsPerPass: 5000,
   maxApiBacklog: 500,
   workers: 1,

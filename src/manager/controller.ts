@@ -14,6 +14,7 @@ import { createPlanner, type Planner } from '../kernel/planner.js';
 import { loadKubeConfig, type FleetKubeConfig } from '../kube/kube-config.js';
 import { createKubeApiClient, type KubeApiClient } from '../kube/api-client.js';
 import { createReflector, type Reflector } from '../kube/reflector.js';
+import type { RequestHook } from '../kube/request-hook.js';
 import {
   CSI_DRIVER_KIND, CSI_NODE_KIND, NODE_KIND, POD_KIND, PV_KIND, PVC_KIND, VOLUME_ATTACHMENT_KIND,
 } from '../kube/projections/index.js';
@@ -61,23 +62,26 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   kc.http2 = o.kubeApiHttp2;
   kc.sizeAgentFor(o.kubeApiMaxInFlight); // before the first request builds the agent
   const metrics = o.metrics ?? createControllerMetrics({ perNodeVolumeMetric: o.perNodeVolumeMetric });
+  // Every API request is counted: the client's calls and the reflectors' list pages and watches.
+  const onRequest: RequestHook = (r) => {
+    metrics.apiRequests.inc({ verb: r.verb, resource: r.resource, code: String(r.code) });
+    metrics.apiRequestDuration.observe({ verb: r.verb, resource: r.resource }, r.durationMs / 1000);
+    if (r.queuedMs !== undefined) metrics.apiRequestQueue.observe({ verb: r.verb, resource: r.resource }, r.queuedMs / 1000);
+    o.onRequest?.(r);
+  };
   const api = createKubeApiClient({
     kc,
     qps: o.kubeApiQps,
     burst: o.kubeApiBurst,
     maxInFlight: o.kubeApiMaxInFlight,
     onThrottle: (ms) => metrics.rateLimiterWait.observe(ms / 1000),
-    onRequest: (r) => {
-      metrics.apiRequests.inc({ verb: r.verb, resource: r.resource, code: String(r.code) });
-      metrics.apiRequestDuration.observe({ verb: r.verb, resource: r.resource }, r.durationMs / 1000);
-      if (r.queuedMs !== undefined) metrics.apiRequestQueue.observe({ verb: r.verb, resource: r.resource }, r.queuedMs / 1000);
-      o.onRequest?.(r);
-    },
+    onRequest,
   });
   const state = createWorldState({});
   const planner: Planner = createPlanner({ state, workers: o.workers, inlineBelowPairs: o.inlinePlanBelowPairs, ...(o.kernelBuild ? { build: o.kernelBuild } : {}) });
   const rOpts = {
     kc,
+    pageSize: o.listPageSize,
     // List pages are parsed and projected in the planner's workers: the initial sync is when
     // the main thread is busiest and the pool idlest (no plans before it ends). A later relist
     // shares the pool with plans, which use it only above --inline-plan-below-pairs; a page
@@ -85,7 +89,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     ...(planner.pool ? { readPage: adapt.listPageReader(planner.pool) } : {}),
     ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
     ...(o.bookmarkIntervalMs ? { bookmarkIntervalMs: o.bookmarkIntervalMs } : {}),
-    ...(o.onRequest ? { onRequest: o.onRequest } : {}),
+    onRequest,
   };
   const pods = createReflector({ ...rOpts, kind: POD_KIND });
   const pvcs = createReflector({ ...rOpts, kind: PVC_KIND });

@@ -36,7 +36,7 @@ test('run converges a 2000-node × 10-pod simulated fleet', { timeout: 400_000 }
   let run: ReturnType<typeof spawnBin> | undefined;
   try {
     await waitForFile(kcPath, 180_000);
-    run = spawnBin(['run', '--kubeconfig', kcPath, '--listen', '127.0.0.1:0', '--dsw-list-pods-period', '30s', '--leader-elect=false', '--kube-api-qps', '20000', '--kube-api-burst', '20000', '--kube-api-max-in-flight', '48', '--workers', '1']);
+    run = spawnBin(['run', '--kubeconfig', kcPath, '--listen', '127.0.0.1:0', '--dsw-list-pods-period', '30s', '--leader-elect=false', '--kube-api-qps', '20000', '--kube-api-burst', '20000', '--kube-api-max-in-flight', '48', '--list-page-size', '2000', '--workers', '1']);
     const kc = new KubeConfig();
     kc.loadFromFile(kcPath);
     const core = kc.makeApiClient(CoreV1Api);
@@ -95,6 +95,9 @@ test('run converges a 2000-node × 10-pod simulated fleet', { timeout: 400_000 }
     const creates = sample('fleet_attach_api_request_duration_seconds_count{verb="create",resource="volumeattachments"}');
     assert.ok(creates >= NODES * PODS_PER_NODE, `creates sent: ${creates}`);
     assert.equal(sample('fleet_attach_api_request_queue_seconds_count{verb="create",resource="volumeattachments"}'), creates);
+    // The pods were listed 2,000 a page: 10 pages per list (the default 500 would take 40).
+    const podPages = sample('fleet_attach_api_requests_total{verb="list",resource="pods",code="200"}');
+    assert.ok(podPages >= 10 && podPages % 10 === 0 && podPages < 40, `pod list pages: ${podPages}`);
     assert.equal(await run.stop(), 0, 'run exits 0 on SIGTERM');
     run = undefined;
   } finally {
