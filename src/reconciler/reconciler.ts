@@ -153,16 +153,20 @@ class Loop implements Reconciler {
   }
 
   wake(): void {
-    const gap = this.d.wakeMinGapMs ?? 0;
-    if (!this.running || gap <= 0) return;
+    if (!this.running || !(this.d.wakeMinGapMs ?? 0)) return;
     if (this.current) {
       this.wokenDuringPass = true; // the running pass planned before this change
       return;
     }
-    const at = this.lastEnd + Math.max(gap, WAKE_DUTY_FACTOR * this.lastMs);
+    const at = this.lastEnd + this.wakeGapMs();
     if (at >= this.dueAt) return;
     if (this.timer) clearTimeout(this.timer);
     this.schedule(Math.max(0, at - performance.now()));
+  }
+
+  /** How long after the last pass ended a woken pass may start (see Wake-ups). */
+  private wakeGapMs(): number {
+    return Math.max(this.d.wakeMinGapMs ?? 0, WAKE_DUTY_FACTOR * this.lastMs);
   }
 
   async runOnce(): Promise<void> {
@@ -180,8 +184,7 @@ class Loop implements Reconciler {
         const woken = this.wokenDuringPass;
         this.wokenDuringPass = false;
         if (!this.running) return;
-        const gap = Math.max(this.d.wakeMinGapMs ?? 0, WAKE_DUTY_FACTOR * this.lastMs);
-        this.schedule(woken ? Math.min(this.d.loopPeriodMs, gap) : this.d.loopPeriodMs);
+        this.schedule(woken ? Math.min(this.d.loopPeriodMs, this.wakeGapMs()) : this.d.loopPeriodMs);
       });
     }, delay);
   }
