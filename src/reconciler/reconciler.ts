@@ -153,7 +153,7 @@ class Loop implements Reconciler {
   }
 
   wake(): void {
-    if (!this.running || !(this.d.wakeMinGapMs ?? 0)) return;
+    if (!this.running || (this.d.wakeMinGapMs ?? 0) <= 0) return;
     if (this.current) {
       this.wokenDuringPass = true; // the running pass planned before this change
       return;
