@@ -12,7 +12,7 @@ import type { ControllerOptions } from '../manager/controller-options.js';
 export const CONTROLLER_FLAGS = {
   kubeconfig: { kind: 'string', default: '', help: 'kubeconfig file (else $KUBECONFIG, else in-cluster)', upstream: '--kubeconfig' },
   'loop-period': { kind: 'duration', default: 100, min: 1, help: 'reconciler loop period (sliding)', upstream: 'fixed 100ms' },
-  'loop-wake-min-gap': { kind: 'duration', default: 20, min: 0, help: 'a new desired pod starts the next pass early, at least this long (and 9× the last pass) after the previous one; 0: only every --loop-period', upstream: 'none (fixed period)' },
+  'loop-wake-min-gap': { kind: 'duration', default: 20, min: 0, help: 'a new desired pod starts the next pass early, at least this long (and 9× the last pass) after the previous one, and so does the API backlog emptying after a pass it cut short (this long only); 0: only every --loop-period', upstream: 'none (fixed period)' },
   'max-wait-for-unmount': { kind: 'duration', default: 360_000, min: 0, max: 2 ** 30, help: 'force-detach timer for mounted volumes on unhealthy nodes', upstream: 'fixed 6m' },
   'attach-detach-reconcile-sync-period': { kind: 'duration', default: 60_000, min: 1000, help: 'period of the verification that attached volumes are still attached', upstream: '--attach-detach-reconcile-sync-period' },
   'disable-attach-detach-reconcile-sync': { kind: 'bool', default: false, help: 'disable that verification', upstream: '--disable-attach-detach-reconcile-sync' },

@@ -95,6 +95,8 @@ export interface KubeApiClientOptions {
   onRequest?: RequestHook;
   /** Controller requests on the wire at once (default {@link DEFAULT_MAX_IN_FLIGHT}; ≤ 0: unbounded). */
   maxInFlight?: number;
+  /** The requests waiting for a slot have all got one (in-flight-limiter.ts `onDrained`). */
+  onBacklogDrained?: () => void;
   /** Per-request timeout (default 30 s), counted from the send, not from the call. */
   requestTimeoutMs?: number;
   /** 429 retries per call (default 5) and the cap on one Retry-After wait (default 10 s). */
@@ -132,7 +134,7 @@ class GeneratedApiClient implements KubeApiClient {
     this.storage = opts.kc.makeApiClient(StorageV1Api);
     this.coordination = opts.kc.makeApiClient(CoordinationV1Api);
     this.limiter = createRateLimiter({ qps: opts.qps ?? DEFAULT_QPS, burst: opts.burst ?? DEFAULT_BURST, ...(opts.onThrottle ? { onWait: opts.onThrottle } : {}) });
-    this.inFlight = createInFlightLimiter({ max: opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT });
+    this.inFlight = createInFlightLimiter({ max: opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, onDrained: opts.onBacklogDrained });
     this.runner = createRequestRunner({ ...opts, limiter: this.limiter, inFlight: this.inFlight });
   }
 

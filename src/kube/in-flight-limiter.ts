@@ -13,7 +13,9 @@
  * Node check so that the check's answer does not age in a queue), `normal` (VolumeAttachment
  * creates and reads, and those live Node checks: a detach's place in line), `low` (events:
  * informative, and as many as the attaches at a cold start).
- * `waiting()` is the backlog the reconciler reads to stop starting operations it cannot send.
+ * `waiting()` is the backlog the reconciler reads to stop starting operations it cannot send;
+ * `onDrained` tells it when that backlog has emptied, so it need not wait for its next period
+ * to start more (reconciler.ts, Wake-ups).
  */
 export type RequestPriority = 'high' | 'normal' | 'low';
 
@@ -33,9 +35,18 @@ export interface InFlightLimiter {
  */
 export const DEFAULT_MAX_IN_FLIGHT = 96;
 
-/** No bound at all when `max` ≤ 0 or is not finite. */
-export function createInFlightLimiter(opts: { max: number }): InFlightLimiter {
-  return new Slots(Number.isFinite(opts.max) && opts.max > 0 ? Math.floor(opts.max) : Infinity);
+export interface InFlightLimiterOptions {
+  /** Slots; no bound at all when ≤ 0 or not finite. */
+  max: number;
+  /**
+   * Called when the last waiting request has got its slot (the backlog went from some to none).
+   * Runs inside a release: it must not throw, and should only schedule work.
+   */
+  onDrained?: () => void;
+}
+
+export function createInFlightLimiter(opts: InFlightLimiterOptions): InFlightLimiter {
+  return new Slots(Number.isFinite(opts.max) && opts.max > 0 ? Math.floor(opts.max) : Infinity, opts.onDrained);
 }
 
 interface Waiter {
@@ -75,7 +86,7 @@ class Slots implements InFlightLimiter {
   private used = 0;
   private readonly lanes = { high: new Fifo(), normal: new Fifo(), low: new Fifo() };
 
-  constructor(private readonly max: number) {}
+  constructor(private readonly max: number, private readonly onDrained: (() => void) | undefined) {}
 
   acquire(priority: RequestPriority, signal?: AbortSignal): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
@@ -117,8 +128,12 @@ class Slots implements InFlightLimiter {
       if (done) return;
       done = true;
       const next = this.lanes.high.shift() ?? this.lanes.normal.shift() ?? this.lanes.low.shift();
-      if (next) next.grant(this.releaser());
-      else this.used--;
+      if (!next) {
+        this.used--;
+        return;
+      }
+      next.grant(this.releaser());
+      if (this.onDrained && this.waiting() === 0) this.onDrained();
     };
   }
 }

@@ -69,6 +69,8 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     if (r.queuedMs !== undefined) metrics.apiRequestQueue.observe({ verb: r.verb, resource: r.resource }, r.queuedMs / 1000);
     o.onRequest?.(r);
   };
+  // The reconciler is built below, after the client it reads the backlog of.
+  let apiRoom = (): void => {};
   const api = createKubeApiClient({
     kc,
     qps: o.kubeApiQps,
@@ -76,6 +78,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     maxInFlight: o.kubeApiMaxInFlight,
     onThrottle: (ms) => metrics.rateLimiterWait.observe(ms / 1000),
     onRequest,
+    onBacklogDrained: () => apiRoom(),
   });
   const state = createWorldState({});
   const planner: Planner = createPlanner({ state, workers: o.workers, inlineBelowPairs: o.inlinePlanBelowPairs, ...(o.kernelBuild ? { build: o.kernelBuild } : {}) });
@@ -126,6 +129,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     syncPeriodMs: o.reconcileSyncPeriodMs, disableSync: o.disableReconcileSync,
   });
   wakeReconciler = () => reconciler.wake();
+  apiRoom = () => reconciler.apiRoom();
   wireMetrics({ metrics, state, reflectors });
 
   let synced = false;

@@ -14,6 +14,11 @@
  * after the previous pass ended, nor sooner than {@link WAKE_DUTY_FACTOR} times that pass's
  * length: under constant churn the loop spends at most about a tenth of its thread on passes, and
  * a burst of new pods is one pass, not one each. Only the timing changes, never what a pass decides.
+ * The API backlog emptying (`apiRoom`) wakes the loop the same way, but only when the last pass
+ * left operations unstarted for the backlog (Admission below): at a cold start the next batch
+ * then goes out as soon as the last one is on the wire, paced by the API server rather than by the
+ * period. It cannot spin: each such pass refills the backlog it waits on, so the passes follow the
+ * server's pace, and a pass that starts everything it planned ends them.
  *
  * A pass never waits for the API server, so its length is the plan plus a walk of the plan:
  * - F8 at scale: detaches take their keys in the pass and wait for one status write per touched
@@ -93,6 +98,11 @@ export interface Reconciler {
    * it shortens the wait after that pass.
    */
   wake(): void;
+  /**
+   * The API backlog emptied: when the last pass left operations unstarted because of the backlog
+   * (see Admission), bring the next pass forward as `wake` does; otherwise a no-op.
+   */
+  apiRoom(): void;
   /** Runs one pass now (tests); rejects if the loop is running. */
   runOnce(): Promise<void>;
   readonly passTime: DurationWindow;
@@ -124,6 +134,8 @@ class Loop implements Reconciler {
   private lastEnd = 0;
   private lastMs = 0;
   private wokenDuringPass = false;
+  /** The last pass spent a budget the API backlog had cut, with candidates left over. */
+  private starved = false;
 
   constructor(private readonly d: ReconcilerDeps) {
     this.now = d.now ?? Date.now;
@@ -158,7 +170,18 @@ class Loop implements Reconciler {
       this.wokenDuringPass = true; // the running pass planned before this change
       return;
     }
-    const at = this.lastEnd + this.wakeGapMs();
+    this.bringForward(this.wakeGapMs());
+  }
+
+  apiRoom(): void {
+    // During a pass: that pass refills the backlog, and its own starvation decides the next room.
+    if (!this.running || !this.starved || this.current || (this.d.wakeMinGapMs ?? 0) <= 0) return;
+    this.bringForward(this.d.wakeMinGapMs ?? 0);
+  }
+
+  /** Moves the scheduled pass to `gapMs` after the last one ended, unless it is due sooner anyway. */
+  private bringForward(gapMs: number): void {
+    const at = this.lastEnd + gapMs;
     if (at >= this.dueAt) return;
     if (this.timer) clearTimeout(this.timer);
     this.schedule(Math.max(0, at - performance.now()));
@@ -209,6 +232,8 @@ class Loop implements Reconciler {
       const detached = startDetaches(this.d, plan, detachBudget);
       const attachBudget = budget - detached;
       const attached = this.attachPass(plan, attachBudget);
+      const started = detached + attached;
+      this.starved = budget < (this.d.maxOperationStartsPerPass ?? DEFAULT_MAX_STARTS_PER_PASS) && started >= budget && plan.attaches.length + plan.detaches.length > started;
       if (!plan.attachWindowFull) this.attachWindow = 0;
       else if (attached < attachBudget) this.attachWindow++;
       this.startStatusRound();

@@ -59,6 +59,28 @@ describe('in-flight limiter', () => {
     await assert.rejects(lim.acquire('normal', AbortSignal.abort(new Error('already'))), /already/);
   });
 
+  it('reports a drained backlog once, when its last waiter gets a slot, and never without one', async () => {
+    let drained = 0;
+    const lim = createInFlightLimiter({ max: 2, onDrained: () => drained++ });
+    const a = await lim.acquire('normal');
+    const b = await lim.acquire('normal');
+    a();
+    b();
+    assert.equal(drained, 0, 'slots freed with nobody waiting are not a drained backlog');
+    const c = await lim.acquire('normal');
+    const d = await lim.acquire('normal');
+    const e = lim.acquire('low');
+    const f = lim.acquire('high');
+    await tick();
+    c(); // f gets the slot, e still waits
+    assert.deepEqual([drained, lim.waiting()], [0, 1]);
+    d(); // e gets the slot: the backlog is empty
+    assert.deepEqual([drained, lim.waiting()], [1, 0]);
+    (await e)();
+    (await f)();
+    assert.equal(drained, 1, 'the releases after it had nobody to hand a slot to');
+  });
+
   it('is unbounded when max is not positive', async () => {
     const lim = createInFlightLimiter({ max: 0 });
     const releases = await Promise.all(Array.from({ length: 1000 }, () => lim.acquire('normal')));
