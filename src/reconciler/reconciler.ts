@@ -14,11 +14,13 @@
  * after the previous pass ended, nor sooner than {@link WAKE_DUTY_FACTOR} times that pass's
  * length: under constant churn the loop spends at most about a tenth of its thread on passes, and
  * a burst of new pods is one pass, not one each. Only the timing changes, never what a pass decides.
- * The API backlog emptying (`apiRoom`) wakes the loop the same way, but only when the last pass
- * left operations unstarted for the backlog (Admission below): at a cold start the next batch
- * then goes out as soon as the last one is on the wire, paced by the API server rather than by the
- * period. It cannot spin: each such pass refills the backlog it waits on, so the passes follow the
- * server's pace, and a pass that starts everything it planned ends them.
+ * The API backlog emptying (`apiRoom`) also wakes the loop, but only when the last pass left
+ * operations unstarted for the backlog (Admission below), and after `wakeMinGapMs` alone: such a
+ * pass is mostly the starting of operations, work that is due anyway, so the duty factor does not
+ * apply. At a cold start the next batch then goes out as soon as the last one is on the wire,
+ * paced by the API server rather than by the period. It cannot spin: each such pass refills the
+ * backlog it waits on, so the passes follow the server's pace, and a pass that starts everything
+ * it planned ends them.
  *
  * A pass never waits for the API server, so its length is the plan plus a walk of the plan:
  * - F8 at scale: detaches take their keys in the pass and wait for one status write per touched
@@ -100,7 +102,8 @@ export interface Reconciler {
   wake(): void;
   /**
    * The API backlog emptied: when the last pass left operations unstarted because of the backlog
-   * (see Admission), bring the next pass forward as `wake` does; otherwise a no-op.
+   * (see Admission), start the next pass `wakeMinGapMs` after it ended. A no-op otherwise, when
+   * wake-ups are off, or during a pass (which refills the backlog and decides the next room).
    */
   apiRoom(): void;
   /** Runs one pass now (tests); rejects if the loop is running. */
