@@ -177,3 +177,44 @@ describe('desired-state populator: skipped volumes', () => {
     s.populator.stop();
   });
 });
+
+describe('desired-state populator: the start-up fill', () => {
+  function fleet(n: number) {
+    const s = setup();
+    for (let i = 0; i < n; i++) {
+      s.pvcs.items.set(`ns/c${i}`, pvc(`c${i}`, `pv-${i}`));
+      s.pvs.items.set(`pv-${i}`, pv(`pv-${i}`, `uid-c${i}`));
+      s.pods.items.set(`ns/p${i}`, podOf(`p${i}`, [`c${i}`]));
+    }
+    return s;
+  }
+
+  it('adds every pod, as addAllPods does, in slices between which the event loop runs', async () => {
+    const s = fleet(3000);
+    const t = fleet(3000);
+    s.populator.start();
+    t.populator.start();
+    t.populator.addAllPods();
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    const stats = await s.populator.fill();
+    clearInterval(ticker);
+    assert.equal(stats.items, 3000);
+    assert.equal(stats.cancelled, false);
+    assert.equal(s.desired(), 3000);
+    assert.equal(s.desired(), t.desired());
+    assert.ok(stats.slices > 1 && turns > 0, `${stats.slices} slices, ${turns} timer turns during the fill`);
+    s.populator.stop();
+    t.populator.stop();
+  });
+
+  it('stops early when the populator is stopped', async () => {
+    const s = fleet(3000);
+    s.populator.start();
+    const filling = s.populator.fill();
+    s.populator.stop();
+    const stats = await filling;
+    assert.equal(stats.cancelled, true);
+    assert.ok(s.desired() < 3000);
+  });
+});
