@@ -124,10 +124,6 @@ export const D_ATTACH_SKIP: u32 = 68;
 export const D_ATTACH_OMITTED: u32 = 72;
 
 export const OPT_DISABLE_FORCE_DETACH: u32 = 1;
-// Attaches only: pairs that are in ASW and not desired are not examined at all (no detach record,
-// no F4 timer started), as while the desired state is still being filled at start-up (A4): an
-// absent pod there is not yet known, not gone.
-export const OPT_HOLD_DETACHES: u32 = 2;
 
 // ---- output: records of (volume, node, code) -------------------------------------------------
 export const OUT_RECORD_SIZE: u32 = 12;

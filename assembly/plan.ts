@@ -18,7 +18,7 @@ import {
   DESC_ALIGN, D_PAIR_BEGIN, D_PAIR_END, D_NODE_BEGIN, D_NODE_END, D_PAIR_CURSOR, D_NODE_CURSOR, D_OUT,
   D_OUT_CAPACITY, D_OUT_LENGTH, D_NOW, D_OPTIONS, D_MAX_WAIT, D_STATUS, D_ATTACH_ROOM, D_ATTACH_SKIP,
   D_ATTACH_OMITTED,
-  OPT_DISABLE_FORCE_DETACH, OPT_HOLD_DETACHES, OUT_RECORD_SIZE, OUT_VOLUME, OUT_NODE, OUT_CODE, NIL,
+  OPT_DISABLE_FORCE_DETACH, OUT_RECORD_SIZE, OUT_VOLUME, OUT_NODE, OUT_CODE, NIL,
   ACTION_DETACH, ACTION_ATTACH, ACTION_CONFLICT, ACTION_STATUS,
   DF_FORCED_TIMEOUT, DF_OUT_OF_SERVICE, DF_VERIFY_SAFE, DF_TIMER_STARTED,
   STATUS_OK, STATUS_OUTPUT_FULL, STATUS_BAD_HEADER, STATUS_BAD_DESCRIPTOR,
@@ -173,7 +173,7 @@ export function planShard(desc: usize): u32 {
           }
         }
         if (code != NONE) node = load<u32>(rec + PR_NODE);
-      } else if ((flags & (PF_ATTACHED | PF_UNCERTAIN)) != 0 && (options & OPT_HOLD_DETACHES) == 0) {
+      } else if (flags & (PF_ATTACHED | PF_UNCERTAIN)) {
         node = load<u32>(rec + PR_NODE);
         code = decideDetach(flagsAt, flags, rec, vflags, <u32>load<u8>(nodeFlags + node), now, maxWait, options);
       }

@@ -85,7 +85,6 @@ export const D_ATTACH_ROOM = 64;
 export const D_ATTACH_SKIP = 68;
 export const D_ATTACH_OMITTED = 72;
 export const OPT_DISABLE_FORCE_DETACH = 1;
-export const OPT_HOLD_DETACHES = 2;
 // ---- output: records of (volume, node, code) -------------------------------------------------
 export const OUT_RECORD_SIZE = 12;
 export const OUT_VOLUME = 0;

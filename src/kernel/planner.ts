@@ -26,7 +26,7 @@ import type { KernelAccess } from '../cache/kernel-access.js';
 import type { WorldState } from '../cache/world-state.js';
 import {
   DESC_ALIGN, DESC_SIZE, D_MAX_WAIT, D_NODE_BEGIN, D_NODE_CURSOR, D_NODE_END, D_NOW, D_OPTIONS, D_OUT, D_OUT_CAPACITY,
-  D_OUT_LENGTH, D_PAIR_BEGIN, D_PAIR_CURSOR, D_PAIR_END, OPT_DISABLE_FORCE_DETACH, OPT_HOLD_DETACHES, OUT_RECORD_SIZE, STATUS_OK,
+  D_OUT_LENGTH, D_PAIR_BEGIN, D_PAIR_CURSOR, D_PAIR_END, OPT_DISABLE_FORCE_DETACH, OUT_RECORD_SIZE, STATUS_OK,
   STATUS_OUTPUT_FULL, ABI_VERSION, D_ATTACH_ROOM, D_ATTACH_SKIP, D_ATTACH_OMITTED,
 } from './abi.js';
 import { createKernelPool, defaultWorkerCount, type KernelPool } from './kernel-pool.js';
@@ -38,12 +38,6 @@ export interface PlanOptions {
   maxWaitForUnmountMs: number;
   /** P2: `--disable-force-detach-on-timeout`. */
   disableForceDetachOnTimeout: boolean;
-  /**
-   * Attaches only: no detach is planned and no detach timer started (F4), for passes that run
-   * while the desired state is still being filled at start-up (A4), where a pod not yet added
-   * is unknown rather than gone. Default false.
-   */
-  holdDetaches?: boolean;
   /**
    * Lists only the `index`-th window of `room` attach candidates (0: the first; each shard
    * lists its share, ceil(room / shards), of its own candidates); the others are counted in
@@ -161,7 +155,7 @@ class KernelPlanner implements Planner {
         u32[w + D_OUT_CAPACITY / 4] = this.outputRecords;
         u32[w + D_OUT_LENGTH / 4] = 0;
         u32[w + D_NOW / 4] = frame.nowRel;
-        u32[w + D_OPTIONS / 4] = (options.disableForceDetachOnTimeout ? OPT_DISABLE_FORCE_DETACH : 0) | (options.holdDetaches ? OPT_HOLD_DETACHES : 0);
+        u32[w + D_OPTIONS / 4] = options.disableForceDetachOnTimeout ? OPT_DISABLE_FORCE_DETACH : 0;
         view.setFloat64(desc + D_MAX_WAIT, maxWait, true);
         u32[w + D_ATTACH_ROOM / 4] = room;
         u32[w + D_ATTACH_SKIP / 4] = skip;

@@ -121,12 +121,9 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     liveVolumesInUse: async (name) => (await api.getNode(name))?.volumesInUse ?? 'not-found',
   });
   const statusUpdater = createNodeStatusUpdater({ api: adapt.nodeStatusApi(api), attachments: adapt.reportedAttachments(state), nodes: adapt.nodeLookup(nodes) });
-  /** The start-up fill (A4) is running: passes plan attaches only (reconciler.ts, Start-up fill). */
-  let filling = false;
   const reconciler = createReconciler({
     state, planner, executor, statusUpdater, events, metrics, podName, verify: { plugins },
     apiBacklog: () => api.backlog().waiting,
-    filling: () => filling,
     maxOperationStartsPerPass: o.maxOperationStartsPerPass, maxApiBacklog: o.maxApiBacklog,
     loopPeriodMs: o.loopPeriodMs, wakeMinGapMs: o.loopWakeMinGapMs, maxWaitForUnmountMs: o.maxWaitForUnmountMs, disableForceDetachOnTimeout: o.disableForceDetachOnTimeout,
     syncPeriodMs: o.reconcileSyncPeriodMs, disableSync: o.disableReconcileSync,
@@ -147,20 +144,13 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   for (const r of reflectors) void r.start(abort.signal);
 
   const act = async () => {
-    if (stopped || filled || filling) return;
+    if (stopped || filled) return;
     const loaded = loadActualState({ state, nodes: nodes.values(), volumeAttachments: vas.values(), pv: (n) => pvs.get(n), plugins, translator, log, conditions });
     log.info(loaded, 'actual state loaded (A2–A3)');
     populator.start();
-    // A4 in slices with the loop already running, attaches only until the fill ends: the API
-    // server attaches while the controller still adds pods (reconciler.ts, Start-up fill).
-    filling = true;
-    reconciler.start();
-    const t0 = performance.now();
-    const fill = await populator.fill();
-    filling = false;
-    if (fill.cancelled) return;
-    log.info({ pods: fill.items, ms: Math.round(performance.now() - t0), busyMs: Math.round(fill.busyMs) }, 'desired state filled (A4)');
+    populator.addAllPods(); // A4
     filled = true;
+    reconciler.start();
     actingResolve();
   };
 

@@ -66,12 +66,6 @@ export interface DesiredStatePopulator {
   start(): void;
   /** A4 and C10: (re-)processes every pod as a pod add. */
   addAllPods(): void;
-  /**
-   * A4 at start-up, in slices between which events and reconcile passes run: `addAllPods`
-   * without holding the thread for seconds at 100k nodes. No periodic pass runs beside it.
-   * Resolves with what it cost (`cancelled` when stopped meanwhile).
-   */
-  fill(): Promise<SliceStats>;
   /** C9: removes pods that are gone, re-created or terminated, and volumes no longer attachable. */
   removeStalePods(): void;
   /** Unique volume names resolved from PV `pvName` (normally one). */
@@ -176,8 +170,14 @@ class Populator implements DesiredStatePopulator {
   private async periodic(): Promise<void> {
     if (this.passRunning || this.stopped) return;
     this.passRunning = true;
-    const slices = this.sliceOptions();
-    const each = <T>(fn: (item: T) => void) => this.guarded(fn, 'periodic pass');
+    const slices = { whenIdle: (fn: () => void) => this.idle(fn), cancelled: () => this.stopped };
+    const each = <T>(fn: (item: T) => void) => (item: T) => {
+      try {
+        fn(item);
+      } catch (err) {
+        this.log.error({ err }, 'periodic pass: item skipped');
+      }
+    };
     try {
       // Live Map iterators, not copies (a copy of a million entries is one long block): a Map
       // iterator skips entries deleted after it started and visits those added, which is what
@@ -335,30 +335,5 @@ class Populator implements DesiredStatePopulator {
   addAllPods(): void {
     this.lastFullList = this.now();
     for (const pod of this.d.pods.values()) this.processPod(pod);
-  }
-
-  async fill(): Promise<SliceStats> {
-    this.lastFullList = this.now();
-    this.passRunning = true;
-    try {
-      return await runInSlices(this.d.pods.values(), this.guarded((pod: PodRecord) => this.processPod(pod), 'start-up fill'), this.sliceOptions());
-    } finally {
-      this.passRunning = false;
-    }
-  }
-
-  private sliceOptions() {
-    return { whenIdle: (fn: () => void) => this.idle(fn), cancelled: () => this.stopped };
-  }
-
-  /** `fn` for a walk: an item that throws is logged and skipped, the walk goes on. */
-  private guarded<T>(fn: (item: T) => void, walk: string): (item: T) => void {
-    return (item) => {
-      try {
-        fn(item);
-      } catch (err) {
-        this.log.error({ err }, `${walk}: item skipped`);
-      }
-    };
   }
 }

@@ -22,15 +22,6 @@
  * backlog it waits on, so the passes follow the server's pace, and a pass that starts everything
  * it planned ends them.
  *
- * Start-up fill: upstream starts the loop only once every pod is in the desired state (A1, A4).
- * Here the loop starts when the actual state is loaded and the pods are added in slices beside
- * it (`filling` true meanwhile), so that attaches flow while the fill runs instead of after it.
- * Until the fill ends a pass plans attaches only (the kernel's `holdDetaches`: a pod not yet
- * added is unknown, not gone, so no detach is planned and no F4 timer starts), and reports no
- * Multi-Attach conflict (the report names the pods holding the volume, which may not be added
- * yet; the flag that reports each once stays unset, so the first pass after the fill reports it).
- * Attaches are decided from the actual state alone (G1–G4), which is complete by then.
- *
  * A pass never waits for the API server, so its length is the plan plus a walk of the plan:
  * - F8 at scale: detaches take their keys in the pass and wait for one status write per touched
  *   node (detach-pass.ts), not for a write per detach in series.
@@ -94,8 +85,6 @@ export interface ReconcilerDeps extends ReconcilerOptions {
   verify: Omit<VerifyDeps, 'state'>;
   /** Controller requests waiting for a connection slot (0 when unknown). */
   apiBacklog?: () => number;
-  /** True while the desired state is still being filled at start-up (see Start-up fill). */
-  filling?: () => boolean;
   now?: () => number;
   log?: Logger;
 }
@@ -228,14 +217,12 @@ class Loop implements Reconciler {
 
   private async pass(): Promise<void> {
     const t0 = performance.now();
-    const filling = this.d.filling?.() ?? false;
     try {
       const room = ATTACH_WINDOW_PER_START * (this.d.maxOperationStartsPerPass ?? DEFAULT_MAX_STARTS_PER_PASS) + 1024;
       const plan = await this.d.planner.plan(this.now(), {
         maxWaitForUnmountMs: this.d.maxWaitForUnmountMs,
         disableForceDetachOnTimeout: this.d.disableForceDetachOnTimeout,
         attachWindow: { index: this.attachWindow, room },
-        holdDetaches: filling,
       });
       const planMs = performance.now() - t0;
       this.planTime.record(planMs);
@@ -247,7 +234,7 @@ class Loop implements Reconciler {
       const detachBudget = plan.attaches.length > 0 ? Math.max(Math.ceil(budget / 2), budget - plan.attaches.length) : budget;
       const detached = startDetaches(this.d, plan, detachBudget);
       const attachBudget = budget - detached;
-      const attached = this.attachPass(plan, attachBudget, filling);
+      const attached = this.attachPass(plan, attachBudget);
       const started = detached + attached;
       this.starved = budget < (this.d.maxOperationStartsPerPass ?? DEFAULT_MAX_STARTS_PER_PASS) && started >= budget && plan.attaches.length + plan.detaches.length > started;
       if (!plan.attachWindowFull) this.attachWindow = 0;
@@ -287,20 +274,20 @@ class Loop implements Reconciler {
     );
   }
 
-  /** Starts this pass's attaches (at most `budget`), reports conflicts unless `filling`; returns how many started. */
-  private attachPass(plan: Plan, budget: number, filling: boolean): number {
+  /** Starts this pass's attaches (at most `budget`), reports conflicts; returns how many started. */
+  private attachPass(plan: Plan, budget: number): number {
     const { state } = this.d;
     let started = 0;
     for (let i = 0; i < plan.attaches.length && started < budget; i++) {
       const volume = plan.attaches.volume(i);
       const node = plan.attaches.node(i);
       if (state.multiAttachForbidden(volume) && this.heldElsewhere(volume, node)) {
-        if (!filling) this.blockedByUncertain(volume, node);
+        this.blockedByUncertain(volume, node);
         continue;
       }
       if (this.d.executor.startAttach(volume, node) === 'started') started++; // G4; refusals are quiet
     }
-    for (let i = 0; i < (filling ? 0 : plan.conflicts.length); i++) {
+    for (let i = 0; i < plan.conflicts.length; i++) {
       const volume = plan.conflicts.volume(i);
       const node = plan.conflicts.node(i);
       if (state.isOperationPending(volume, node)) continue; // G1 before G3 (H5)

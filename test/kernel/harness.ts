@@ -28,7 +28,7 @@ export type Command =
   | { k: 'start'; v: number; n: number; op: OperationKind }
   | { k: 'complete'; v: number; n: number; op: OperationKind; ok: boolean }
   | { k: 'advance'; ms: number }
-  | { k: 'plan'; maxWait: number; disableForce: boolean; hold: boolean };
+  | { k: 'plan'; maxWait: number; disableForce: boolean };
 
 export interface Universe {
   nodes: number;
@@ -52,7 +52,7 @@ export function commandArb(u: Universe): fc.Arbitrary<Command> {
     { weight: 5, arbitrary: fc.record({ k: fc.constant('start' as const), v, n, op }) },
     { weight: 5, arbitrary: fc.record({ k: fc.constant('complete' as const), v, n, op, ok: fc.boolean() }) },
     { weight: 4, arbitrary: fc.record({ k: fc.constant('advance' as const), ms: fc.oneof(fc.nat(1200), fc.nat(400_000)) }) },
-    { weight: 4, arbitrary: fc.record({ k: fc.constant('plan' as const), maxWait: fc.constantFrom(0, 3000, 360_000), disableForce: fc.boolean(), hold: fc.constantFrom(false, false, false, true) }) },
+    { weight: 4, arbitrary: fc.record({ k: fc.constant('plan' as const), maxWait: fc.constantFrom(0, 3000, 360_000), disableForce: fc.boolean() }) },
   );
 }
 
@@ -147,7 +147,7 @@ export class Harness {
         break;
       }
       case 'advance': this.now += c.ms; break;
-      case 'plan': await this.comparePlans({ maxWaitForUnmountMs: c.maxWait, disableForceDetachOnTimeout: c.disableForce, holdDetaches: c.hold }); break;
+      case 'plan': await this.comparePlans({ maxWaitForUnmountMs: c.maxWait, disableForceDetachOnTimeout: c.disableForce }); break;
     }
     this.forgetRecycledNodes();
     if (this.checkEachCommand) this.compareState();

@@ -26,7 +26,7 @@ export function referencePlan(world: ReferenceWorld, now: number, options: PlanO
   const plan: ReferencePlan = { detaches: [], attaches: [], conflicts: [], statusNodes: [] };
   // E1: detaches first, so that a volume moving between nodes is released before it is
   // attached again; then attaches; then node status.
-  if (!options.holdDetaches) detachPass(world, now, options, plan);
+  detachPass(world, now, options, plan);
   attachPass(world, now, plan);
   for (const [name, node] of world.nodes) {
     // K3
