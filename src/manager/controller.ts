@@ -69,8 +69,8 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     if (r.queuedMs !== undefined) metrics.apiRequestQueue.observe({ verb: r.verb, resource: r.resource }, r.queuedMs / 1000);
     o.onRequest?.(r);
   };
-  // The reconciler is built below, after the client it reads the backlog of.
-  let apiRoom = (): void => {};
+  // The reconciler is built below, after the client and the populator that wake it.
+  let loop: Reconciler | undefined;
   const api = createKubeApiClient({
     kc,
     qps: o.kubeApiQps,
@@ -78,7 +78,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     maxInFlight: o.kubeApiMaxInFlight,
     onThrottle: (ms) => metrics.rateLimiterWait.observe(ms / 1000),
     onRequest,
-    onBacklogDrained: () => apiRoom(),
+    onBacklogDrained: () => loop?.apiRoom(),
   });
   const state = createWorldState({});
   const planner: Planner = createPlanner({ state, workers: o.workers, inlineBelowPairs: o.inlinePlanBelowPairs, ...(o.kernelBuild ? { build: o.kernelBuild } : {}) });
@@ -109,10 +109,9 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const events = createEventRecorder({ sink: adapt.eventSink(api), waitingForDetachText: o.waitingForDetachText });
   const conditions = new NodeConditionCounter();
   // The reconciler is built below; a pod reaches the populator only after start().
-  let wakeReconciler = (): void => {};
   const populator = createDesiredStatePopulator({ conditions, state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: o.dswPopulatorPeriodMs, listPodsPeriodMs: o.dswListPodsPeriodMs,
     onPeriodicPass: (pass, s) => metrics.periodicPassBusy.observe({ pass }, s.busyMs / 1000),
-    onDesiredAdded: () => wakeReconciler(),
+    onDesiredAdded: () => loop?.wake(),
   });
   metrics.setSkippedVolumesSource(() => populator.skippedVolumes());
   const podName = (uid: string) => populator.podName(uid);
@@ -128,8 +127,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     loopPeriodMs: o.loopPeriodMs, wakeMinGapMs: o.loopWakeMinGapMs, maxWaitForUnmountMs: o.maxWaitForUnmountMs, disableForceDetachOnTimeout: o.disableForceDetachOnTimeout,
     syncPeriodMs: o.reconcileSyncPeriodMs, disableSync: o.disableReconcileSync,
   });
-  wakeReconciler = () => reconciler.wake();
-  apiRoom = () => reconciler.apiRoom();
+  loop = reconciler;
   wireMetrics({ metrics, state, reflectors });
 
   let synced = false;

@@ -139,10 +139,15 @@ class Loop implements Reconciler {
   private wokenDuringPass = false;
   /** The last pass spent a budget the API backlog had cut, with candidates left over. */
   private starved = false;
+  /** Resolved options: `wakeMinGapMs` (≤ 0: no wake-ups) and `maxOperationStartsPerPass`. */
+  private readonly minGapMs: number;
+  private readonly maxStarts: number;
 
   constructor(private readonly d: ReconcilerDeps) {
     this.now = d.now ?? Date.now;
     this.log = d.log ?? logger('reconciler');
+    this.minGapMs = d.wakeMinGapMs ?? 0;
+    this.maxStarts = d.maxOperationStartsPerPass ?? DEFAULT_MAX_STARTS_PER_PASS;
     this.lastSync = this.now(); // M1: the first verification is one period after creation
   }
 
@@ -168,7 +173,7 @@ class Loop implements Reconciler {
   }
 
   wake(): void {
-    if (!this.running || (this.d.wakeMinGapMs ?? 0) <= 0) return;
+    if (!this.running || this.minGapMs <= 0) return;
     if (this.current) {
       this.wokenDuringPass = true; // the running pass planned before this change
       return;
@@ -178,8 +183,8 @@ class Loop implements Reconciler {
 
   apiRoom(): void {
     // During a pass: that pass refills the backlog, and its own starvation decides the next room.
-    if (!this.running || !this.starved || this.current || (this.d.wakeMinGapMs ?? 0) <= 0) return;
-    this.bringForward(this.d.wakeMinGapMs ?? 0);
+    if (!this.running || !this.starved || this.current || this.minGapMs <= 0) return;
+    this.bringForward(this.minGapMs);
   }
 
   /** Moves the scheduled pass to `gapMs` after the last one ended, unless it is due sooner anyway. */
@@ -192,7 +197,7 @@ class Loop implements Reconciler {
 
   /** How long after the last pass ended a woken pass may start (see Wake-ups). */
   private wakeGapMs(): number {
-    return Math.max(this.d.wakeMinGapMs ?? 0, WAKE_DUTY_FACTOR * this.lastMs);
+    return Math.max(this.minGapMs, WAKE_DUTY_FACTOR * this.lastMs);
   }
 
   async runOnce(): Promise<void> {
@@ -218,7 +223,7 @@ class Loop implements Reconciler {
   private async pass(): Promise<void> {
     const t0 = performance.now();
     try {
-      const room = ATTACH_WINDOW_PER_START * (this.d.maxOperationStartsPerPass ?? DEFAULT_MAX_STARTS_PER_PASS) + 1024;
+      const room = ATTACH_WINDOW_PER_START * this.maxStarts + 1024;
       const plan = await this.d.planner.plan(this.now(), {
         maxWaitForUnmountMs: this.d.maxWaitForUnmountMs,
         disableForceDetachOnTimeout: this.d.disableForceDetachOnTimeout,
@@ -236,7 +241,7 @@ class Loop implements Reconciler {
       const attachBudget = budget - detached;
       const attached = this.attachPass(plan, attachBudget);
       const started = detached + attached;
-      this.starved = budget < (this.d.maxOperationStartsPerPass ?? DEFAULT_MAX_STARTS_PER_PASS) && started >= budget && plan.attaches.length + plan.detaches.length > started;
+      this.starved = budget < this.maxStarts && started >= budget && plan.attaches.length + plan.detaches.length > started;
       if (!plan.attachWindowFull) this.attachWindow = 0;
       else if (attached < attachBudget) this.attachWindow++;
       this.startStatusRound();
@@ -255,9 +260,8 @@ class Loop implements Reconciler {
 
   /** How many operations this pass may start (see Admission above). */
   private admission(): number {
-    const max = this.d.maxOperationStartsPerPass ?? DEFAULT_MAX_STARTS_PER_PASS;
     const backlog = this.d.apiBacklog?.() ?? 0;
-    return Math.max(0, Math.min(max, (this.d.maxApiBacklog ?? DEFAULT_MAX_API_BACKLOG) - backlog));
+    return Math.max(0, Math.min(this.maxStarts, (this.d.maxApiBacklog ?? DEFAULT_MAX_API_BACKLOG) - backlog));
   }
 
   /** K3 in the background: one round at a time; never rejects. */

@@ -4,13 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createWorldState } from '../../src/cache/world-state.js';
-import { createFakeEventRecorder } from '../../src/events/fake-event-recorder.js';
 import { createPlanner } from '../../src/kernel/planner.js';
-import { createControllerMetrics } from '../../src/metrics/controller-metrics.js';
-import type { OperationExecutor } from '../../src/operations/operation-executor.js';
-import type { VolumePluginManager } from '../../src/plugins/index.js';
 import { createReconciler, type Reconciler } from '../../src/reconciler/reconciler.js';
-import { createFakeNodeStatusUpdater } from '../../src/statusupdater/fake-node-status-updater.js';
+import { quietReconcilerDeps, refusingExecutor } from './reconciler-fixture.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Timers may fire up to a millisecond before performance.now() says the delay has passed. */
@@ -38,7 +34,7 @@ function startLoop(o: { candidates: number; maxApiBacklog: number; wakeMinGapMs:
   const starts: number[] = [];
   const ends: number[] = [];
   let started = 0;
-  const executor: OperationExecutor = {
+  const executor = refusingExecutor({
     startAttach(volume, n) {
       const r = state.tryStartOperation(volume, n, 'attach', 0);
       if (r === 'started') {
@@ -47,20 +43,14 @@ function startLoop(o: { candidates: number; maxApiBacklog: number; wakeMinGapMs:
       }
       return r;
     },
-    startDetach: () => 'backoff', inFlight: () => 0, idle: async () => {}, close() {},
-  };
+  });
   const planner = createPlanner({ state, workers: 0 });
   const reconciler = createReconciler({
+    ...quietReconcilerDeps(),
     state, planner, executor,
-    statusUpdater: createFakeNodeStatusUpdater(),
-    events: createFakeEventRecorder(),
-    metrics: createControllerMetrics({ processMetrics: false }),
-    podName: () => undefined,
-    verify: { plugins: {} as VolumePluginManager },
     apiBacklog: () => backlog.waiting,
     maxApiBacklog: o.maxApiBacklog,
     loopPeriodMs: 10_000, wakeMinGapMs: o.wakeMinGapMs,
-    maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false, syncPeriodMs: 60_000, disableSync: true,
   });
   const record = reconciler.passTime.record.bind(reconciler.passTime);
   reconciler.passTime.record = (ms) => {

@@ -3,13 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createWorldState } from '../../src/cache/world-state.js';
-import { createFakeEventRecorder } from '../../src/events/fake-event-recorder.js';
 import { createPlanner } from '../../src/kernel/planner.js';
-import { createControllerMetrics } from '../../src/metrics/controller-metrics.js';
-import type { OperationExecutor } from '../../src/operations/operation-executor.js';
 import { createReconciler } from '../../src/reconciler/reconciler.js';
-import { createFakeNodeStatusUpdater } from '../../src/statusupdater/fake-node-status-updater.js';
-import type { VolumePluginManager } from '../../src/plugins/index.js';
+import { quietReconcilerDeps, refusingExecutor } from './reconciler-fixture.js';
 
 const CANDIDATES = 5000;
 const opts = { maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false };
@@ -32,27 +28,19 @@ test('a window whose candidates are all refused moves on until a startable candi
   // Every attach is refused quietly (as if in backoff) except the kernel's last candidate.
   const offered: number[] = [];
   let startedAt = -1;
-  const executor: OperationExecutor = {
+  const executor = refusingExecutor({
     startAttach(volume, node) {
       offered.push(volume);
       if (`${volume}/${node}` !== last) return 'backoff';
       if (startedAt < 0) startedAt = reconciler.passes();
       return state.tryStartOperation(volume, node, 'attach', 0);
     },
-    startDetach: () => 'backoff',
-    inFlight: () => 0,
-    idle: async () => {},
-    close() {},
-  };
+  });
   const planner = createPlanner({ state, workers: 0 });
   const reconciler = createReconciler({
+    ...quietReconcilerDeps(),
     state, planner, executor,
-    statusUpdater: createFakeNodeStatusUpdater(),
-    events: createFakeEventRecorder(),
-    metrics: createControllerMetrics({ processMetrics: false }),
-    podName: () => undefined,
-    verify: { plugins: {} as VolumePluginManager },
-    loopPeriodMs: 100, syncPeriodMs: 60_000, disableSync: true,
+    loopPeriodMs: 100,
     maxOperationStartsPerPass: 1, // room: 4 × 1 + 1024 = 1028 candidates per window
     ...opts,
   });

@@ -4,14 +4,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createWorldState } from '../../src/cache/world-state.js';
-import { createFakeEventRecorder } from '../../src/events/fake-event-recorder.js';
 import type { Planner } from '../../src/kernel/planner.js';
 import { createPlanner } from '../../src/kernel/planner.js';
-import { createControllerMetrics } from '../../src/metrics/controller-metrics.js';
-import type { OperationExecutor } from '../../src/operations/operation-executor.js';
-import type { VolumePluginManager } from '../../src/plugins/index.js';
 import { createReconciler, WAKE_DUTY_FACTOR, type Reconciler } from '../../src/reconciler/reconciler.js';
-import { createFakeNodeStatusUpdater } from '../../src/statusupdater/fake-node-status-updater.js';
+import { quietReconcilerDeps, refusingExecutor } from './reconciler-fixture.js';
 
 /** Timers may fire up to a millisecond before performance.now() says the delay has passed. */
 const SLACK_MS = 2;
@@ -42,18 +38,10 @@ function startLoop(o: { loopPeriodMs: number; wakeMinGapMs: number; planMs?: num
     workers: 0, shards: 1, poolPlans: 0, pool: undefined,
     close: () => real.close(),
   };
-  const executor: OperationExecutor = {
-    startAttach: () => 'backoff', startDetach: () => 'backoff', inFlight: () => 0, idle: async () => {}, close() {},
-  };
-  const metrics = createControllerMetrics({ processMetrics: false });
   const reconciler = createReconciler({
-    state, planner, executor, metrics,
-    statusUpdater: createFakeNodeStatusUpdater(),
-    events: createFakeEventRecorder(),
-    podName: () => undefined,
-    verify: { plugins: {} as VolumePluginManager },
+    ...quietReconcilerDeps(),
+    state, planner, executor: refusingExecutor(),
     loopPeriodMs: o.loopPeriodMs, wakeMinGapMs: o.wakeMinGapMs,
-    maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false, syncPeriodMs: 60_000, disableSync: true,
   });
   const original = reconciler.passTime.record.bind(reconciler.passTime);
   reconciler.passTime.record = (ms) => {
