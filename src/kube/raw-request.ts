@@ -83,14 +83,20 @@ export function readBodyBytes(body: NodeJS.ReadableStream | null, onHead: ((head
   return collect(body, onHead, (b) => b);
 }
 
-/** Both readers: one promise per body, `finish` applied to its bytes (a write's response is on the hot path). */
+/**
+ * Both readers: one promise per body, `finish` applied to its bytes (a write's response is on the
+ * hot path). Once settled, the reader takes its listeners off the body and leaves the shared
+ * {@link ignoreLateError} in their place: Node 20 keeps a finished HTTP/2 stream reachable until
+ * a full collection (see raw-write.ts, sendH2), and listeners left on it would keep the chunks and
+ * the promise's value there too.
+ */
 function collect<R>(body: NodeJS.ReadableStream | null, onHead: ((head: string) => boolean) | undefined, finish: (bytes: Buffer) => R): Promise<R> {
   if (!body) return Promise.resolve(finish(Buffer.alloc(0)));
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let size = 0;
     let head = onHead;
-    body.on('data', (c: Buffer | string) => {
+    const onData = (c: Buffer | string) => {
       const b = typeof c === 'string' ? Buffer.from(c) : c;
       chunks.push(b);
       size += b.length;
@@ -103,11 +109,35 @@ function collect<R>(body: NodeJS.ReadableStream | null, onHead: ((head: string) 
         done = true; // a hint only: a throwing callback must not break the read
       }
       if (done) head = undefined;
-    });
-    body.once('error', reject);
-    body.once('end', () => resolve(finish(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))));
+    };
+    const detach = () => {
+      body.removeListener('data', onData);
+      body.removeListener('error', onError);
+      body.removeListener('end', onEnd);
+      if (body.listenerCount('error') === 0) body.on('error', ignoreLateError);
+    };
+    const onError = (err: unknown) => {
+      detach();
+      reject(err);
+    };
+    const onEnd = () => {
+      detach();
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      chunks = [];
+      resolve(finish(bytes));
+    };
+    body.on('data', onData);
+    body.once('error', onError);
+    body.once('end', onEnd);
   });
 }
+
+/**
+ * The 'error' listener a settled reader or call leaves on its stream: an error after the end
+ * changes nothing for the caller, and without a listener it would be thrown. Shared, so that it
+ * keeps nothing alive.
+ */
+export function ignoreLateError(): void {}
 
 /** Headers from `applyToFetchOptions` (a Headers object or a plain record) as a plain record. */
 export function headersOf(h: unknown): Record<string, string> {

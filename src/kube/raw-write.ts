@@ -24,7 +24,7 @@ import https from 'node:https';
 import type { H2Connection } from './h2-session.js';
 import type { FleetKubeConfig } from './kube-config.js';
 import { withLightAsyncBind } from './light-async-bind.js';
-import { httpError, readBody } from './raw-request.js';
+import { httpError, ignoreLateError, readBody } from './raw-request.js';
 
 const http2Constants = http2.constants;
 
@@ -169,10 +169,21 @@ function sendH2(conn: H2Connection, session: http2.ClientHttp2Session, call: Raw
       fail(timeoutError());
       stream.close(http2Constants.NGHTTP2_CANCEL);
     }, call.timeoutMs);
+    // Node 20 keeps a finished stream reachable until the next full collection, so whatever our
+    // listeners hold (the call, its body, the parsed answer) would be copied by every scavenge
+    // until then. Settling takes them off; the shared no-op stays for a late 'error'.
+    const detach = () => {
+      stream.removeListener('error', fail);
+      stream.removeListener('close', onClose);
+      stream.removeListener('response', onResponse);
+      stream.removeListener('end', onDrained);
+      if (stream.listenerCount('error') === 0) stream.on('error', ignoreLateError);
+    };
     const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
+      detach();
       if (timedOut || call.signal?.aborted) conn.suspect(session);
       reject(err);
     };
@@ -180,19 +191,22 @@ function sendH2(conn: H2Connection, session: http2.ClientHttp2Session, call: Raw
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
+      detach();
       resolve(r);
     };
-    stream.once('error', fail);
     // A stream that ended normally closes before the body's promise settles: only a close
     // without the end of the response is a failure.
-    stream.once('close', () => {
+    const onClose = () => {
       if (!stream.readableEnded) fail(new Error(`HTTP/2 stream closed before the response ended (code ${stream.rstCode ?? 0})`));
-    });
-    stream.once('response', (h) => {
+    };
+    let drainedStatus = 0;
+    const onDrained = () => succeed({ status: drainedStatus, body: undefined });
+    const onResponse = (h: http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader) => {
       const status = Number(h[':status']);
       const ok = status >= 200 && status <= 299;
       if (ok && call.response === 'drain') {
-        stream.once('end', () => succeed({ status, body: undefined }));
+        drainedStatus = status;
+        stream.once('end', onDrained);
         stream.resume();
         return;
       }
@@ -201,7 +215,10 @@ function sendH2(conn: H2Connection, session: http2.ClientHttp2Session, call: Raw
         if (!ok) throw httpError(call.method, call.path, status, typeof retryAfter === 'string' ? retryAfter : null, text);
         succeed({ status, body: JSON.parse(text) as unknown });
       }).catch(fail);
-    });
+    };
+    stream.once('error', fail);
+    stream.once('close', onClose);
+    stream.once('response', onResponse);
     if (call.body !== undefined) stream.end(call.body);
   });
 }

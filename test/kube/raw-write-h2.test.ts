@@ -3,12 +3,14 @@
  * results as over HTTP/1.1, on one connection, with errors, timeouts and a server without h2.
  */
 import assert from 'node:assert/strict';
+import type http2 from 'node:http2';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { createKubeApiClient, type KubeApiClient } from '../../src/kube/api-client.js';
 import { loadKubeConfig, type FleetKubeConfig } from '../../src/kube/kube-config.js';
 import { isAlreadyExists } from '../../src/kube/kube-errors.js';
+import { ignoreLateError } from '../../src/kube/raw-request.js';
 import { createFaultInjector } from '../../src/sim/faults/index.js';
 import { generateTls } from '../../src/sim/server/index.js';
 import { raw, withSim } from '../sim/sim-helpers.js';
@@ -64,6 +66,51 @@ test('the hot calls give the same results over HTTP/2 as over HTTP/1.1, all on o
     }
     assert.deepEqual(results.true, results.false);
     assert.deepEqual(results.true, ['created', 'n1', 'already-exists', 'patched', ['kubernetes.io/csi/d^x'], 'not-found', undefined, 'deleted', 'not-found']);
+  }));
+
+test('a settled HTTP/2 call leaves none of its listeners on its stream (Node 20 keeps finished streams until a full collection)', () =>
+  withSim({}, async (sim) => {
+    const node = await raw(sim, 'POST', '/api/v1/nodes', { body: JSON.stringify({ metadata: { name: 'n1' } }) });
+    assert.equal(node.status, 201);
+    const kc = loadKubeConfig({ yaml: sim.kubeconfig });
+    try {
+      const api = createKubeApiClient({ kc, qps: 0 });
+      await api.createVolumeAttachment(va('warm'));
+      const session = await h2Session(kc);
+      assert.ok(session);
+      // Each stream with the listeners our code (src/) put on it; Node adds its own as well.
+      const EVENTS = ['response', 'data', 'end', 'error', 'close'] as const;
+      const streams: Array<{ s: http2.ClientHttp2Stream; ours: Set<unknown> }> = [];
+      const request = session.request.bind(session);
+      session.request = ((...args: Parameters<typeof request>) => {
+        const s = request(...args);
+        const ours = new Set<unknown>();
+        for (const m of ['on', 'once', 'addListener', 'prependListener', 'prependOnceListener'] as const) {
+          const add = s[m].bind(s) as (e: string, fn: (...a: unknown[]) => void) => http2.ClientHttp2Stream;
+          (s as unknown as Record<string, unknown>)[m] = (e: string, fn: (...a: unknown[]) => void) => {
+            if (/[\\/]src[\\/]kube[\\/]/.test(new Error().stack?.split('\n')[2] ?? '')) ours.add(fn);
+            return add(e, fn);
+          };
+        }
+        streams.push({ s, ours });
+        return s;
+      }) as typeof session.request;
+      // A parsed answer, an ignored one (drain), a 409 and a 404: each way a call settles.
+      assert.deepEqual(await hotCalls(api, 'y'), ['created', 'n1', 'already-exists', 'patched', ['kubernetes.io/csi/d^y'], 'not-found', undefined, 'deleted', 'not-found']);
+      assert.equal(streams.length, 8);
+      await new Promise((r) => setImmediate(r)); // the streams' own 'close' comes after the answer
+      for (const [i, { s, ours }] of streams.entries()) {
+        assert.ok(ours.size >= 4, `stream ${i}: the call's listeners were seen (${ours.size})`);
+        for (const e of EVENTS) {
+          const left = s.listeners(e).filter((l) => ours.has(l) && l !== ignoreLateError);
+          assert.deepEqual(left, [], `stream ${i}, '${e}': none of the call's listeners is left`);
+        }
+        assert.ok(s.listeners('error').includes(ignoreLateError), `stream ${i}: the shared no-op takes a late error`);
+      }
+      assert.doesNotThrow(() => streams[0]!.s.emit('error', new Error('late')), 'a late error is absorbed');
+    } finally {
+      kc.close();
+    }
   }));
 
 test('over HTTP/2 a call that outlives its timeout fails alone, and the connection serves the next calls', async () => {

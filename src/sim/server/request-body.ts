@@ -12,25 +12,50 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
   return (await readBytes(req, limit)).toString('utf8');
 }
 
-/** The request body, at most `limit` bytes: beyond, the rest is discarded and the answer is 413. */
+/**
+ * The request body, at most `limit` bytes: beyond, the rest is discarded and the answer is 413.
+ * Settled, it takes its listeners off the request (a no-op stays for a late 'error'): Node 20
+ * keeps a finished HTTP/2 stream, and the request on it, reachable until a full collection, and
+ * the listeners would keep the chunks there too.
+ */
 export function readBytes(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (c: Buffer) => {
+    const detach = () => {
+      req.removeListener('data', onData);
+      req.removeListener('end', onEnd);
+      req.removeListener('error', onError);
+      if (req.listenerCount('error') === 0) req.on('error', ignoreLateError);
+    };
+    const onData = (c: Buffer) => {
       size += c.length;
       if (size > limit) {
-        req.removeAllListeners('data');
+        detach();
+        chunks = [];
         req.resume();
         reject(new ApiError(413, 'RequestEntityTooLarge', `the request body exceeds ${limit} bytes`));
         return;
       }
       chunks.push(c);
-    });
-    req.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
-    req.on('error', reject);
+    };
+    const onEnd = () => {
+      detach();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      chunks = [];
+    };
+    const onError = (err: unknown) => {
+      detach();
+      reject(err);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
   });
 }
+
+/** What a settled body read leaves on its request for an 'error' after the end: nothing to do. */
+function ignoreLateError(): void {}
 
 /** Parses a JSON body; malformed or empty input is a 400. */
 export function parseJson(text: string): unknown {
