@@ -129,4 +129,9 @@ for (const nodes of SIZES) {
   save(runs); // after every size, so a later failure keeps what was measured
   const keys = ['converge_s', 'controller_cpu_s', 'peak_rss_mb', 'ingest_events_per_s', 'json_parse_events_per_s', 'ingest_ratio', 'api_writes_per_s', 'loop_p50_ms', 'loop_p99_ms', 'pod_to_va_p50_ms', 'pod_to_va_p99_ms'];
   console.log(keys.map((k) => `${k}=${fmt(run[k])}`).join('  '));
+  const tail = run.pod_to_va_tail as { over: number; in_worst_buckets: number; worst_at_s: number[] } | undefined;
+  const gc = run.steady_controller_gc as Record<string, { count: number; total_ms: number | null; over_100ms: number }> | undefined;
+  if (tail && gc) {
+    console.log(`  tail: ${tail.over} new-pod volumes over 200 ms, ${Math.round(tail.in_worst_buckets * 100)}% of them in the 3 worst seconds (at ${tail.worst_at_s.join(', ')} s); controller GC in the window: ${gc.major.count} full (${gc.major.total_ms} ms), ${gc.minor.count} scavenges (${gc.minor.total_ms} ms), pauses ≥ 100 ms: ${gc.major.over_100ms + gc.minor.over_100ms + gc.incremental.over_100ms}`);
+  }
 }

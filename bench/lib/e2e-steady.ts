@@ -85,6 +85,9 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     // true: that percentile includes pods still without their VolumeAttachment, so it is a lower bound.
     pod_to_va_p50_at_least: pv.podToVaMs.p50AtLeast,
     pod_to_va_p99_at_least: pv.podToVaMs.p99AtLeast,
+    // Where the tail is: the share of new pods over 200 ms that the three worst seconds hold
+    // (near 1: a few stalls), and the whole window second by second.
+    pod_to_va_tail: pv.tail,
     pod_to_attached_p50_ms: round(pv.podToAttachedMs.p50, 1),
     pod_to_attached_p99_ms: round(pv.podToAttachedMs.p99, 1),
     new_pods: pv.newPods,
@@ -106,8 +109,10 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     steady_sim_loop: simLoop ?? null,
     steady_controller_loop: controllerLoop(mB),
     periodic_passes: periodicPasses(mB),
+    steady_controller_gc: gcPauses(mA, mB),
     bench_pod_events: pv.podEvents,
     bench_va_events: pv.vaEvents,
+    pod_to_va_timeline: pv.timeline,
   };
 }
 
@@ -117,6 +122,21 @@ function actorRates(a: Stats['stats'], b: Stats['stats'], span: number): Record<
   for (const [actor, counters] of Object.entries(b)) {
     out[actor] = {};
     for (const [k, v] of Object.entries(counters)) out[actor][k] = round((v - (a[actor]?.[k] ?? 0)) / span, 1);
+  }
+  return out;
+}
+
+/**
+ * The controller's GC pauses between the two scrapes, per kind (prom-client's default
+ * `nodejs_gc_duration_seconds`): count, total and how many lasted 100 ms or more (its bounds are
+ * 1 ms, 10 ms, 100 ms, 1 s, 2 s, 5 s).
+ */
+function gcPauses(a: readonly PromSample[], b: readonly PromSample[]): Record<string, { count: number; total_ms: number | null; over_100ms: number }> {
+  const out: Record<string, { count: number; total_ms: number | null; over_100ms: number }> = {};
+  for (const kind of ['major', 'minor', 'incremental']) {
+    const h = histogramDelta(a, b, 'nodejs_gc_duration_seconds', { kind });
+    const upTo100 = h.buckets.find((x) => x.le === 0.1)?.count ?? h.count;
+    out[kind] = { count: h.count, total_ms: round(h.sum * 1000, 0), over_100ms: h.count - upTo100 };
   }
   return out;
 }

@@ -14,6 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RawKube, RawWatch } from './raw-kube.js';
+import { latencyTimeline, tailShare, type LatencySample, type TailShare, type TimelineBucket } from './latency-timeline.js';
 import { censoredPercentile } from './stats.js';
 
 export interface PodVaResult {
@@ -29,6 +30,10 @@ export interface PodVaResult {
    */
   podToVaMs: { p50?: number; p99?: number; max?: number; p50AtLeast: boolean; p99AtLeast: boolean };
   podToAttachedMs: { p50?: number; p99?: number; p50AtLeast: boolean; p99AtLeast: boolean };
+  /** Pod-to-VolumeAttachment latency per second of the window, by when the pod was seen. */
+  timeline: TimelineBucket[];
+  /** How much of the latency above the target lies in the three worst seconds. */
+  tail: TailShare;
   /** Pods in the window whose claims predate the watch (reschedules). */
   otherPods: number;
   podEvents: number;
@@ -53,6 +58,7 @@ export class PodVaTracker {
   private readonly windowPods = new Set<string>();
   private readonly claimsUsed = new Set<string>();
   private inWindow = false;
+  private windowStart = 0;
   readonly podLines: string[] = [];
   private podLineBytes = 0;
   private podEvents = 0;
@@ -75,6 +81,7 @@ export class PodVaTracker {
 
   beginWindow(): void {
     this.inWindow = true;
+    this.windowStart = performance.now();
   }
 
   endWindow(): void {
@@ -142,12 +149,14 @@ export class PodVaTracker {
     this.expected.set(name, seen);
   }
 
-  result(): PodVaResult {
+  /** `tailOverMs`: the latency above which a sample counts as tail (the target). */
+  result(tailOverMs = 200): PodVaResult {
     const now = performance.now();
     const toVa: number[] = [];
     const vaWaiting: number[] = [];
     const toAttached: number[] = [];
     const attachWaiting: number[] = [];
+    const samples: LatencySample[] = [];
     let volumes = 0;
     for (const [name, seen] of this.expected) {
       if (!seen.inWindow) continue;
@@ -155,6 +164,7 @@ export class PodVaTracker {
       const va = this.vaSeenAt.get(name);
       if (va !== undefined) toVa.push(Math.max(0, va - seen.t));
       else vaWaiting.push(now - seen.t);
+      samples.push({ t: seen.t, ms: Math.max(0, (va ?? now) - seen.t) });
       const at = this.attachedAt.get(name);
       if (at !== undefined) toAttached.push(Math.max(0, at - seen.t));
       else attachWaiting.push(now - seen.t);
@@ -171,6 +181,8 @@ export class PodVaTracker {
       matched: toVa.length,
       podToVaMs: { p50: va50.value, p99: va99.value, max: toVa.length ? Math.max(...toVa) : undefined, p50AtLeast: va50.atLeast, p99AtLeast: va99.atLeast },
       podToAttachedMs: { p50: at50.value, p99: at99.value, p50AtLeast: at50.atLeast, p99AtLeast: at99.atLeast },
+      timeline: latencyTimeline(samples, this.windowStart),
+      tail: tailShare(samples, this.windowStart, tailOverMs),
       otherPods: this.windowPods.size - newPods,
       podEvents: this.podEvents,
       vaEvents: this.vaEvents,
