@@ -47,7 +47,8 @@ export class ProjectionStore<T> {
   private readonly versions = new Map<string, PackedRv>();
   private readonly handlers = new Set<ProjectionHandler<T>>();
 
-  constructor(private readonly log: Logger) {}
+  /** `keepFrom`: how an update reuses the stored projection (ResourceKind.keepFrom). */
+  constructor(private readonly log: Logger, private readonly keepFrom?: (old: T, fresh: T) => T) {}
 
   get(key: string): T | undefined {
     return this.objects.get(key);
@@ -75,9 +76,10 @@ export class ProjectionStore<T> {
   }
 
   /** Add or update from a watch event; ADDED for a known key is an update and vice versa. */
-  upsert(key: string, value: T, rv: string): void {
+  upsert(key: string, fresh: T, rv: string): void {
     const old = this.objects.get(key);
     const stored = old === undefined ? flatCopy(key) : key; // a new key stays for the object's life
+    const value = old !== undefined && this.keepFrom ? this.keepFrom(old, fresh) : fresh;
     this.objects.set(stored, value);
     this.versions.set(stored, packRv(rv));
     if (old !== undefined) this.emit('update', value, old);
@@ -118,11 +120,12 @@ export class ProjectionStore<T> {
       const old = this.objects.get(key);
       if (old !== undefined && this.versions.get(key) === rv) continue;
       const stored = old === undefined ? flatCopy(key) : key;
-      this.objects.set(stored, e.value);
+      const value = old !== undefined && this.keepFrom ? this.keepFrom(old, e.value) : e.value;
+      this.objects.set(stored, value);
       this.versions.set(stored, rv);
       if (old !== undefined) {
         updated++;
-        this.emit('update', e.value, old);
+        this.emit('update', value, old);
       } else {
         added++;
         this.emit('add', e.value);

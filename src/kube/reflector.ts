@@ -72,7 +72,7 @@ class ListWatchReflector<T> implements Reflector<T> {
   constructor(opts: ReflectorOptions<T>) {
     this.resource = opts.kind.resource;
     const log = logger('reflector').child({ resource: this.resource });
-    this.core = { opts, resource: this.resource, log, store: new ProjectionStore<T>(log), signal: this.abort.signal, counters: newCounters(), rv: '' };
+    this.core = { opts, resource: this.resource, log, store: new ProjectionStore<T>(log, opts.kind.keepFrom), signal: this.abort.signal, counters: newCounters(), rv: '' };
     this.backoff = createBackoff(opts.backoff ?? { initialMs: 200, maxMs: 30_000 });
     this.watchdogMs = opts.watchdogMs ?? 3 * (opts.bookmarkIntervalMs ?? 60_000);
   }

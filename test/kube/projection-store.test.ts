@@ -58,4 +58,28 @@ describe('ProjectionStore', () => {
     assert.deepEqual(seen, ['add p@1', 'update p@1->2', 'delete p@3']);
     assert.equal(store.size, 0);
   });
+
+  it('an update, by watch or relist, is stored as keepFrom(old, fresh) makes it, and handlers see that value', () => {
+    const calls: string[] = [];
+    // Keeps the old record when `v` is unchanged (as keepNodeFrom does when nothing kept changed).
+    const keepFrom = (old: Rec, fresh: Rec) => {
+      calls.push(`${old.v}->${fresh.v}`);
+      return old.v === fresh.v ? old : fresh;
+    };
+    const store = new ProjectionStore<Rec>(logger('test'), keepFrom);
+    const updates: Array<[Rec, Rec]> = [];
+    store.addHandler({ update: (o, old) => updates.push([o, old]) });
+    const first = { name: 'a', v: 1 };
+    store.upsert('a', first, '1');
+    assert.deepEqual(calls, [], 'not called for an add');
+    store.upsert('a', { name: 'a', v: 1 }, '2');
+    assert.equal(store.get('a'), first, 'an unchanged update keeps the stored object');
+    assert.equal(updates[0]![0], first);
+    store.replace(list(['a', 2, '3']), new Set());
+    assert.equal(store.get('a')?.v, 2);
+    assert.equal(updates[1]![1], first);
+    store.replace(list(['a', 2, '3']), new Set());
+    assert.deepEqual(calls, ['1->1', '1->2'], 'not called when the resourceVersion did not change');
+  });
 });
+

@@ -2,6 +2,7 @@
  * Node projection: managed (B1), healthy (Ready), out-of-service taint (F), and the two status
  * lists the actual state reads (A2, D3).
  */
+import { keepStrings } from './keep-strings.js';
 import { optRecord, optStr, project, readItems, record, someItem, str, stringArray, type ResourceKind } from './read.js';
 
 export const MANAGED_ANNOTATION = 'volumes.kubernetes.io/controller-managed-attach-detach';
@@ -59,4 +60,24 @@ export function projectNode(raw: unknown) {
   });
 }
 
-export const NODE_KIND: ResourceKind<NodeRecord> = { resource: 'nodes', path: '/api/v1/nodes', namespaced: false, project: projectNode };
+/**
+ * A node update as the store keeps it (ResourceKind.keepFrom): node objects live as long as the
+ * fleet and are written every few seconds (kubelet status, our volumesAttached patches), and
+ * most of what the projection keeps is unchanged by any one write.
+ */
+export function keepNodeFrom(old: NodeRecord, fresh: NodeRecord): NodeRecord {
+  const volumesInUse = keepStrings(old.volumesInUse, fresh.volumesInUse);
+  const volumesAttached = keepStrings(old.volumesAttached, fresh.volumesAttached);
+  if (fresh.name === old.name && fresh.uid === old.uid && fresh.managed === old.managed && fresh.ready === old.ready
+    && fresh.outOfService === old.outOfService && volumesInUse === old.volumesInUse && volumesAttached === old.volumesAttached) {
+    return old;
+  }
+  // `fresh` is this update's own projection, not yet seen by anyone: completed in place.
+  if (fresh.name === old.name) fresh.name = old.name;
+  if (fresh.uid === old.uid) fresh.uid = old.uid;
+  fresh.volumesInUse = volumesInUse;
+  fresh.volumesAttached = volumesAttached;
+  return fresh;
+}
+
+export const NODE_KIND: ResourceKind<NodeRecord> = { resource: 'nodes', path: '/api/v1/nodes', namespaced: false, project: projectNode, keepFrom: keepNodeFrom };
