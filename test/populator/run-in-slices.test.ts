@@ -47,3 +47,23 @@ test('slices run only inside whenIdle, and a cancelled pass stops', async () => 
   await runInSlices([1].values(), (i) => none.push(i), { whenIdle: (fn) => fn(), cancelled: () => cancel });
   assert.deepEqual(none, []);
 });
+
+test('a paced pass rests after each slice in proportion to it, so it holds at most its duty of the thread', async () => {
+  const rests: number[] = [];
+  const sleep = (ms: number) => {
+    rests.push(ms);
+    return new Promise<void>((r) => setImmediate(r));
+  };
+  const stats = await runInSlices(Array.from({ length: 200 }, (_, i) => i).values(), () => spin(0.1), { whenIdle: (fn) => fn(), budgetMs: 2, duty: 0.25, sleep });
+  assert.equal(stats.items, 200);
+  assert.ok(stats.slices >= 3, `${stats.slices} slices`);
+  // One rest before every slice but the first, three times the slice before it (duty 1/4); none after the last.
+  assert.equal(rests.length, stats.slices - 1);
+  const rested = rests.reduce((a, b) => a + b, 0);
+  assert.ok(rested >= 3 * (stats.busyMs - 10) && rested <= 3 * stats.busyMs, `rested ${rested.toFixed(1)} ms for ${stats.busyMs.toFixed(1)} ms busy`);
+  // Unpaced (duty 1): no rests; a duty outside (0, 1] is refused.
+  rests.length = 0;
+  await runInSlices([1, 2, 3].values(), () => spin(1), { whenIdle: (fn) => fn(), budgetMs: 0.5, duty: 1, sleep });
+  assert.deepEqual(rests, []);
+  await assert.rejects(runInSlices([1].values(), () => {}, { whenIdle: (fn) => fn(), duty: 0 }), RangeError);
+});
