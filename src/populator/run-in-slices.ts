@@ -1,8 +1,9 @@
 /**
  * Runs a long pass over many items (the populator's periodic passes over every pod) in slices of
- * about `budgetMs` each, yielding to the event loop between slices, so that at 100k nodes a
- * pass over a million pods does not hold the thread that serves watches, reconcile passes and
- * the inspection API for seconds.
+ * about `budgetMs` each, yielding to the event loop between slices and resting after each so
+ * that the pass holds at most `duty` of the thread, so that at 100k nodes a pass over a million
+ * pods does not hold the thread that serves watches, reconcile passes and the inspection API for
+ * seconds.
  *
  * Contract: each slice runs inside `whenIdle` (never while a plan runs), as one synchronous
  * block; between slices anything may happen, so `fn` must judge each item from the current
@@ -29,11 +30,11 @@ export interface SliceOptions {
  * Why periodic passes are paced: at 50k nodes M1 verification and C9 each hold the thread for
  * 0.5–0.9 s a minute (1.3 s at 100k; C10's full pod walk 11.5 s every 3 minutes). Upstream runs
  * them on other goroutines; here they share the thread that ingests watches and starts
- * operations, and with slices back to back every event that arrived during a pass waited for
- * the rest of it: under churn, new pods at the minute marks waited for their VolumeAttachment
- * 0.3–2.5 s where the rest of the minute took ~60 ms (`npm run bench:e2e`, the window's
- * timeline). At a fifth of the thread a pass takes five times as long in wall time, well inside
- * its period, and adds at most that fifth to anything's wait.
+ * operations, and with slices back to back a pass takes that thread nearly whole until it ends
+ * (only I/O callbacks run between its slices), while the watches and operations it shares it
+ * with need ~0.7–0.8 of it under churn. At a fifth of the thread a pass takes five times as long
+ * in wall time, well inside its period, and leaves the rest to them. (Its effect on the new-pod
+ * tail at 50k was not separable from the full collections', README "What limits it".)
  */
 export const PERIODIC_PASS_DUTY = 0.2;
 
