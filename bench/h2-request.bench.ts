@@ -16,10 +16,10 @@ import http2 from 'node:http2';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { withLightAsyncBind } from '../src/kube/light-async-bind.js';
 import { H2_PRIORITY_DEFAULTS } from '../src/kube/raw-write.js';
 import { forkTs, nextMessage, runChild, runMain } from './lib/children.js';
+import { requestBenchArgs } from './lib/request-bench-args.js';
 import { median, round } from './lib/stats.js';
 
 const ROLE = 'FA_H2_BENCH_ROLE';
@@ -78,15 +78,7 @@ async function clientChild(variant: Variant, port: number, requests: number, con
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      requests: { type: 'string', default: '20000' },
-      rounds: { type: 'string', default: '4' },
-      concurrency: { type: 'string', default: '64' },
-      out: { type: 'string', default: fileURLToPath(new URL('./results/h2-request.json', import.meta.url)) },
-    },
-  });
-  const [requests, rounds, concurrency] = [values.requests, values.rounds, values.concurrency].map(Number) as [number, number, number];
+  const { requests, rounds, concurrency, out } = requestBenchArgs({ requests: 20000, rounds: 4, results: 'h2-request.json' });
   const self = fileURLToPath(import.meta.url);
   const server = forkTs(self, [], { [ROLE]: 'server' });
   try {
@@ -115,7 +107,7 @@ async function main(): Promise<void> {
       raw_write_over_native: round(med('light+priority') / med('native'), 2),
     }, null, 2);
     console.log(text);
-    writeFileSync(values.out, `${text}\n`);
+    writeFileSync(out, `${text}\n`);
   } finally {
     await server.stop();
   }

@@ -15,11 +15,11 @@ import http2 from 'node:http2';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { loadKubeConfig } from '../src/kube/kube-config.js';
 import { sendRaw } from '../src/kube/raw-write.js';
 import { generateTls } from '../src/sim/server/tls.js';
 import { forkTs, nextMessage, runChild, runMain } from './lib/children.js';
+import { requestBenchArgs } from './lib/request-bench-args.js';
 import { median, round } from './lib/stats.js';
 
 const ROLE = 'FA_H2R_BENCH_ROLE';
@@ -98,15 +98,7 @@ function scavengesIn(output: string): Scavenges {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      requests: { type: 'string', default: '30000' },
-      rounds: { type: 'string', default: '2' },
-      concurrency: { type: 'string', default: '64' },
-      out: { type: 'string', default: fileURLToPath(new URL('./results/h2-retention.json', import.meta.url)) },
-    },
-  });
-  const [requests, rounds, concurrency] = [values.requests, values.rounds, values.concurrency].map(Number) as [number, number, number];
+  const { requests, rounds, concurrency, out } = requestBenchArgs({ requests: 30000, rounds: 2, results: 'h2-retention.json' });
   const self = fileURLToPath(import.meta.url);
   const server = forkTs(self, [], { [ROLE]: 'server' });
   try {
@@ -136,7 +128,7 @@ async function main(): Promise<void> {
       cpu_http2_over_http1: round(med('http2', 'cpuUs') / med('http1.1', 'cpuUs'), 2),
     }, null, 2);
     console.log(text);
-    writeFileSync(values.out, `${text}\n`);
+    writeFileSync(out, `${text}\n`);
   } finally {
     await server.stop();
   }
