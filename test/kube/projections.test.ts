@@ -10,8 +10,6 @@ import {
   projectVolumeAttachment,
   type Projected,
 } from '../../src/kube/projections/index.js';
-import { keepNodeFrom } from '../../src/kube/projections/node.js';
-import { keepStrings } from '../../src/kube/projections/keep-strings.js';
 
 function ok<T>(p: Projected<T>): T {
   if (!p.ok) assert.fail(`expected a projection, got: ${p.reason}`);
@@ -166,36 +164,5 @@ describe('other projections', () => {
     const cn = ok(projectCsiNode({ metadata: { name: 'n1', annotations: { 'storage.alpha.kubernetes.io/migrated-plugins': 'kubernetes.io/aws-ebs, kubernetes.io/gce-pd,' } } }));
     assert.deepEqual(cn.migratedPlugins, ['kubernetes.io/aws-ebs', 'kubernetes.io/gce-pd']);
     assert.deepEqual(ok(projectCsiNode({ metadata: { name: 'n2' } })).migratedPlugins, []);
-  });
-});
-
-describe('keepNodeFrom (a node update as the store keeps it)', () => {
-  const nodeOf = (volumesInUse: string[], volumesAttached: string[], ready = true) =>
-    ok(projectNode({ metadata: { name: 'n1', uid: 'u1' }, status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }], volumesInUse, volumesAttached: volumesAttached.map((name) => ({ name, devicePath: '' })) } }));
-  const v = (i: number) => `kubernetes.io/csi/d^vol-${i}`;
-
-  it('keeps the stored record when nothing it keeps changed (a heartbeat, a condition message)', () => {
-    const old = nodeOf([v(1), v(2)], [v(1), v(2)]);
-    assert.equal(keepNodeFrom(old, nodeOf([v(1), v(2)], [v(1), v(2)])), old);
-  });
-
-  it('takes the unchanged list from the stored record, and the changed one from the update with the stored copies of its elements', () => {
-    const old = nodeOf([v(1), v(2)], [v(1), v(2)]);
-    const got = keepNodeFrom(old, nodeOf([v(1), v(2)], [v(0), v(1), v(2), v(3)]));
-    assert.notEqual(got, old);
-    assert.equal(got.volumesInUse, old.volumesInUse, 'the same list object');
-    assert.deepEqual(got.volumesAttached, [v(0), v(1), v(2), v(3)]);
-    assert.deepEqual(keepNodeFrom(old, nodeOf([v(2)], [v(1), v(2)], false)), { ...old, ready: false, volumesInUse: [v(2)] });
-  });
-});
-
-describe('keepStrings', () => {
-  it('returns the stored list when equal, else the new contents in the new order', () => {
-    const old = ['a', 'b', 'c'];
-    assert.equal(keepStrings(old, ['a', 'b', 'c']), old);
-    assert.deepEqual(keepStrings(old, ['c', 'x', 'a']), ['c', 'x', 'a']);
-    assert.deepEqual(keepStrings(old, []), []);
-    assert.deepEqual(keepStrings([], ['a']), ['a']);
-    assert.deepEqual(keepStrings(old, ['a', 'c']), ['a', 'c']);
   });
 });

@@ -44,7 +44,8 @@ export interface ResourceKind<T> {
    * An update as the store keeps it: `fresh` with every part equal to the stored `old` taken
    * from `old` (the same strings and lists), or `old` itself when nothing the projection keeps
    * changed. The parsed copies then die young instead of being promoted with the stored object
-   * and freed only by a full collection. For kinds updated often through their lives (nodes).
+   * and freed only by a full collection. For kinds updated often through their lives (nodes,
+   * PersistentVolumes, VolumeAttachments).
    */
   keepFrom?(old: T, fresh: T): T;
 }

@@ -65,10 +65,27 @@ export function reshareVolumeAttachment(va: VolumeAttachmentRecord): VolumeAttac
   return va;
 }
 
+/**
+ * A VolumeAttachment update as the store keeps it (ResourceKind.keepFrom). Each attachment is
+ * updated twice after its creation (the attacher's finalizer, then `status.attached`) and its
+ * resourceVersion changes every time, so the stored record is replaced; its unchanged strings
+ * (the 68-character name, the PV name, an error message) are taken from `old`, so that the
+ * parsed copies die young instead of being promoted with the new record.
+ */
+export function keepVolumeAttachmentFrom(old: VolumeAttachmentRecord, fresh: VolumeAttachmentRecord): VolumeAttachmentRecord {
+  if (fresh.name === old.name) fresh.name = old.name;
+  if (fresh.pvName !== undefined && fresh.pvName === old.pvName) fresh.pvName = old.pvName;
+  if (fresh.attachError !== undefined && fresh.attachError === old.attachError) fresh.attachError = old.attachError;
+  if (fresh.detachError !== undefined && fresh.detachError === old.detachError) fresh.detachError = old.detachError;
+  if (fresh.deletionTimestamp !== undefined && fresh.deletionTimestamp === old.deletionTimestamp) fresh.deletionTimestamp = old.deletionTimestamp;
+  return fresh;
+}
+
 export const VOLUME_ATTACHMENT_KIND: ResourceKind<VolumeAttachmentRecord> = {
   resource: 'volumeattachments',
   path: '/apis/storage.k8s.io/v1/volumeattachments',
   namespaced: false,
   project: projectVolumeAttachment,
   reshare: reshareVolumeAttachment,
+  keepFrom: keepVolumeAttachmentFrom,
 };

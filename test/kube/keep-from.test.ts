@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { projectNode, projectPv, projectVolumeAttachment, type Projected } from '../../src/kube/projections/index.js';
+import { keepNodeFrom } from '../../src/kube/projections/node.js';
+import { keepPvFrom } from '../../src/kube/projections/pv.js';
+import { keepVolumeAttachmentFrom } from '../../src/kube/projections/volume-attachment.js';
+import { keepStrings } from '../../src/kube/projections/keep-strings.js';
+
+// ResourceKind.keepFrom: what the store keeps on an update. Object identity is what these
+// tests can see (a string's identity is not observable from JavaScript); content must always be
+// the update's.
+
+function ok<T>(p: Projected<T>): T {
+  if (!p.ok) assert.fail(`expected a projection, got: ${p.reason}`);
+  return p.value;
+}
+
+describe('keepNodeFrom (a node update as the store keeps it)', () => {
+  const nodeOf = (volumesInUse: string[], volumesAttached: string[], ready = true) =>
+    ok(projectNode({ metadata: { name: 'n1', uid: 'u1' }, status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }], volumesInUse, volumesAttached: volumesAttached.map((name) => ({ name, devicePath: '' })) } }));
+  const v = (i: number) => `kubernetes.io/csi/d^vol-${i}`;
+
+  it('keeps the stored record when nothing it keeps changed (a heartbeat, a condition message)', () => {
+    const old = nodeOf([v(1), v(2)], [v(1), v(2)]);
+    assert.equal(keepNodeFrom(old, nodeOf([v(1), v(2)], [v(1), v(2)])), old);
+  });
+
+  it('takes the unchanged list from the stored record, and the changed one from the update with the stored copies of its elements', () => {
+    const old = nodeOf([v(1), v(2)], [v(1), v(2)]);
+    const got = keepNodeFrom(old, nodeOf([v(1), v(2)], [v(0), v(1), v(2), v(3)]));
+    assert.notEqual(got, old);
+    assert.equal(got.volumesInUse, old.volumesInUse, 'the same list object');
+    assert.deepEqual(got.volumesAttached, [v(0), v(1), v(2), v(3)]);
+    assert.deepEqual(keepNodeFrom(old, nodeOf([v(2)], [v(1), v(2)], false)), { ...old, ready: false, volumesInUse: [v(2)] });
+  });
+});
+
+describe('keepPvFrom (a PV update as the store keeps it)', () => {
+  const pvOf = (o: { rv?: string; phase?: string; uid?: string; handle?: string; finalizers?: string[]; modes?: string[] } = {}) => ok(projectPv({
+    metadata: { name: 'pv-1', uid: 'u', resourceVersion: o.rv ?? '1', finalizers: o.finalizers ?? [] },
+    spec: {
+      accessModes: o.modes ?? ['ReadWriteOnce'],
+      claimRef: { namespace: 'ns', name: 'data-0', uid: o.uid ?? 'claim-1' },
+      csi: { driver: 'ebs.csi.aws.com', volumeHandle: o.handle ?? 'vol-1' },
+    },
+    status: { phase: o.phase ?? 'Bound' },
+  }));
+  const gceOf = (pdName: string) => ok(projectPv({ metadata: { name: 'pv-2' }, spec: { gcePersistentDisk: { pdName, partition: 1 } } }));
+
+  it('keeps the stored record when only what it does not keep changed (the attacher\'s finalizer, the resourceVersion)', () => {
+    const old = pvOf();
+    assert.equal(keepPvFrom(old, pvOf({ rv: '2', finalizers: ['external-attacher/ebs-csi-aws-com'] })), old);
+    const gce = gceOf('disk');
+    assert.equal(keepPvFrom(gce, gceOf('disk')), gce);
+  });
+
+  it('takes the update when a kept field changed, with the stored parts that did not', () => {
+    const old = pvOf();
+    const released = keepPvFrom(old, pvOf({ phase: 'Released' }));
+    assert.notEqual(released, old);
+    assert.equal(released.phase, 'Released');
+    assert.equal(released.claimRef, old.claimRef, 'the same claimRef object');
+    assert.equal(released.csi, old.csi, 'the same csi object');
+    const rebound = keepPvFrom(old, pvOf({ uid: 'claim-2' }));
+    assert.deepEqual(rebound.claimRef, { namespace: 'ns', name: 'data-0', uid: 'claim-2' });
+    assert.equal(rebound.csi, old.csi);
+    assert.deepEqual(keepPvFrom(old, pvOf({ handle: 'vol-9' })).csi, { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-9', readOnly: false });
+    assert.deepEqual(keepPvFrom(old, pvOf({ modes: ['ReadWriteMany'] })).accessModes, ['ReadWriteMany']);
+    assert.deepEqual(keepPvFrom(gceOf('disk'), gceOf('other')).intree, { type: 'gcePersistentDisk', fields: { pdName: 'other', partition: 1 } });
+  });
+});
+
+describe('keepVolumeAttachmentFrom (a VolumeAttachment update as the store keeps it)', () => {
+  const vaOf = (rv: string, status: Record<string, unknown>, finalizers: string[] = []) => ok(projectVolumeAttachment({
+    metadata: { name: 'csi-0123', resourceVersion: rv, finalizers },
+    spec: { attacher: 'd', nodeName: 'n1', source: { persistentVolumeName: 'pv-1' } },
+    status,
+  }));
+
+  it('stores the update itself, with the update\'s status and resourceVersion', () => {
+    const old = vaOf('1', { attached: false, attachError: { message: 'boom' } });
+    const fresh = vaOf('2', { attached: true }, ['external-attacher/d']);
+    const got = keepVolumeAttachmentFrom(old, fresh);
+    assert.equal(got, fresh);
+    assert.deepEqual(got, {
+      name: 'csi-0123', resourceVersion: '2', attacher: 'd', nodeName: 'n1', pvName: 'pv-1', inline: false, attached: true, deleting: false, finalizers: 1,
+    });
+    assert.equal(keepVolumeAttachmentFrom(old, vaOf('3', { attached: false, attachError: { message: 'boom again' } })).attachError, 'boom again');
+  });
+});
+
+describe('keepStrings', () => {
+  it('returns the stored list when equal, else the new contents in the new order', () => {
+    const old = ['a', 'b', 'c'];
+    assert.equal(keepStrings(old, ['a', 'b', 'c']), old);
+    assert.deepEqual(keepStrings(old, ['c', 'x', 'a']), ['c', 'x', 'a']);
+    assert.deepEqual(keepStrings(old, []), []);
+    assert.deepEqual(keepStrings([], ['a']), ['a']);
+    assert.deepEqual(keepStrings(old, ['a', 'c']), ['a', 'c']);
+  });
+});
