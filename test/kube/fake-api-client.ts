@@ -70,14 +70,12 @@ export class FakeKubeApiClient implements KubeApiClient {
     }
     const va: VolumeAttachmentRecord = {
       name: metadata.name,
-      resourceVersion: String(++this.rv),
       attacher: spec.attacher,
       nodeName: spec.nodeName,
       ...(pvName ? { pvName } : {}),
       inline: spec.source.inlineVolumeSpec !== undefined,
       attached: false,
       deleting: false,
-      finalizers: 0,
     };
     this.volumeAttachments.set(va.name, va);
     return 'created';

@@ -77,15 +77,19 @@ describe('keepVolumeAttachmentFrom (a VolumeAttachment update as the store keeps
     status,
   }));
 
-  it('stores the update itself, with the update\'s status and resourceVersion', () => {
+  it('keeps the stored record when only what it does not keep changed (the attacher\'s finalizer, the resourceVersion)', () => {
+    const old = vaOf('1', {});
+    assert.equal(keepVolumeAttachmentFrom(old, vaOf('2', {}, ['external-attacher/d'])), old);
+  });
+
+  it('takes the update when its status changed', () => {
     const old = vaOf('1', { attached: false, attachError: { message: 'boom' } });
     const fresh = vaOf('2', { attached: true }, ['external-attacher/d']);
     const got = keepVolumeAttachmentFrom(old, fresh);
     assert.equal(got, fresh);
-    assert.deepEqual(got, {
-      name: 'csi-0123', resourceVersion: '2', attacher: 'd', nodeName: 'n1', pvName: 'pv-1', inline: false, attached: true, deleting: false, finalizers: 1,
-    });
+    assert.deepEqual(got, { name: 'csi-0123', attacher: 'd', nodeName: 'n1', pvName: 'pv-1', inline: false, attached: true, deleting: false });
     assert.equal(keepVolumeAttachmentFrom(old, vaOf('3', { attached: false, attachError: { message: 'boom again' } })).attachError, 'boom again');
+    assert.equal(keepVolumeAttachmentFrom(fresh, vaOf('4', { attached: true, detachError: { message: 'stuck' } })).detachError, 'stuck');
   });
 });
 

@@ -2,13 +2,16 @@
  * VolumeAttachment projection: identity, source, and the status the external attacher writes
  * (L3, L4, M1). The controller never writes status.
  */
-import { optArray, optBool, optRecord, optStr, optTimestamp, project, record, str, type ResourceKind } from './read.js';
+import { optBool, optRecord, optStr, optTimestamp, project, record, str, type ResourceKind } from './read.js';
 import { sharedString } from './string-pool.js';
 
-/** The object's uid is not kept: nothing reads it (VolumeAttachments are found by name, L1). */
+/**
+ * The object's uid, resourceVersion and finalizers are not kept: nothing reads them
+ * (VolumeAttachments are found by name, L1; the store keeps each object's resourceVersion), and
+ * without them the attacher's finalizer update changes nothing the record holds.
+ */
 export interface VolumeAttachmentRecord {
   name: string;
-  resourceVersion: string;
   /** `spec.attacher`: the CSI driver name. */
   attacher: string;
   nodeName: string;
@@ -22,7 +25,6 @@ export interface VolumeAttachmentRecord {
   deletionTimestamp?: string;
   /** `deletionTimestamp` is set. */
   deleting: boolean;
-  finalizers: number;
 }
 
 function errorMessage(status: Record<string, unknown>, field: string): string | undefined {
@@ -43,7 +45,6 @@ export function projectVolumeAttachment(raw: unknown) {
     const deletionTimestamp = optTimestamp(meta.deletionTimestamp, 'metadata.deletionTimestamp');
     return {
       name: str(meta.name, 'metadata.name'),
-      resourceVersion: optStr(meta.resourceVersion, 'metadata.resourceVersion') ?? '',
       attacher: sharedString(str(spec.attacher, 'spec.attacher')),
       nodeName: sharedString(str(spec.nodeName, 'spec.nodeName')),
       ...(pvName ? { pvName } : {}),
@@ -53,7 +54,6 @@ export function projectVolumeAttachment(raw: unknown) {
       ...(detachError !== undefined ? { detachError } : {}),
       ...(deletionTimestamp ? { deletionTimestamp } : {}),
       deleting: deletionTimestamp !== undefined,
-      finalizers: optArray(meta.finalizers, 'metadata.finalizers').length,
     };
   });
 }
@@ -66,13 +66,18 @@ export function reshareVolumeAttachment(va: VolumeAttachmentRecord): VolumeAttac
 }
 
 /**
- * A VolumeAttachment update as the store keeps it (ResourceKind.keepFrom). Each attachment is
- * updated twice after its creation (the attacher's finalizer, then `status.attached`) and its
- * resourceVersion changes every time, so the stored record is replaced; its unchanged strings
- * (the 68-character name, the PV name, an error message) are taken from `old`, so that the
- * parsed copies die young instead of being promoted with the new record.
+ * A VolumeAttachment update as the store keeps it (ResourceKind.keepFrom): `old` itself when
+ * nothing the record keeps changed (the attacher's finalizer, once per attachment), else `fresh`
+ * with the stored copies of its unchanged strings (the 68-character name, the PV name, an error
+ * message), so that the parsed copies die young instead of being promoted with the store.
  */
 export function keepVolumeAttachmentFrom(old: VolumeAttachmentRecord, fresh: VolumeAttachmentRecord): VolumeAttachmentRecord {
+  if (fresh.name === old.name && fresh.attacher === old.attacher && fresh.nodeName === old.nodeName && fresh.pvName === old.pvName
+    && fresh.inline === old.inline && fresh.attached === old.attached && fresh.attachError === old.attachError
+    && fresh.detachError === old.detachError && fresh.deletionTimestamp === old.deletionTimestamp && fresh.deleting === old.deleting) {
+    return old;
+  }
+  // `fresh` is this update's own projection, not yet seen by anyone: completed in place.
   if (fresh.name === old.name) fresh.name = old.name;
   if (fresh.pvName !== undefined && fresh.pvName === old.pvName) fresh.pvName = old.pvName;
   if (fresh.attachError !== undefined && fresh.attachError === old.attachError) fresh.attachError = old.attachError;
