@@ -2,13 +2,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { projectNode, projectPv, projectVolumeAttachment, type Projected } from '../../src/kube/projections/index.js';
 import { keepNodeFrom } from '../../src/kube/projections/node.js';
-import { keepPvFrom } from '../../src/kube/projections/pv.js';
-import { keepVolumeAttachmentFrom } from '../../src/kube/projections/volume-attachment.js';
+import { PV_KIND, type PvRecord } from '../../src/kube/projections/pv.js';
+import { VOLUME_ATTACHMENT_KIND, type VolumeAttachmentRecord } from '../../src/kube/projections/volume-attachment.js';
+import { keepEqual } from '../../src/kube/projections/keep-equal.js';
 import { keepStrings } from '../../src/kube/projections/keep-strings.js';
 
 // ResourceKind.keepFrom: what the store keeps on an update. Object identity is what these
 // tests can see (a string's identity is not observable from JavaScript); content must always be
 // the update's.
+
+const keepPvFrom = (old: PvRecord, fresh: PvRecord) => PV_KIND.keepFrom!(old, fresh);
+const keepVolumeAttachmentFrom = (old: VolumeAttachmentRecord, fresh: VolumeAttachmentRecord) => VOLUME_ATTACHMENT_KIND.keepFrom!(old, fresh);
 
 function ok<T>(p: Projected<T>): T {
   if (!p.ok) assert.fail(`expected a projection, got: ${p.reason}`);
@@ -35,7 +39,7 @@ describe('keepNodeFrom (a node update as the store keeps it)', () => {
   });
 });
 
-describe('keepPvFrom (a PV update as the store keeps it)', () => {
+describe('PV updates as the store keeps them', () => {
   const pvOf = (o: { rv?: string; phase?: string; uid?: string; handle?: string; finalizers?: string[]; modes?: string[] } = {}) => ok(projectPv({
     metadata: { name: 'pv-1', uid: 'u', resourceVersion: o.rv ?? '1', finalizers: o.finalizers ?? [] },
     spec: {
@@ -70,7 +74,7 @@ describe('keepPvFrom (a PV update as the store keeps it)', () => {
   });
 });
 
-describe('keepVolumeAttachmentFrom (a VolumeAttachment update as the store keeps it)', () => {
+describe('VolumeAttachment updates as the store keeps them', () => {
   const vaOf = (rv: string, status: Record<string, unknown>, finalizers: string[] = []) => ok(projectVolumeAttachment({
     metadata: { name: 'csi-0123', resourceVersion: rv, finalizers },
     spec: { attacher: 'd', nodeName: 'n1', source: { persistentVolumeName: 'pv-1' } },
@@ -90,6 +94,37 @@ describe('keepVolumeAttachmentFrom (a VolumeAttachment update as the store keeps
     assert.deepEqual(got, { name: 'csi-0123', attacher: 'd', nodeName: 'n1', pvName: 'pv-1', inline: false, attached: true, deleting: false });
     assert.equal(keepVolumeAttachmentFrom(old, vaOf('3', { attached: false, attachError: { message: 'boom again' } })).attachError, 'boom again');
     assert.equal(keepVolumeAttachmentFrom(fresh, vaOf('4', { attached: true, detachError: { message: 'stuck' } })).detachError, 'stuck');
+  });
+});
+
+describe('keepEqual', () => {
+  it('returns the stored record when equal throughout, nested records and lists included', () => {
+    const old = { a: 'x', n: 1, b: true, list: ['p', 'q'], rec: { k: 'v', deep: { z: [1, 2] } } };
+    assert.equal(keepEqual(old, { a: 'x', n: 1, b: true, list: ['p', 'q'], rec: { k: 'v', deep: { z: [1, 2] } } }), old);
+  });
+
+  it('else returns the update, with the stored value of each top-level field that is equal', () => {
+    const old: Record<string, unknown> = { a: 'x', list: ['p'], rec: { k: 'v' }, gone: 1 };
+    const fresh: Record<string, unknown> = { a: 'y', list: ['p'], rec: { k: 'v' }, added: 2 };
+    const got = keepEqual(old, fresh);
+    assert.equal(got, fresh);
+    assert.equal(got.list, old.list);
+    assert.equal(got.rec, old.rec);
+    assert.deepEqual(got, { a: 'y', list: ['p'], rec: { k: 'v' }, added: 2 });
+  });
+
+  it('tells apart what only looks alike: a key on one side only, a list and a record, order in a list', () => {
+    const undef: { a: Record<string, unknown> } = { a: { k: undefined } };
+    assert.notEqual(keepEqual(undef, { a: {} }), undef);
+    const list = { v: ['0'] as unknown };
+    const rec = { v: { 0: '0' } as unknown };
+    assert.equal(keepEqual(list, rec).v, rec.v);
+    const ba = { v: ['b', 'a'] };
+    assert.equal(keepEqual({ v: ['a', 'b'] }, ba).v, ba.v);
+    const small = { v: { x: 1 } };
+    const big = { v: { x: 1, y: 2 } };
+    assert.equal(keepEqual(small, big).v, big.v);
+    assert.equal(keepEqual(big, small).v, small.v);
   });
 });
 

@@ -14,6 +14,7 @@ import {
   type InTreeSource,
   type ResourceKind,
 } from './read.js';
+import { keepEqual } from './keep-equal.js';
 import { sharedList, sharedString } from './string-pool.js';
 
 /** The PV's own uid is not kept: no rule reads it (C4 compares the claim's uid with `claimRef.uid`). */
@@ -83,55 +84,11 @@ export function resharePv(pv: PvRecord): PvRecord {
 }
 
 /**
- * A PV update as the store keeps it (ResourceKind.keepFrom): `old` itself when nothing the
- * projection keeps changed. Most PV updates change nothing it keeps: the external-attacher
- * adds and removes its finalizer around every attachment, one update each, half a million in a
- * 50k-node cold start, whose projections would otherwise be promoted with the store and freed
- * only by a full collection.
+ * PV updates as the store keeps them (ResourceKind.keepFrom, keep-equal.ts): most change
+ * nothing the projection keeps (the external-attacher's finalizer, added when a volume is
+ * attached and removed when it is detached: half a million updates in a 50k-node cold start),
+ * and then the stored record stays.
  */
-export function keepPvFrom(old: PvRecord, fresh: PvRecord): PvRecord {
-  const claimRef = sameClaimRef(old.claimRef, fresh.claimRef) ? old.claimRef : fresh.claimRef;
-  const csi = sameCsi(old.csi, fresh.csi) ? old.csi : fresh.csi;
-  const accessModes = sameStrings(old.accessModes, fresh.accessModes) ? old.accessModes : fresh.accessModes;
-  if (fresh.name === old.name && fresh.phase === old.phase && accessModes === old.accessModes && claimRef === old.claimRef
-    && csi === old.csi && sameInTree(old.intree, fresh.intree) && fresh.otherSourceType === old.otherSourceType) {
-    return old;
-  }
-  // `fresh` is this update's own projection, not yet seen by anyone: completed in place.
-  if (fresh.name === old.name) fresh.name = old.name;
-  fresh.accessModes = accessModes;
-  if (claimRef !== undefined) fresh.claimRef = claimRef;
-  if (csi !== undefined) fresh.csi = csi;
-  if (fresh.intree !== undefined && sameInTree(old.intree, fresh.intree)) fresh.intree = old.intree;
-  return fresh;
-}
-
-type ClaimRef = PvRecord['claimRef'];
-type CsiSource = PvRecord['csi'];
-
-function sameClaimRef(a: ClaimRef, b: ClaimRef): boolean {
-  return a === b || (a !== undefined && b !== undefined && a.namespace === b.namespace && a.name === b.name && a.uid === b.uid);
-}
-
-function sameCsi(a: CsiSource, b: CsiSource): boolean {
-  return a === b || (a !== undefined && b !== undefined && a.driver === b.driver && a.volumeHandle === b.volumeHandle && a.readOnly === b.readOnly);
-}
-
-function sameStrings(a: readonly string[], b: readonly string[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function sameInTree(a: InTreeSource | undefined, b: InTreeSource | undefined): boolean {
-  if (a === b) return true;
-  if (a === undefined || b === undefined || a.type !== b.type) return false;
-  const ka = Object.keys(a.fields);
-  if (ka.length !== Object.keys(b.fields).length) return false;
-  return ka.every((k) => Object.hasOwn(b.fields, k) && a.fields[k] === b.fields[k]);
-}
-
 export const PV_KIND: ResourceKind<PvRecord> = {
-  resource: 'persistentvolumes', path: '/api/v1/persistentvolumes', namespaced: false, project: projectPv, reshare: resharePv, keepFrom: keepPvFrom,
+  resource: 'persistentvolumes', path: '/api/v1/persistentvolumes', namespaced: false, project: projectPv, reshare: resharePv, keepFrom: keepEqual,
 };

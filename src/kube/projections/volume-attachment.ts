@@ -3,6 +3,7 @@
  * (L3, L4, M1). The controller never writes status.
  */
 import { optBool, optRecord, optStr, optTimestamp, project, record, str, type ResourceKind } from './read.js';
+import { keepEqual } from './keep-equal.js';
 import { sharedString } from './string-pool.js';
 
 /**
@@ -66,31 +67,16 @@ export function reshareVolumeAttachment(va: VolumeAttachmentRecord): VolumeAttac
 }
 
 /**
- * A VolumeAttachment update as the store keeps it (ResourceKind.keepFrom): `old` itself when
- * nothing the record keeps changed (the attacher's finalizer, once per attachment), else `fresh`
- * with the stored copies of its unchanged strings (the 68-character name, the PV name, an error
- * message), so that the parsed copies die young instead of being promoted with the store.
+ * VolumeAttachment updates as the store keeps them (ResourceKind.keepFrom, keep-equal.ts): the
+ * attacher's finalizer update changes nothing the record holds, so the stored record stays;
+ * the status update takes the stored copies of the unchanged strings (the 68-character name,
+ * the PV name).
  */
-export function keepVolumeAttachmentFrom(old: VolumeAttachmentRecord, fresh: VolumeAttachmentRecord): VolumeAttachmentRecord {
-  if (fresh.name === old.name && fresh.attacher === old.attacher && fresh.nodeName === old.nodeName && fresh.pvName === old.pvName
-    && fresh.inline === old.inline && fresh.attached === old.attached && fresh.attachError === old.attachError
-    && fresh.detachError === old.detachError && fresh.deletionTimestamp === old.deletionTimestamp && fresh.deleting === old.deleting) {
-    return old;
-  }
-  // `fresh` is this update's own projection, not yet seen by anyone: completed in place.
-  if (fresh.name === old.name) fresh.name = old.name;
-  if (fresh.pvName !== undefined && fresh.pvName === old.pvName) fresh.pvName = old.pvName;
-  if (fresh.attachError !== undefined && fresh.attachError === old.attachError) fresh.attachError = old.attachError;
-  if (fresh.detachError !== undefined && fresh.detachError === old.detachError) fresh.detachError = old.detachError;
-  if (fresh.deletionTimestamp !== undefined && fresh.deletionTimestamp === old.deletionTimestamp) fresh.deletionTimestamp = old.deletionTimestamp;
-  return fresh;
-}
-
 export const VOLUME_ATTACHMENT_KIND: ResourceKind<VolumeAttachmentRecord> = {
   resource: 'volumeattachments',
   path: '/apis/storage.k8s.io/v1/volumeattachments',
   namespaced: false,
   project: projectVolumeAttachment,
   reshare: reshareVolumeAttachment,
-  keepFrom: keepVolumeAttachmentFrom,
+  keepFrom: keepEqual,
 };
