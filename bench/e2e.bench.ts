@@ -113,7 +113,9 @@ for (const nodes of SIZES) {
   const dir = PROFILE_DIR ? `${PROFILE_DIR}/${nodes}` : undefined;
   if (dir) mkdirSync(dir, { recursive: true });
   // Read before the run: the processes load the code as it is at their start, and the tree may
-  // move on while a long size runs.
+  // move on while a long size runs. The controller runs dist/, so it is brought up to date with
+  // the tree first (the npm script builds it only once, before the first size).
+  execFileSync(process.execPath, [new URL('../scripts/ensure-build.js', import.meta.url).pathname], { stdio: 'inherit' });
   const rev = revision();
   let run: E2eRun;
   try {
