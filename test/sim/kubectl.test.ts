@@ -111,9 +111,11 @@ before(async () => {
   });
   sim.stdout?.on('data', (d: Buffer) => (simLog += d.toString()));
   sim.stderr?.on('data', (d: Buffer) => (simLog += d.toString()));
-  await until('the kubeconfig file', () => existsSync(kc) || sim?.exitCode !== null, 60_000);
+  // The kubeconfig is written before the log line that names the address reaches the pipe: wait for both.
+  const listening = /listening on https:\/\/127\.0\.0\.1:\d+/;
+  await until('the kubeconfig file and the listening line', () => (existsSync(kc) && listening.test(simLog)) || sim?.exitCode !== null, 60_000);
   assert.ok(existsSync(kc), `sim exited early:\n${simLog}`);
-  assert.match(simLog, /listening on https:\/\/127\.0\.0\.1:\d+/);
+  assert.match(simLog, listening);
 });
 
 after(async () => {
