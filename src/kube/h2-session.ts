@@ -12,6 +12,7 @@
  * is dropped, so calls do not keep queueing on a dead socket.
  */
 import http2 from 'node:http2';
+import { installStreamTable, type StreamTable } from './h2-stream-table.js';
 import type { SecureClientSessionOptions } from 'node:http2';
 
 const PING_TIMEOUT_MS = 5_000;
@@ -37,10 +38,12 @@ export interface H2ConnectionDeps {
   authority: string;
   /** TLS material and checks (ca, cert, key, servername, rejectUnauthorized…) as client-node gives them. */
   tls: SecureClientSessionOptions;
+  /** Keep the session's streams in a {@link StreamTable} (h2-stream-table.ts; default true; false only to measure it). */
+  streamTable?: boolean;
 }
 
 export function createH2Connection(deps: H2ConnectionDeps): H2Connection {
-  return new Connection(deps.authority, deps.tls);
+  return new Connection(deps.authority, deps.tls, deps.streamTable ?? true);
 }
 
 class Connection implements H2Connection {
@@ -52,6 +55,7 @@ class Connection implements H2Connection {
   constructor(
     private readonly authority: string,
     private readonly tls: SecureClientSessionOptions,
+    private readonly streamTable: boolean,
   ) {}
 
   session(): Promise<http2.ClientHttp2Session | undefined> {
@@ -84,6 +88,7 @@ class Connection implements H2Connection {
   private connect(): Promise<http2.ClientHttp2Session | undefined> {
     return new Promise((resolve, reject) => {
       const s = http2.connect(this.authority, { ...this.tls, settings: { initialWindowSize: STREAM_WINDOW } });
+      if (this.streamTable) installStreamTable(s);
       const forget = () => {
         if (this.current === s) this.current = undefined;
       };

@@ -46,6 +46,8 @@ export class FleetKubeConfig extends KubeConfig {
    * do (`--kube-api-http2`; client-go's DISABLE_HTTP2 is the same switch).
    */
   http2 = true;
+  /** HTTP/2 sessions keep their streams in a StreamTable (h2-stream-table.ts); false only to measure what that saves. */
+  h2StreamTable = true;
   /**
    * The agent's socket cap: {@link MAX_SOCKETS}, or more when `inFlight` (the controller's
    * `--kube-api-max-in-flight`) would not fit beside the watches and lists, so that over
@@ -136,7 +138,7 @@ export class FleetKubeConfig extends KubeConfig {
     if (hit) return hit;
     const tls: Record<string, unknown> = {};
     for (const k of MATERIAL_KEYS) if (o[k] !== undefined) tls[k] = o[k];
-    const conn = createH2Connection({ authority: this.server(), tls });
+    const conn = createH2Connection({ authority: this.server(), tls, streamTable: this.h2StreamTable });
     this.h2.push({ material, value: conn });
     return conn;
   }

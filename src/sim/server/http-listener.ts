@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import { DEFAULT_CIPHERS } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { installStreamTable } from '../../kube/h2-stream-table.js';
 import { isClientError, sendStatus } from './status.js';
 import type { TlsMaterial } from './tls.js';
 
@@ -70,8 +71,14 @@ export function createHttpListener(tls: TlsMaterial | undefined, handler: (req: 
   server.on('clientError', (_err: Error, socket: Duplex) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
   });
-  // Request bodies are small, but many share the connection: its window as large as Go's server allows.
-  if (tls) server.on('session', (session: http2.ServerHttp2Session) => session.setLocalWindowSize(H2_CONNECTION_WINDOW));
+  // Request bodies are small, but many share the connection: its window as large as Go's server
+  // allows. Finished streams should die young (src/kube/h2-stream-table.ts).
+  if (tls) {
+    server.on('session', (session: http2.ServerHttp2Session) => {
+      session.setLocalWindowSize(H2_CONNECTION_WINDOW);
+      installStreamTable(session);
+    });
+  }
   const sockets = new Set<Duplex>();
   server.on(tls ? 'secureConnection' : 'connection', (socket: Duplex) => {
     sockets.add(socket);
