@@ -50,6 +50,8 @@ export interface E2eConfig {
   controllerArgs?: string[];
   /** Extra V8/Node flags for the controller process (e.g. `--trace-gc-nvp`; its output goes to the controller log). */
   controllerNodeArgs?: string[];
+  /** Extra V8/Node flags for the simulator process (its output goes to the simulator log). */
+  simNodeArgs?: string[];
 }
 
 export type E2eRun = Record<string, unknown> & { nodes: number; pods: number };
@@ -80,7 +82,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     const tFleet = performance.now();
     const kubeconfig = join(dir, 'kubeconfig');
     const simProfile = cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(cfg.profileDir, 'sim')}`] : [];
-    sim = forkTs(SIM_CHILD, [`--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, ...simProfile], {
+    sim = forkTs(SIM_CHILD, [`--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, ...(cfg.simNodeArgs ?? []), ...simProfile], {
       FA_SIM_CHILD: JSON.stringify({ nodes: cfg.nodes, podsPerNode: cfg.podsPerNode, seed: cfg.seed, kubeconfigOut: kubeconfig }),
       LOG_LEVEL: 'warn',
     });
@@ -181,6 +183,10 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     if (ctl) {
       out.controller_log = join(tmpdir(), `fa-e2e-${cfg.nodes}-controller.log`);
       writeFileSync(out.controller_log as string, ctl.output());
+    }
+    if (sim) {
+      out.sim_log = join(tmpdir(), `fa-e2e-${cfg.nodes}-sim.log`);
+      writeFileSync(out.sim_log as string, sim.output());
     }
     tracker?.stop();
     nodeStatus?.stop();
