@@ -104,9 +104,14 @@ function h2RetentionSection(h) {
   return [
     `**What a finished call leaves for the collector** (\`npm run bench:h2-retention\`; ${day(h.date)}, load average ${loadAvg(h.machine?.loadavg_at_end)}): the controller's \`sendRaw\` over TLS to a server in another process, half creates (answer drained), half reads (answer parsed), ${int(h.config?.requests)} calls ${int(h.config?.concurrency)} at a time, each transport in its own process under \`--trace-gc-nvp\`, medians of ${int(h.config?.rounds)} rounds.`,
     '',
-    table(['transport', 'promoted/call', 'young survivors/call', 'scavenge pause per 1,000 calls', 'CPU/call'], [row('HTTP/2 (default)', h.variants.http2), row('HTTP/1.1 keep-alive', h.variants['http1.1'])]),
+    table(['transport', 'promoted/call', 'young survivors/call', 'scavenge pause per 1,000 calls', 'CPU/call'], [
+      row('HTTP/2 (default: streams in a StreamTable)', h.variants.http2),
+      ...(h.variants['http2-node-map'] ? [row("HTTP/2, Node's own stream Map", h.variants['http2-node-map'])] : []),
+      row('HTTP/1.1 keep-alive', h.variants['http1.1']),
+    ]),
     '',
-    `HTTP/2 − HTTP/1.1 promoted: ${sig(h.promoted_http2_minus_http1_bytes_per_call, ' B')} per call; scavenge pause HTTP/2 ÷ HTTP/1.1: ${sig(h.scavenge_pause_http2_over_http1)}×; CPU HTTP/2 ÷ HTTP/1.1: ${sig(h.cpu_http2_over_http1)}×.`,
+    `HTTP/2 − HTTP/1.1 promoted: ${sig(h.promoted_http2_minus_http1_bytes_per_call, ' B')} per call; scavenge pause HTTP/2 ÷ HTTP/1.1: ${sig(h.scavenge_pause_http2_over_http1)}×; CPU HTTP/2 ÷ HTTP/1.1: ${sig(h.cpu_http2_over_http1)}×.` +
+      (h.promoted_stream_table_over_node_map !== undefined ? ` StreamTable ÷ Node's Map: promoted ${sig(h.promoted_stream_table_over_node_map)}×, scavenge pause ${sig(h.scavenge_pause_stream_table_over_node_map)}×.` : ''),
   ].join('\n');
 }
 
