@@ -77,15 +77,50 @@ export class StreamTable<V> {
 }
 
 /**
- * Puts a {@link StreamTable} in place of `session`'s stream Map. Node's internals are not an
- * API: it changes nothing and returns false unless it finds the empty Map where Node 20 keeps
- * it (a later Node may not need it).
+ * The Set a Node 20 client session keeps its streams in until they have an id (from the
+ * stream's creation to its first frame; on a connected session, within `request()`): an array,
+ * as a Set's table is rebuilt each time it empties (a sampling heap profile of the controller
+ * under churn found those tables promoted at ~0.5 MB/s, each kept young-alive by the stale one
+ * before it). Only what the session uses (add, delete, size, forEach).
+ */
+export class PendingStreams<V> {
+  private readonly items: V[] = [];
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  add(value: V): this {
+    if (!this.items.includes(value)) this.items.push(value);
+    return this;
+  }
+
+  /** Swaps the last item into the hole: order does not matter to the session. */
+  delete(value: V): boolean {
+    const i = this.items.indexOf(value);
+    if (i < 0) return false;
+    const last = this.items.pop() as V;
+    if (i < this.items.length) this.items[i] = last;
+    return true;
+  }
+
+  /** Over a snapshot: the session destroys streams from inside it, which deletes them. */
+  forEach(fn: (value: V, again: V, set: this) => void): void {
+    for (const v of [...this.items]) fn(v, v, this);
+  }
+}
+
+/**
+ * Puts a {@link StreamTable} and {@link PendingStreams} in place of `session`'s stream Map and
+ * pending-stream Set. Node's internals are not an API: it changes nothing and returns false
+ * unless it finds both, empty, where Node 20 keeps them (a later Node may not need this).
  */
 export function installStreamTable(session: Http2Session): boolean {
   const stateKey = Object.getOwnPropertySymbols(session).find((s) => s.description === 'state');
-  const state = stateKey === undefined ? undefined : (session as unknown as Record<symbol, { streams?: unknown } | undefined>)[stateKey];
-  // Node keeps a primordials SafeMap, which is no `instanceof Map`.
-  if (!state || !types.isMap(state.streams) || state.streams.size !== 0) return false;
+  const state = stateKey === undefined ? undefined : (session as unknown as Record<symbol, { streams?: unknown; pendingStreams?: unknown } | undefined>)[stateKey];
+  // Node keeps primordials' SafeMap and SafeSet, which are no `instanceof Map` or `Set`.
+  if (!state || !types.isMap(state.streams) || state.streams.size !== 0 || !types.isSet(state.pendingStreams) || state.pendingStreams.size !== 0) return false;
   state.streams = new StreamTable();
+  state.pendingStreams = new PendingStreams();
   return true;
 }

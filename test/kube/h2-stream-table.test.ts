@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { COMPACT_AFTER, StreamTable, installStreamTable } from '../../src/kube/h2-stream-table.js';
+import { COMPACT_AFTER, PendingStreams, StreamTable, installStreamTable } from '../../src/kube/h2-stream-table.js';
 
 describe('StreamTable', () => {
   it('behaves as the Map it replaces for get, has, set, delete and size', () => {
@@ -56,6 +56,26 @@ describe('StreamTable', () => {
   });
 });
 
+describe('PendingStreams', () => {
+  it('is the Set it replaces for add, delete, size and forEach', () => {
+    const a = { id: 'a' }, b = { id: 'b' }, c = { id: 'c' };
+    const set = new PendingStreams<{ id: string }>();
+    set.add(a).add(b).add(a).add(c);
+    assert.equal(set.size, 3, 'a second add of the same stream counts once');
+    assert.equal(set.delete(a), true);
+    assert.equal(set.delete(a), false);
+    assert.equal(set.size, 2);
+    const seen: string[] = [];
+    set.forEach((v, again, s) => {
+      assert.equal(v, again);
+      seen.push(v.id);
+      s.delete(v); // what destroying a pending stream does
+    });
+    assert.deepEqual(seen.sort(), ['b', 'c']);
+    assert.equal(set.size, 0);
+  });
+});
+
 describe('installStreamTable on Node HTTP/2 sessions', () => {
   it('takes over both sessions, whose requests then complete and which close cleanly', async () => {
     const installed: boolean[] = [];
@@ -70,7 +90,9 @@ describe('installStreamTable on Node HTTP/2 sessions', () => {
     const client = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     try {
       installed.push(installStreamTable(client));
-      installed.push(installStreamTable(client)); // already a StreamTable: left alone
+      installed.push(installStreamTable(client)); // already replaced: left alone
+      // The first round is requested before the session connects: every stream waits in the
+      // pending set, then moves to the table.
       const call = (i: number) => new Promise<string>((resolve, reject) => {
         const s = client.request({ ':method': 'POST', ':path': `/${i}` });
         let text = '';
