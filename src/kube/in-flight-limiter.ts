@@ -54,9 +54,13 @@ interface Waiter {
   cancelled: boolean;
 }
 
-/** A FIFO over an array with a moving head: O(1) push and shift without Array#shift copies. */
+/**
+ * A FIFO over an array with a moving head: O(1) push and shift without Array#shift copies. A
+ * shifted slot is cleared at once: the array outlives scavenges, and a granted waiter left in it
+ * would keep its call's closures alive (and promoted) until the array is next compacted.
+ */
 class Fifo {
-  private items: Waiter[] = [];
+  private items: Array<Waiter | undefined> = [];
   private head = 0;
   live = 0;
 
@@ -68,8 +72,12 @@ class Fifo {
   /** The oldest waiter that was not cancelled, or undefined. */
   shift(): Waiter | undefined {
     while (this.head < this.items.length) {
-      const w = this.items[this.head++]!;
-      if (this.head > 1024 && this.head * 2 > this.items.length) {
+      const w = this.items[this.head]!;
+      this.items[this.head++] = undefined;
+      if (this.head === this.items.length) {
+        this.items.length = 0;
+        this.head = 0;
+      } else if (this.head > 1024 && this.head * 2 > this.items.length) {
         this.items = this.items.slice(this.head);
         this.head = 0;
       }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { ConfigurationOptions, HttpInfo } from '@kubernetes/client-node';
 import { createInFlightLimiter } from '../../src/kube/in-flight-limiter.js';
 import { createRateLimiter } from '../../src/kube/rate-limiter.js';
@@ -79,6 +81,28 @@ describe('in-flight limiter', () => {
     (await e)();
     (await f)();
     assert.equal(drained, 1, 'the releases after it had nobody to hand a slot to');
+  });
+
+  it('keeps nothing of a waiter once it has its slot', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const lim = createInFlightLimiter({ max: 1 });
+    const first = await lim.acquire('normal');
+    // A waiter holds its abort signal (to stop listening once granted): a signal that can be
+    // collected after the grant shows the queue no longer holds the waiter.
+    const refs: Array<WeakRef<AbortSignal>> = [];
+    const waits = Array.from({ length: 3 }, () => {
+      const c = new AbortController();
+      refs.push(new WeakRef(c.signal));
+      return lim.acquire('normal', c.signal);
+    });
+    first();
+    for (const w of waits) (await w)();
+    waits.length = 0;
+    await tick();
+    gc();
+    assert.deepEqual(refs.map((r) => r.deref() === undefined), [true, true, true]);
+    assert.equal(lim.inFlight(), 0);
   });
 
   it('is unbounded when max is not positive', async () => {
