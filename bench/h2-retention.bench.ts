@@ -1,6 +1,6 @@
 // What a finished hot call leaves for the garbage collector, per transport:
 // `npm run bench:h2-retention` = `node --import tsx bench/h2-retention.bench.ts
-// [--requests 30000 --rounds 2 --concurrency 64 --out FILE]`.
+// [--requests 30000 --rounds 4 --concurrency 64 --out FILE]`.
 //
 // A Node 20 HTTP/2 session's Map of open streams, once promoted, leaves a stale old-space table
 // behind each time V8 rebuilds it, and the streams in it (with every object a call hangs on
@@ -103,7 +103,7 @@ function scavengesIn(output: string): Scavenges {
 }
 
 async function main(): Promise<void> {
-  const { requests, rounds, concurrency, out } = requestBenchArgs({ requests: 30000, rounds: 2, results: 'h2-retention.json' });
+  const { requests, rounds, concurrency, out } = requestBenchArgs({ requests: 30000, rounds: 4, results: 'h2-retention.json' });
   const self = fileURLToPath(import.meta.url);
   const server = forkTs(self, [], { [ROLE]: 'server' });
   try {
