@@ -12,7 +12,7 @@
  * is dropped, so calls do not keep queueing on a dead socket.
  */
 import http2 from 'node:http2';
-import { installStreamTable, type StreamTable } from './h2-stream-table.js';
+import { installStreamTables, type StreamTable } from './h2-stream-table.js';
 import type { SecureClientSessionOptions } from 'node:http2';
 
 const PING_TIMEOUT_MS = 5_000;
@@ -88,7 +88,7 @@ class Connection implements H2Connection {
   private connect(): Promise<http2.ClientHttp2Session | undefined> {
     return new Promise((resolve, reject) => {
       const s = http2.connect(this.authority, { ...this.tls, settings: { initialWindowSize: STREAM_WINDOW } });
-      if (this.streamTable) installStreamTable(s);
+      if (this.streamTable) installStreamTables(s);
       const forget = () => {
         if (this.current === s) this.current = undefined;
       };

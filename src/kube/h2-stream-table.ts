@@ -115,7 +115,7 @@ export class PendingStreams<V> {
  * pending-stream Set. Node's internals are not an API: it changes nothing and returns false
  * unless it finds both, empty, where Node 20 keeps them (a later Node may not need this).
  */
-export function installStreamTable(session: Http2Session): boolean {
+export function installStreamTables(session: Http2Session): boolean {
   const stateKey = Object.getOwnPropertySymbols(session).find((s) => s.description === 'state');
   const state = stateKey === undefined ? undefined : (session as unknown as Record<symbol, { streams?: unknown; pendingStreams?: unknown } | undefined>)[stateKey];
   // Node keeps primordials' SafeMap and SafeSet, which are no `instanceof Map` or `Set`.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { COMPACT_AFTER, PendingStreams, StreamTable, installStreamTable } from '../../src/kube/h2-stream-table.js';
+import { COMPACT_AFTER, PendingStreams, StreamTable, installStreamTables } from '../../src/kube/h2-stream-table.js';
 
 describe('StreamTable', () => {
   it('behaves as the Map it replaces for get, has, set, delete and size', () => {
@@ -76,7 +76,7 @@ describe('PendingStreams', () => {
   });
 });
 
-describe('installStreamTable on Node HTTP/2 sessions', () => {
+describe('installStreamTables on Node HTTP/2 sessions', () => {
   it('takes over both sessions, whose requests then complete and which close cleanly', async () => {
     const installed: boolean[] = [];
     const server = http2.createServer((req, res) => {
@@ -85,12 +85,12 @@ describe('installStreamTable on Node HTTP/2 sessions', () => {
       req.on('data', (d: string) => (body += d));
       req.on('end', () => res.end(`${req.method} ${body.length}`));
     });
-    server.on('session', (s: http2.ServerHttp2Session) => installed.push(installStreamTable(s)));
+    server.on('session', (s: http2.ServerHttp2Session) => installed.push(installStreamTables(s)));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const client = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     try {
-      installed.push(installStreamTable(client));
-      installed.push(installStreamTable(client)); // already replaced: left alone
+      installed.push(installStreamTables(client));
+      installed.push(installStreamTables(client)); // already replaced: left alone
       // The first round is requested before the session connects: every stream waits in the
       // pending set, then moves to the table.
       const call = (i: number) => new Promise<string>((resolve, reject) => {

@@ -11,7 +11,7 @@ import type { Duplex } from 'node:stream';
 import { DEFAULT_CIPHERS } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { installStreamTable } from '../../kube/h2-stream-table.js';
+import { installStreamTables } from '../../kube/h2-stream-table.js';
 import { isClientError, sendStatus } from './status.js';
 import type { TlsMaterial } from './tls.js';
 
@@ -76,7 +76,7 @@ export function createHttpListener(tls: TlsMaterial | undefined, handler: (req: 
   if (tls) {
     server.on('session', (session: http2.ServerHttp2Session) => {
       session.setLocalWindowSize(H2_CONNECTION_WINDOW);
-      installStreamTable(session);
+      installStreamTables(session);
     });
   }
   const sockets = new Set<Duplex>();
