@@ -45,8 +45,9 @@ export class ObjectTables {
    */
   put(resource: ResourceName, key: string, json: string, fromNode?: string, toNode?: string): void {
     const t = this.table(resource);
-    if (!t.objects.has(key)) t.keys.insert(key);
+    const before = t.objects.size;
     t.objects.set(key, json);
+    if (t.objects.size !== before) t.keys.insert(key); // one hash lookup per write, not two
     if (resource === 'pods') this.podsByNode.move(key, fromNode, toNode);
   }
 
