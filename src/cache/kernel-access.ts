@@ -31,8 +31,13 @@ export interface KernelAccess {
    * Throws FA_ERR_KERNEL if a plan is already running.
    */
   beginPlan(now: number, scratchBytes: number): PlanFrame;
-  /** Ends the plan: clears `planning` and runs the callbacks queued by `whenIdle`. */
-  endPlan(): void;
+  /**
+   * Ends the plan: clears `planning`, runs `act` (the caller's actions on the plan, which may
+   * mutate the state directly), then the callbacks queued by `whenIdle` meanwhile, even if `act`
+   * threw. So what was queued during the plan lands after the actions, never between the plan
+   * and the actions it decided.
+   */
+  endPlan(act?: () => void): void;
   /** The live extent of every packed table (for the bandwidth floor in bench/). */
   tableRanges(): TableRange[];
 }

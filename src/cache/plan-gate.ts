@@ -33,19 +33,27 @@ export class PlanGate {
         this.planning = true;
         return frame;
       },
-      endPlan: () => {
+      endPlan: (act) => {
         this.planning = false;
-        // Deferred work runs in order; one that starts another plan stops the drain.
-        while (this.queue.length > 0 && !this.planning) {
-          const fn = this.queue.shift() as () => void;
-          try {
-            fn();
-          } catch (err) {
-            log.error({ err }, 'deferred world-state mutation failed');
-          }
+        try {
+          act?.();
+        } finally {
+          this.drain();
         }
       },
       tableRanges: () => clock.tableRanges(),
     };
+  }
+
+  /** Deferred work runs in order; one that starts another plan stops the drain. */
+  private drain(): void {
+    while (this.queue.length > 0 && !this.planning) {
+      const fn = this.queue.shift() as () => void;
+      try {
+        fn();
+      } catch (err) {
+        log.error({ err }, 'deferred world-state mutation failed');
+      }
+    }
   }
 }

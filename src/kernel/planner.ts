@@ -68,9 +68,18 @@ export interface PlannerOptions {
 }
 
 export interface Planner {
-  /** Plans one reconcile pass at host time `now` (ms). Rejects (FA_ERR_KERNEL) if a plan is
-   * already running, the planner is closed, or the kernel reports a bad layout. */
-  plan(now: number, options: PlanOptions): Promise<Plan>;
+  /**
+   * Plans one reconcile pass at host time `now` (ms). Rejects (FA_ERR_KERNEL) if a plan is
+   * already running, the planner is closed, or the kernel reports a bad layout; rejects with
+   * what `act` threw.
+   *
+   * `act` runs with the plan once the kernel is done and before the mutations that `whenIdle`
+   * queued while it ran (events, operation outcomes, verification slices): a pass that acts
+   * there acts on exactly the state it planned over. Acting after the returned promise settles
+   * instead sees those mutations applied under decisions made without them (a detach planned
+   * before its pod came back, a forced detach planned before the out-of-service taint went).
+   */
+  plan(now: number, options: PlanOptions, act?: (plan: Plan) => void): Promise<Plan>;
   readonly planning: boolean;
   readonly workers: number;
   readonly shards: number;
@@ -118,7 +127,7 @@ class KernelPlanner implements Planner {
       : undefined;
   }
 
-  async plan(now: number, options: PlanOptions): Promise<Plan> {
+  async plan(now: number, options: PlanOptions, act?: (plan: Plan) => void): Promise<Plan> {
     if (this.closed) throw fleetError('FA_ERR_KERNEL', 'planner is closed');
     if (this.planning) throw fleetError('FA_ERR_KERNEL', 'a plan is already running');
     const maxWait = options.maxWaitForUnmountMs;
@@ -130,6 +139,7 @@ class KernelPlanner implements Planner {
     const shardBytes = Math.ceil((DESC_SIZE + this.outputRecords * OUT_RECORD_SIZE) / DESC_ALIGN) * DESC_ALIGN;
     const frame = this.access.beginPlan(now, this.shards * shardBytes);
     this.planning = true;
+    let plan: Plan | undefined;
     try {
       const mem = this.access.memory.buffer;
       const u32 = new Uint32Array(mem);
@@ -176,11 +186,13 @@ class KernelPlanner implements Planner {
         // Full: candidates were left out after the skip, for want of room.
         if (u32[w + D_ATTACH_ROOM / 4] === 0 && shardOmitted > skip - u32[w + D_ATTACH_SKIP / 4]) windowFull = true;
       }
-      return builder.build(Math.floor(now), omitted, windowFull);
+      plan = builder.build(Math.floor(now), omitted, windowFull);
     } finally {
       this.planning = false;
-      this.access.endPlan();
+      const built = plan;
+      this.access.endPlan(built && act ? () => act(built) : undefined);
     }
+    return plan;
   }
 
   /** Runs one shard to completion, draining its output whenever it fills up. */

@@ -5,6 +5,7 @@
 import type { InspectionView, WatchHealth } from '../http/inspection-view.js';
 import type { Controller } from './controller.js';
 import type { ControllerOptions } from './controller-options.js';
+import { controllerNow } from '../cache/controller-clock.js';
 
 export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions, 'maxWaitForUnmountMs' | 'disableForceDetachOnTimeout' | 'kubeApiMaxInFlight' | 'maxApiBacklog'>, extra: { poolUp?: () => boolean } = {}): InspectionView {
   const { state } = ctl;
@@ -18,7 +19,7 @@ export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions,
     },
     loop: { pass: ctl.reconciler.passTime, plan: ctl.reconciler.planTime },
     watches(): WatchHealth[] {
-      const now = Date.now();
+      const now = controllerNow();
       return ctl.reflectors.map((r) => {
         const s = r.stats();
         const seen = s.events + s.bookmarks;
@@ -40,7 +41,7 @@ export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions,
       const b = ctl.api.backlog();
       return { inFlight: b.inFlight, waiting: b.waiting, maxInFlight: o.kubeApiMaxInFlight, admissionBound: o.maxApiBacklog };
     },
-    now: () => Date.now(),
+    now: controllerNow,
     options: { maxWaitForUnmountMs: o.maxWaitForUnmountMs, disableForceDetachOnTimeout: o.disableForceDetachOnTimeout },
   };
 }

@@ -20,6 +20,7 @@ import type { EventRecorder, InvolvedPod } from '../events/index.js';
 import { CSI_PLUGIN_NAME, csiPersistentSource, type AttachableVolumePlugin, type VolumePluginManager, type VolumeSpec } from '../plugins/index.js';
 import { volumeInfoOf } from '../populator/volume-info.js';
 import { logger, type Logger } from '../log/logger.js';
+import { controllerNow } from '../cache/controller-clock.js';
 
 export interface OperationExecutorDeps {
   state: WorldState;
@@ -30,6 +31,7 @@ export interface OperationExecutorDeps {
   podName(uid: string): { namespace: string; name: string } | undefined;
   /** F9: the live Node's `status.volumesInUse`, or 'not-found'. Rejects on other errors. */
   liveVolumesInUse(nodeName: string): Promise<readonly string[] | 'not-found'>;
+  /** Host time, ms: `controllerNow` (monotonic) unless a test gives its own. Timers and backoff one component records another compares, so all take the same clock. */
   now?: () => number;
   log?: Logger;
 }
@@ -64,7 +66,7 @@ class Executor implements OperationExecutor {
   private readonly log: Logger;
 
   constructor(private readonly d: OperationExecutorDeps) {
-    this.now = d.now ?? Date.now;
+    this.now = d.now ?? controllerNow;
     this.log = d.log ?? logger('operation-executor');
   }
 

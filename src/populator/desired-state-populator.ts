@@ -31,6 +31,7 @@ import type { NodeConditionCounter } from './node-condition-counter.js';
 import { isPodTerminated } from './pod-terminated.js';
 import { pvResolutionChanged, resolvePodVolume, type ResolverDeps, type SkipReason } from './volume-resolver.js';
 import { volumeInfoFor, volumeInfoOf } from './volume-info.js';
+import { controllerNow } from '../cache/controller-clock.js';
 
 /** The part of a reflector the populator reads. */
 export interface Source<T> {
@@ -57,6 +58,7 @@ export interface DesiredStatePopulatorDeps {
   onPeriodicPass?: PeriodicPassReport;
   /** Told each time a pod joins a pair's desired pods: new work for the reconciler (its `wake`). */
   onDesiredAdded?: () => void;
+  /** Host time, ms: `controllerNow` (monotonic) unless a test gives its own. Timers and backoff one component records another compares, so all take the same clock. */
   now?: () => number;
   log?: Logger;
 }
@@ -99,7 +101,7 @@ class Populator implements DesiredStatePopulator {
 
   constructor(private readonly d: DesiredStatePopulatorDeps) {
     this.log = d.log ?? logger('populator');
-    this.now = d.now ?? Date.now;
+    this.now = d.now ?? controllerNow;
     const lookups = {
       pvc: (namespace: string, name: string) => d.pvcs.get(`${namespace}/${name}`),
       pv: (name: string) => d.pvs.get(name),

@@ -34,19 +34,22 @@ export function startDetaches(d: DetachPassDeps, plan: Plan, budget: number): nu
       if (a.timerStarted) state.resetDetachTimer(a.volume, a.node);
       continue;
     }
-    // F8, step 1: out of the node's report set before anything is sent.
+    // F8, step 1: out of the node's report set before anything is sent. The node's status
+    // write gates the detach whenever the node needs one, whether or not this volume was
+    // reported (an uncertain one never is): upstream writes a flagged node before every detach
+    // and skips the detach when that write fails.
     const removed = state.removeFromReportSet(a.volume, a.node);
-    let gate = removed ? gates.get(a.node) : undefined;
-    if (removed && !gate) {
+    const gated = removed || state.statusUpdateNeeded(a.node);
+    let gate = gated ? gates.get(a.node) : undefined;
+    if (gated && !gate) {
       let resolve!: (ok: boolean) => void;
       const promise = new Promise<boolean>((r) => (resolve = r));
       gate = { promise, resolve };
       gates.set(a.node, gate);
     }
-    const r = d.executor.startDetach(
-      a.volume, a.node, a.verifySafeToDetach,
-      gate ? { after: gate.promise, onSkipped: () => state.addToReportSet(a.volume, a.node) } : undefined, // F8: put back, no detach
-    );
+    // F8: a closed gate sends nothing and puts back what this detach took out of the report set.
+    const putBack = removed ? () => state.addToReportSet(a.volume, a.node) : () => {};
+    const r = d.executor.startDetach(a.volume, a.node, a.verifySafeToDetach, gate ? { after: gate.promise, onSkipped: putBack } : undefined);
     if (r !== 'started') {
       if (removed) state.addToReportSet(a.volume, a.node); // F10
       if (r === 'pending' && a.timerStarted) state.resetDetachTimer(a.volume, a.node); // F2 came first upstream

@@ -8,6 +8,12 @@
  *      in slices (verify-attached.ts), one walk at a time.
  * It never throws: a failed pass is logged and the next one runs on schedule.
  *
+ * A pass is one moment of the world state: it acts on the plan before the events that arrived
+ * while the kernel ran are applied (Planner.plan's `act`), so every action is taken on the
+ * state it was decided on. Upstream reads its caches item by item, each decision on the state
+ * of that moment; acting on a plan after such events would take a detach decided before its
+ * pod came back, or a forced detach decided before the out-of-service taint went.
+ *
  * Wake-ups (`wakeMinGapMs` > 0; 0 is upstream's fixed period): a new desired pod (`wake`, from
  * the populator) brings the next pass forward, so a new pod does not wait out the rest of the
  * period for its attach to start. The woken pass still starts no sooner than `wakeMinGapMs`
@@ -51,6 +57,7 @@ import { volumeInfoOf } from '../populator/volume-info.js';
 import { logger, type Logger } from '../log/logger.js';
 import { startDetaches } from './detach-pass.js';
 import { verifyAttachedVolumes, type VerifyDeps } from './verify-attached.js';
+import { controllerNow } from '../cache/controller-clock.js';
 
 export interface ReconcilerOptions {
   loopPeriodMs: number;
@@ -85,6 +92,7 @@ export interface ReconcilerDeps extends ReconcilerOptions {
   verify: Omit<VerifyDeps, 'state'>;
   /** Controller requests waiting for a connection slot (0 when unknown). */
   apiBacklog?: () => number;
+  /** Host time, ms: `controllerNow` (monotonic) unless a test gives its own. Timers and backoff one component records another compares, so all take the same clock. */
   now?: () => number;
   log?: Logger;
 }
@@ -144,7 +152,7 @@ class Loop implements Reconciler {
   private readonly maxStarts: number;
 
   constructor(private readonly d: ReconcilerDeps) {
-    this.now = d.now ?? Date.now;
+    this.now = d.now ?? controllerNow;
     this.log = d.log ?? logger('reconciler');
     this.minGapMs = d.wakeMinGapMs ?? 0;
     this.maxStarts = d.maxOperationStartsPerPass ?? DEFAULT_MAX_STARTS_PER_PASS;
@@ -224,26 +232,13 @@ class Loop implements Reconciler {
     const t0 = performance.now();
     try {
       const room = ATTACH_WINDOW_PER_START * this.maxStarts + 1024;
-      const plan = await this.d.planner.plan(this.now(), {
+      // The actions run inside the plan's end (Planner.plan's `act`): before the events that
+      // arrived while the kernel ran, so every action is taken on the state it was decided on.
+      await this.d.planner.plan(this.now(), {
         maxWaitForUnmountMs: this.d.maxWaitForUnmountMs,
         disableForceDetachOnTimeout: this.d.disableForceDetachOnTimeout,
         attachWindow: { index: this.attachWindow, room },
-      });
-      const planMs = performance.now() - t0;
-      this.planTime.record(planMs);
-      this.d.metrics.planDuration.observe(planMs / 1000);
-      // Detaches go first but take at most half of a short budget while attaches wait, so that
-      // an overloaded API server slows both instead of starving new pods. A volume moving
-      // between nodes is not affected: its attach is refused until its detach is done.
-      const budget = this.admission();
-      const detachBudget = plan.attaches.length > 0 ? Math.max(Math.ceil(budget / 2), budget - plan.attaches.length) : budget;
-      const detached = startDetaches(this.d, plan, detachBudget);
-      const attachBudget = budget - detached;
-      const attached = this.attachPass(plan, attachBudget);
-      const started = detached + attached;
-      this.starved = budget < this.maxStarts && started >= budget && plan.attaches.length + plan.detaches.length > started;
-      if (!plan.attachWindowFull) this.attachWindow = 0;
-      else if (attached < attachBudget) this.attachWindow++;
+      }, (plan) => this.act(plan, performance.now() - t0));
       this.startStatusRound();
       this.maybeVerify();
     } catch (err) {
@@ -256,6 +251,24 @@ class Loop implements Reconciler {
       this.d.metrics.reconcileDuration.observe(ms / 1000);
       this.passCount++;
     }
+  }
+
+  /** Starts the plan's operations and reports its conflicts; synchronous (see pass). */
+  private act(plan: Plan, planMs: number): void {
+    this.planTime.record(planMs);
+    this.d.metrics.planDuration.observe(planMs / 1000);
+    // Detaches go first but take at most half of a short budget while attaches wait, so that
+    // an overloaded API server slows both instead of starving new pods. A volume moving
+    // between nodes is not affected: its attach is refused until its detach is done.
+    const budget = this.admission();
+    const detachBudget = plan.attaches.length > 0 ? Math.max(Math.ceil(budget / 2), budget - plan.attaches.length) : budget;
+    const detached = startDetaches(this.d, plan, detachBudget);
+    const attachBudget = budget - detached;
+    const attached = this.attachPass(plan, attachBudget);
+    const started = detached + attached;
+    this.starved = budget < this.maxStarts && started >= budget && plan.attaches.length + plan.detaches.length > started;
+    if (!plan.attachWindowFull) this.attachWindow = 0;
+    else if (attached < attachBudget) this.attachWindow++;
   }
 
   /** How many operations this pass may start (see Admission above). */

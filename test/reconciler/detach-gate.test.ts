@@ -1,0 +1,53 @@
+// F8: a detach waits for its node's status write whenever the node needs one, and is not sent
+// when that write fails, whether or not the volume itself was in the node's report set.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createWorldState, type NodeId, type VolumeId } from '../../src/cache/world-state.js';
+import { createPlanner } from '../../src/kernel/planner.js';
+import type { DetachGate } from '../../src/operations/operation-executor.js';
+import { createReconciler } from '../../src/reconciler/reconciler.js';
+import { createFakeNodeStatusUpdater } from '../../src/statusupdater/fake-node-status-updater.js';
+import { quietReconcilerDeps, refusingExecutor } from './reconciler-fixture.js';
+
+test('the detach of an uncertain volume on a node needing a status write is gated on that write (F8)', async () => {
+  const state = createWorldState();
+  const node = state.internNode('node-a');
+  state.setNodeManaged(node);
+  state.setNodeHealthy(node, true);
+  state.setVolumesInUse(node, []); // nothing mounted
+  const reported = state.internVolume('csi/reported');
+  state.addDesiredPod(reported, node, 'pod-1');
+  state.markAttached(reported, node); // reported and wanted: it flags the node
+  const uncertain = state.internVolume('csi/uncertain');
+  state.markUncertain(uncertain, node); // never reported; wanted by no pod: the plan detaches it
+  assert.ok(state.statusUpdateNeeded(node));
+
+  const statusUpdater = createFakeNodeStatusUpdater({ outcome: 'failed' });
+  const gates: Array<DetachGate | undefined> = [];
+  const executor = refusingExecutor({
+    startDetach(v: VolumeId, n: NodeId, _verifySafe: boolean, gate?: DetachGate) {
+      gates.push(gate);
+      return state.tryStartOperation(v, n, 'detach', 1_000);
+    },
+  });
+  const planner = createPlanner({ state, workers: 0 });
+  const reconciler = createReconciler({
+    ...quietReconcilerDeps(),
+    statusUpdater,
+    state, planner, executor,
+    loopPeriodMs: 100,
+    now: () => 1_000,
+  });
+  try {
+    await reconciler.runOnce();
+  } finally {
+    await planner.close();
+  }
+  assert.equal(gates.length, 1);
+  const gate = gates[0];
+  assert.ok(gate, 'the detach waits for the node write');
+  assert.equal(await gate.after, false, 'the failed write closes the gate: nothing is sent');
+  assert.deepEqual(statusUpdater.nodeWrites, ['node-a']);
+  gate.onSkipped(); // an uncertain volume is never reported, so nothing goes back
+  assert.deepEqual(state.volumesToReport(node), [reported]);
+});
