@@ -31,7 +31,10 @@ export interface OperationExecutorDeps {
   podName(uid: string): { namespace: string; name: string } | undefined;
   /** F9: the live Node's `status.volumesInUse`, or 'not-found'. Rejects on other errors. */
   liveVolumesInUse(nodeName: string): Promise<readonly string[] | 'not-found'>;
-  /** Host time, ms: `controllerNow` (monotonic) unless a test gives its own. Timers and backoff one component records another compares, so all take the same clock. */
+  /**
+   * Host time, ms: `controllerNow` (monotonic) unless a test gives its own. Timers and backoff
+   * that one component records another compares, so all of them take the same clock.
+   */
   now?: () => number;
   log?: Logger;
 }

@@ -58,7 +58,10 @@ export interface DesiredStatePopulatorDeps {
   onPeriodicPass?: PeriodicPassReport;
   /** Told each time a pod joins a pair's desired pods: new work for the reconciler (its `wake`). */
   onDesiredAdded?: () => void;
-  /** Host time, ms: `controllerNow` (monotonic) unless a test gives its own. Timers and backoff one component records another compares, so all take the same clock. */
+  /**
+   * Host time, ms: `controllerNow` (monotonic) unless a test gives its own. Timers and backoff
+   * that one component records another compares, so all of them take the same clock.
+   */
   now?: () => number;
   log?: Logger;
 }

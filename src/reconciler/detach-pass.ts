@@ -49,7 +49,8 @@ export function startDetaches(d: DetachPassDeps, plan: Plan, budget: number): nu
     }
     // F8: a closed gate sends nothing and puts back what this detach took out of the report set.
     const putBack = removed ? () => state.addToReportSet(a.volume, a.node) : () => {};
-    const r = d.executor.startDetach(a.volume, a.node, a.verifySafeToDetach, gate ? { after: gate.promise, onSkipped: putBack } : undefined);
+    const detachGate = gate ? { after: gate.promise, onSkipped: putBack } : undefined;
+    const r = d.executor.startDetach(a.volume, a.node, a.verifySafeToDetach, detachGate);
     if (r !== 'started') {
       if (removed) state.addToReportSet(a.volume, a.node); // F10
       if (r === 'pending' && a.timerStarted) state.resetDetachTimer(a.volume, a.node); // F2 came first upstream

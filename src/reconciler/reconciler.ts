@@ -92,7 +92,10 @@ export interface ReconcilerDeps extends ReconcilerOptions {
   verify: Omit<VerifyDeps, 'state'>;
   /** Controller requests waiting for a connection slot (0 when unknown). */
   apiBacklog?: () => number;
-  /** Host time, ms: `controllerNow` (monotonic) unless a test gives its own. Timers and backoff one component records another compares, so all take the same clock. */
+  /**
+   * Host time, ms: `controllerNow` (monotonic) unless a test gives its own. Timers and backoff
+   * that one component records another compares, so all of them take the same clock.
+   */
   now?: () => number;
   log?: Logger;
 }
