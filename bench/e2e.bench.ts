@@ -19,6 +19,7 @@ import { cpus, loadavg } from 'node:os';
 import { writeE2eCharts, type ChartRun } from './lib/e2e-charts.js';
 import { runE2e, type E2eRun } from './lib/e2e-run.js';
 import { SIMULATOR_CLIENT_SIZING } from '../src/sim/server/client-sizing.js';
+import type { GcPauseStats } from './lib/gc-pauses.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: string) => {
@@ -136,5 +137,10 @@ for (const nodes of SIZES) {
   const gc = run.steady_controller_gc as Record<string, { count: number; total_ms: number | null; over_100ms: number }> | undefined;
   if (tail && gc) {
     console.log(`  tail: ${tail.over} new-pod volumes over 200 ms, ${Math.round(tail.in_worst_buckets * 100)}% of them in the 3 worst seconds (at ${tail.worst_at_s.join(', ')} s); controller GC in the window: ${gc.major.count} full (${gc.major.total_ms} ms), ${gc.minor.count} scavenges (${gc.minor.total_ms} ms), pauses ≥ 100 ms: ${gc.major.over_100ms + gc.minor.over_100ms + gc.incremental.over_100ms}`);
+  }
+  const simGc = run.steady_sim_gc as (GcPauseStats & { long_pauses: Array<{ at_s: number; ms: number; kind: string }> }) | null | undefined;
+  if (simGc) {
+    const long = simGc.long_pauses.map((p) => `${p.kind} ${Math.round(p.ms)} ms at ${p.at_s} s`).join(', ');
+    console.log(`  simulator GC in the window: ${simGc.major.count} full (${simGc.major.total_ms} ms), ${simGc.minor.count} scavenges (${simGc.minor.total_ms} ms); pauses ≥ 50 ms: ${long || 'none'}`);
   }
 }

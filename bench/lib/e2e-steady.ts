@@ -62,6 +62,8 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
   const writes = sumOf(mB, 'fleet_attach_api_requests_total', { verb: WRITES }) - sumOf(mA, 'fleet_attach_api_requests_total', { verb: WRITES });
   const pv = tracker.result();
   const changes = (c: Record<string, number>) => (c.podsDeleted ?? 0) + (c.podsCreated ?? 0);
+  const { gc: simGc, long_gc_pauses: simLong, ...simLoopOnly } = simLoop ?? { gc: undefined, long_gc_pauses: [] };
+  const windowEpochMs = performance.timeOrigin + tA;
   return {
     steady_s: round(span),
     cpu_pressure_steady: pressure,
@@ -106,7 +108,10 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     steady_api_calls: apiCalls(mA, mB, span),
     // Whose loop a request waits behind: the simulator's since churnA, the controller's since
     // the scrape mA (prom-client resets its event-loop-delay histogram at every scrape).
-    steady_sim_loop: simLoop ?? null,
+    steady_sim_loop: simLoop ? simLoopOnly : null,
+    // The simulator's collections over the same minute, its long pauses placed in the window's
+    // seconds (as pod_to_va_tail.worst_at_s), so a tail second can be matched to a pause.
+    steady_sim_gc: simGc ? { ...simGc, long_pauses: simLong.map((p) => ({ at_s: round((p.at_epoch_ms - windowEpochMs) / 1000, 1), ms: p.ms, kind: p.kind })) } : null,
     steady_controller_loop: controllerLoop(mB),
     periodic_passes: periodicPasses(mB),
     steady_controller_gc: gcPauses(mA, mB),

@@ -23,9 +23,19 @@ export interface GcPauseStats {
   over_50ms: number;
 }
 
+/** One pause, for placing it in time. */
+export interface GcPause {
+  /** performance.now() ms of this process at the pause's start. */
+  start: number;
+  duration: number;
+  kind: 'minor' | 'major' | 'incremental' | 'other';
+}
+
 export interface GcRecorder {
   /** Sums over the windows `[start, end]` (performance.now() ms). */
   stats(windows: ReadonlyArray<readonly [number, number]>): GcPauseStats;
+  /** The pauses of at least `minMs` that started in the windows, in order. */
+  longPauses(windows: ReadonlyArray<readonly [number, number]>, minMs: number): GcPause[];
   close(): void;
 }
 
@@ -64,6 +74,15 @@ export function createGcRecorder(): GcRecorder {
       }
       const round = (k: GcKindStats): GcKindStats => ({ count: k.count, total_ms: Math.round(k.total_ms), max_ms: Math.round(k.max_ms * 10) / 10 });
       return { seconds: Math.round(out.seconds * 10) / 10, minor: round(out.minor), major: round(out.major), incremental: round(out.incremental), over_50ms: out.over_50ms };
+    },
+    longPauses(windows, minMs) {
+      take(observer.takeRecords());
+      const kind = (k: number | undefined): GcPause['kind'] =>
+        k === constants.NODE_PERFORMANCE_GC_MINOR ? 'minor' : k === constants.NODE_PERFORMANCE_GC_MAJOR ? 'major' : k === constants.NODE_PERFORMANCE_GC_INCREMENTAL ? 'incremental' : 'other';
+      return pauses
+        .filter((p) => p.duration >= minMs && windows.some(([a, b]) => p.start >= a && p.start < b))
+        .sort((x, y) => x.start - y.start)
+        .map((p) => ({ start: p.start, duration: p.duration, kind: kind(p.kind) }));
     },
     close() {
       observer.disconnect();

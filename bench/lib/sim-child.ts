@@ -14,6 +14,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startSimulator } from '../../src/sim/server/index.js';
+import { createGcRecorder, type GcPauseStats } from './gc-pauses.js';
 
 export interface SimChildConfig {
   nodes: number;
@@ -36,6 +37,10 @@ export interface SimLoopStats {
   delay_max_ms: number;
   /** Event-loop utilisation: the share of the time the loop was not idle. */
   elu: number;
+  /** The simulator's GC pauses over the same time. */
+  gc: GcPauseStats;
+  /** Its pauses of 50 ms or more, each with its start as epoch ms (to place it in the parent's windows). */
+  long_gc_pauses: Array<{ at_epoch_ms: number; ms: number; kind: string }>;
 }
 
 export type SimChildCommand = { type: 'churn'; rate: number } | { type: 'stats' };
@@ -61,11 +66,22 @@ async function main(): Promise<void> {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   let elu0 = performance.eventLoopUtilization();
+  const gc = createGcRecorder();
+  let since = performance.now();
   const loopStats = (): SimLoopStats => {
     const ms = (ns: number) => Math.round(ns / 1e4) / 100;
-    const out = { delay_p50_ms: ms(delay.percentile(50)), delay_p99_ms: ms(delay.percentile(99)), delay_max_ms: ms(delay.max), elu: Math.round(performance.eventLoopUtilization(elu0).utilization * 1000) / 1000 };
+    const window = [[since, performance.now()]] as const;
+    const out = {
+      delay_p50_ms: ms(delay.percentile(50)),
+      delay_p99_ms: ms(delay.percentile(99)),
+      delay_max_ms: ms(delay.max),
+      elu: Math.round(performance.eventLoopUtilization(elu0).utilization * 1000) / 1000,
+      gc: gc.stats(window),
+      long_gc_pauses: gc.longPauses(window, 50).map((p) => ({ at_epoch_ms: Math.round(performance.timeOrigin + p.start), ms: Math.round(p.duration * 10) / 10, kind: p.kind })),
+    };
     delay.reset();
     elu0 = performance.eventLoopUtilization();
+    since = window[0][1];
     return out;
   };
   process.on('message', (m: SimChildCommand) => {
