@@ -39,20 +39,23 @@ export interface GcRecorder {
   close(): void;
 }
 
-interface Pause {
-  start: number;
-  duration: number;
-  kind: number | undefined;
+/** The name of a perf_hooks gc entry's kind. */
+function kindOf(k: number | undefined): GcPause['kind'] {
+  return k === constants.NODE_PERFORMANCE_GC_MINOR ? 'minor' : k === constants.NODE_PERFORMANCE_GC_MAJOR ? 'major' : k === constants.NODE_PERFORMANCE_GC_INCREMENTAL ? 'incremental' : 'other';
+}
+
+function within(windows: ReadonlyArray<readonly [number, number]>, p: GcPause): boolean {
+  return windows.some(([a, b]) => p.start >= a && p.start < b);
 }
 
 /** At most this many pauses are kept (a long bench at 100k nodes sees ~10 per second). */
 const MAX_KEPT = 1_000_000;
 
 export function createGcRecorder(): GcRecorder {
-  const pauses: Pause[] = [];
+  const pauses: GcPause[] = [];
   const take = (entries: PerformanceEntry[]) => {
     for (const e of entries as Array<PerformanceEntry & { detail?: { kind?: number } }>) {
-      if (pauses.length < MAX_KEPT) pauses.push({ start: e.startTime, duration: e.duration, kind: e.detail?.kind });
+      if (pauses.length < MAX_KEPT) pauses.push({ start: e.startTime, duration: e.duration, kind: kindOf(e.detail?.kind) });
     }
   };
   const observer = new PerformanceObserver((list) => take(list.getEntries()));
@@ -64,10 +67,10 @@ export function createGcRecorder(): GcRecorder {
       const out: GcPauseStats = { seconds: 0, minor: sum(), major: sum(), incremental: sum(), over_50ms: 0 };
       for (const [a, b] of windows) out.seconds += (b - a) / 1000;
       for (const p of pauses) {
-        if (!windows.some(([a, b]) => p.start >= a && p.start < b)) continue;
+        if (!within(windows, p)) continue;
         if (p.duration >= 50) out.over_50ms++;
-        const k = p.kind === constants.NODE_PERFORMANCE_GC_MINOR ? out.minor : p.kind === constants.NODE_PERFORMANCE_GC_MAJOR ? out.major : p.kind === constants.NODE_PERFORMANCE_GC_INCREMENTAL ? out.incremental : undefined;
-        if (!k) continue;
+        if (p.kind === 'other') continue;
+        const k = out[p.kind];
         k.count++;
         k.total_ms += p.duration;
         k.max_ms = Math.max(k.max_ms, p.duration);
@@ -77,12 +80,7 @@ export function createGcRecorder(): GcRecorder {
     },
     longPauses(windows, minMs) {
       take(observer.takeRecords());
-      const kind = (k: number | undefined): GcPause['kind'] =>
-        k === constants.NODE_PERFORMANCE_GC_MINOR ? 'minor' : k === constants.NODE_PERFORMANCE_GC_MAJOR ? 'major' : k === constants.NODE_PERFORMANCE_GC_INCREMENTAL ? 'incremental' : 'other';
-      return pauses
-        .filter((p) => p.duration >= minMs && windows.some(([a, b]) => p.start >= a && p.start < b))
-        .sort((x, y) => x.start - y.start)
-        .map((p) => ({ start: p.start, duration: p.duration, kind: kind(p.kind) }));
+      return pauses.filter((p) => p.duration >= minMs && within(windows, p)).sort((x, y) => x.start - y.start);
     },
     close() {
       observer.disconnect();

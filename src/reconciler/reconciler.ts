@@ -45,6 +45,7 @@
  *   candidate there refused: blocked elsewhere, or taken by this pass), so a run of refused
  *   candidates never starves the rest; it goes back to the start once a window is not full.
  */
+import { controllerNow } from '../cache/controller-clock.js';
 import type { NodeId, VolumeId, WorldState } from '../cache/world-state.js';
 import type { Planner } from '../kernel/planner.js';
 import type { Plan } from '../kernel/plan-result.js';
@@ -57,7 +58,6 @@ import { volumeInfoOf } from '../populator/volume-info.js';
 import { logger, type Logger } from '../log/logger.js';
 import { startDetaches } from './detach-pass.js';
 import { verifyAttachedVolumes, type VerifyDeps } from './verify-attached.js';
-import { controllerNow } from '../cache/controller-clock.js';
 
 export interface ReconcilerOptions {
   loopPeriodMs: number;
