@@ -45,6 +45,9 @@ export const PF_CONFLICT: u32 = 2048;
 export const PF_BACKOFF_ENTRY: u32 = 4096;
 // host only: the pair has more than one pod (the others are in a host-side list)
 export const PF_MORE_PODS: u32 = 8192;
+// host only: a volume-wide operation runs on this pair's node; the pair (and so its node) is
+// kept until the operation completes, so that its outcome lands on the node it was sent for
+export const PF_OP_HOLD: u32 = 16384;
 // A pair needs the kernel's attention unless (flags & PF_SCAN_MASK) is 0 or PF_STEADY.
 export const PF_SCAN_MASK: u32 = 30;
 export const PF_STEADY: u32 = 6;

@@ -10,7 +10,7 @@
  * at the start of every plan, so the kernel compares no clocks.
  */
 import {
-  PF_BACKOFF_ATTACH, PF_BACKOFF_DETACH, PF_BACKOFF_ENTRY, PF_PENDING, VF_FORBIDDEN, VF_PAIR_PENDING_ANY,
+  PF_BACKOFF_ATTACH, PF_BACKOFF_DETACH, PF_BACKOFF_ENTRY, PF_OP_HOLD, PF_PENDING, VF_FORBIDDEN, VF_PAIR_PENDING_ANY,
   VF_WIDE_BACKOFF_ATTACH, VF_WIDE_BACKOFF_DETACH, VF_WIDE_BACKOFF_ENTRY, VF_WIDE_PENDING,
 } from '../kernel/abi.js';
 import { BackoffHeap, INITIAL_BACKOFF_MS, MAX_BACKOFF_MS } from './backoff-heap.js';
@@ -58,6 +58,9 @@ export class OperationTable {
       if (vf & (VF_WIDE_PENDING | VF_PAIR_PENDING_ANY)) return 'pending';
       if (vf & VF_WIDE_BACKOFF_ENTRY && this.inWindow(wideKey(volume) * 2 + opBit(op), now)) return 'backoff';
       c.t.setVflags(volume, vf | VF_WIDE_PENDING);
+      // The key is the volume's alone, so nothing else keeps its node: hold the pair, or a
+      // deleted node's id could be freed and reused before the outcome is recorded (J1-J3).
+      c.t.pairFlags[c.getOrCreatePair(volume, node)] |= PF_OP_HOLD;
       this.pending.start(wideKey(volume), volume, node, op, true, now);
     } else {
       const found = c.findPair(volume, node);
@@ -105,8 +108,17 @@ export class OperationTable {
     } else {
       this.fail(key * 2 + opBit(op), { volume, node, op, wide, slot }, now);
     }
-    if (wide) c.maybeFreeVolume(volume);
-    else c.maybeFreePair(slot);
+    if (wide) {
+      const held = node < 0 ? -1 : c.findPair(volume, node);
+      if (held >= 0) {
+        c.t.pairFlags[held] &= ~PF_OP_HOLD;
+        c.maybeFreePair(held); // frees the volume too when that was its last pair
+      } else {
+        c.maybeFreeVolume(volume);
+      }
+    } else {
+      c.maybeFreePair(slot);
+    }
     return true;
   }
 

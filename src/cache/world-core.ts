@@ -21,7 +21,7 @@
  */
 import {
   NF_LIVE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED, PF_ATTACHED, PF_CONFLICT, PF_DESIRED, PF_LIVE,
-  PF_MOUNTED, PF_PENDING, PF_REPORTED, PF_UNCERTAIN, PR_NODE, PR_TIMER, PR_VOLUME,
+  PF_MOUNTED, PF_OP_HOLD, PF_PENDING, PF_REPORTED, PF_UNCERTAIN, PR_NODE, PR_TIMER, PR_VOLUME,
   VF_ATTACHED_ANY, VF_FORBIDDEN, VF_LIVE,
 } from '../kernel/abi.js';
 import { Interner } from './interner.js';
@@ -208,7 +208,7 @@ export class WorldCore {
   /** Frees the slot when nothing (desired, actual, operation state) holds it. */
   maybeFreePair(slot: number): void {
     const f = this.t.pairFlags[slot];
-    if ((f & (PF_DESIRED | PF_ATTACHED | PF_UNCERTAIN | PF_PENDING)) !== 0 || this.ops.holdsPair(slot)) return;
+    if ((f & (PF_DESIRED | PF_ATTACHED | PF_UNCERTAIN | PF_PENDING | PF_OP_HOLD)) !== 0 || this.ops.holdsPair(slot)) return;
     const t = this.t;
     const r = t.pairRecords;
     const volume = r[slot * W + VOL];

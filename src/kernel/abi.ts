@@ -34,6 +34,7 @@ export const PF_BACKOFF_DETACH = 1024;
 export const PF_CONFLICT = 2048;
 export const PF_BACKOFF_ENTRY = 4096;
 export const PF_MORE_PODS = 8192;
+export const PF_OP_HOLD = 16384;
 export const PF_SCAN_MASK = 30;
 export const PF_STEADY = 6;
 export const PAIR_RECORD_SIZE = 24;

@@ -122,13 +122,13 @@ class Executor implements OperationExecutor {
     state.whenIdle(() => {
       const pods = this.scheduledPods(volume, node);
       const specName = spec?.name ?? unique;
+      // The operation's key is released even if recording its outcome throws: a key left
+      // pending would block every later operation of the volume (I2) until a restart.
       if (error === undefined) {
-        state.markAttached(volume, node); // J1 (also joins the report set, D6)
-        state.completeOperation(volume, node, 'attach', true, this.now());
+        settle(() => state.markAttached(volume, node), () => state.completeOperation(volume, node, 'attach', true, this.now())); // J1 (also joins the report set, D6)
         this.d.events.attachSucceeded(pods, specName);
       } else {
-        state.markUncertain(volume, node); // J2: uncertain, never reported
-        state.completeOperation(volume, node, 'attach', false, this.now());
+        settle(() => state.markUncertain(volume, node), () => state.completeOperation(volume, node, 'attach', false, this.now())); // J2: uncertain, never reported
         this.recordError(volume, 'attach', nodeName, error);
         this.d.events.attachFailed(pods, specName, error);
       }
@@ -179,11 +179,9 @@ class Executor implements OperationExecutor {
     this.observe(plugin, spec, 'volume_detach', t0, error === undefined);
     state.whenIdle(() => {
       if (error === undefined) {
-        state.markDetached(volume, node); // J3
-        state.completeOperation(volume, node, 'detach', true, this.now());
+        settle(() => state.markDetached(volume, node), () => state.completeOperation(volume, node, 'detach', true, this.now())); // J3
       } else {
-        state.markUncertain(volume, node); // J3: uncertain, stays out of node status
-        state.completeOperation(volume, node, 'detach', false, this.now());
+        settle(() => state.markUncertain(volume, node), () => state.completeOperation(volume, node, 'detach', false, this.now())); // J3: uncertain, stays out of node status
         this.recordError(volume, 'detach', nodeName, error);
         this.log.info({ volume: unique, node: nodeName, err: String(error) }, 'detach failed');
       }
@@ -214,5 +212,14 @@ class Executor implements OperationExecutor {
       if (p) out.push({ namespace: p.namespace, name: p.name, uid });
     }
     return out;
+  }
+}
+
+/** Records an operation's outcome, then releases its key whatever the recording did. */
+function settle(record: () => void, complete: () => void): void {
+  try {
+    record();
+  } finally {
+    complete();
   }
 }

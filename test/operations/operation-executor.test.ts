@@ -1,0 +1,86 @@
+// A volume-wide operation (a ReadWriteOnce volume's attach or detach, I1-I2) is keyed by the
+// volume alone, so nothing in the desired or actual state need keep its node while the call is
+// on the wire. Its outcome must still land on the node it was sent for (J1-J3), and its key must
+// be released (I2), even when that node was deleted meanwhile and a new node came along.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createWorldState } from '../../src/cache/world-state.js';
+import { createFakeEventRecorder } from '../../src/events/fake-event-recorder.js';
+import { createControllerMetrics } from '../../src/metrics/controller-metrics.js';
+import { createOperationExecutor } from '../../src/operations/operation-executor.js';
+import { createFakeAttachablePlugin } from '../../src/plugins/fake-attachable-plugin.js';
+import { createVolumePluginManager, type VolumeSpec } from '../../src/plugins/index.js';
+import { volumeInfoFor } from '../../src/populator/volume-info.js';
+
+function fixture() {
+  const state = createWorldState();
+  const plugin = createFakeAttachablePlugin();
+  const executor = createOperationExecutor({
+    state,
+    plugins: createVolumePluginManager({ plugins: [plugin] }),
+    metrics: createControllerMetrics({ processMetrics: false }),
+    events: createFakeEventRecorder(),
+    podName: () => undefined,
+    liveVolumesInUse: async () => [],
+    now: () => 1_000,
+  });
+  const unique = 'kubernetes.io/csi/test.csi.k8s.io^h1';
+  const spec: VolumeSpec = { name: 'pv-1', origin: 'pv', source: { type: 'csi', driver: 'test.csi.k8s.io', volumeHandle: 'h1' }, accessModes: ['ReadWriteOnce'], readOnly: false, migrated: false };
+  const v = state.internVolume(unique);
+  state.setVolumeInfo(v, volumeInfoFor(unique, spec, 'kubernetes.io/csi'));
+  state.setMultiAttachForbidden(v, true);
+  const node = (name: string) => {
+    const n = state.internNode(name);
+    state.setNodeManaged(n);
+    state.setNodeHealthy(n, true);
+    state.setVolumesInUse(n, []);
+    return n;
+  };
+  // An attach to node-a whose pod is evicted and whose Node is deleted while the call runs.
+  const a = node('node-a');
+  state.addDesiredPod(v, a, 'pod-1');
+  assert.equal(executor.startAttach(v, a), 'started');
+  state.removeDesiredPod(v, a, 'pod-1');
+  assert.equal(state.removeNode(a), true);
+  return { state, plugin, executor, v, a, node };
+}
+
+test('a volume-wide attach that succeeds after its node was deleted is recorded on that node, not on a newcomer', async () => {
+  const { state, plugin, executor, v, a, node } = fixture();
+  const b = node('node-b'); // the deleted node's id must not be handed out while the call runs
+  assert.notEqual(b, a);
+  plugin.calls[0]!.finish();
+  await executor.idle();
+  assert.equal(state.attachState(v, b), 'detached');
+  assert.deepEqual(state.volumesToReport(b), []);
+  assert.equal(state.findNode('node-a'), a, 'the deleted node stays while it has an attachment');
+  assert.equal(state.attachState(v, a), 'attached');
+  assert.deepEqual(state.pendingOperations(), []);
+  // Once detached and its status written (or found gone, K3), nothing holds the deleted node.
+  assert.equal(executor.startDetach(v, a, false), 'started');
+  plugin.calls[1]!.finish();
+  await executor.idle();
+  assert.equal(state.findNode('node-a'), a, 'its status write is still due');
+  state.clearStatusUpdateNeeded(a);
+  assert.equal(state.findNode('node-a'), undefined);
+});
+
+test('a volume-wide attach that fails after its node was deleted releases the volume for other nodes', async () => {
+  const { state, plugin, executor, v, a, node } = fixture();
+  plugin.calls[0]!.finish(new Error('attach timed out'));
+  await executor.idle();
+  assert.deepEqual(state.pendingOperations(), []);
+  assert.equal(state.attachState(v, a), 'uncertain', 'J2: the failed attach may have happened');
+  // An attach elsewhere waits out the attach backoff; the uncertain pair can be detached at once
+  // (an attach failure does not delay a detach, I3).
+  const c = node('node-c');
+  state.addDesiredPod(v, c, 'pod-2');
+  assert.equal(executor.startAttach(v, c), 'backoff');
+  assert.equal(executor.startDetach(v, a, false), 'started');
+  plugin.calls[1]!.finish();
+  await executor.idle();
+  assert.equal(state.attachState(v, a), 'detached');
+  // The detach's success reset the volume's backoff (I3): the attach goes now.
+  assert.equal(executor.startAttach(v, c), 'started');
+  assert.equal(plugin.calls[2]?.nodeName, 'node-c');
+});
