@@ -57,7 +57,13 @@ export function startDetaches(d: DetachPassDeps, plan: Plan, budget: number): nu
       continue;
     }
     started++;
-    if (!a.verifySafeToDetach) d.metrics.forcedDetaches.inc({ reason: a.forcedTimeout ? 'timeout' : 'out-of-service' }); // F11
+    if (!a.verifySafeToDetach) {
+      // F11, counted as upstream counts it: once the detach is sent, after its node's status
+      // write (F8). A closed gate sends nothing and counts nothing.
+      const reason = a.forcedTimeout ? 'timeout' : 'out-of-service';
+      if (gate) void gate.promise.then((open) => open && d.metrics.forcedDetaches.inc({ reason }));
+      else d.metrics.forcedDetaches.inc({ reason });
+    }
   }
   // F8, step 2: one status write per touched node; its detaches are sent once it succeeded.
   for (const [node, gate] of gates) {

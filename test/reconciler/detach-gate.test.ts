@@ -51,3 +51,33 @@ test('the detach of an uncertain volume on a node needing a status write is gate
   gate.onSkipped(); // an uncertain volume is never reported, so nothing goes back
   assert.deepEqual(state.volumesToReport(node), [reported]);
 });
+
+test('a forced detach is counted once it is sent, not when its status write failed (F11)', async () => {
+  const state = createWorldState();
+  const node = state.internNode('node-a');
+  state.setNodeManaged(node);
+  state.setNodeHealthy(node, false);
+  state.setNodeOutOfService(node, true); // F5: detach without waiting for the unmount
+  const v = state.internVolume('csi/mounted');
+  state.setVolumesInUse(node, ['csi/mounted']);
+  state.markAttached(v, node); // reported, wanted by no pod
+  const metrics = quietReconcilerDeps().metrics;
+  const forced = async () => (await metrics.forcedDetaches.get()).values.filter((x) => x.value > 0).map((x) => `${x.labels.reason}=${x.value}`);
+  const run = async (outcome: 'failed' | 'updated') => {
+    const executor = refusingExecutor({ startDetach: (vol: VolumeId, n: NodeId) => state.tryStartOperation(vol, n, 'detach', 1_000) });
+    const planner = createPlanner({ state, workers: 0 });
+    const reconciler = createReconciler({ ...quietReconcilerDeps(), metrics, statusUpdater: createFakeNodeStatusUpdater({ outcome }), state, planner, executor, loopPeriodMs: 100, now: () => 1_000 });
+    try {
+      await reconciler.runOnce();
+      await new Promise((r) => setImmediate(r)); // the gate's outcome
+    } finally {
+      await planner.close();
+    }
+  };
+  await run('failed');
+  assert.deepEqual(await forced(), [], 'nothing was sent');
+  state.releaseOperation(v, node, 'detach'); // what the executor does with a closed gate
+  state.addToReportSet(v, node);
+  await run('updated');
+  assert.deepEqual(await forced(), ['out-of-service=1']);
+});
