@@ -87,13 +87,14 @@ export function pvSpec(pv: PvRecord, readOnly: boolean): VolumeSpec | Skip {
       : pv.accessModes.filter((m): m is AccessMode => ACCESS_MODES.has(m as AccessMode)),
     readOnly,
     migrated: false,
+    ...(pv.zoneLabel !== undefined ? { zoneLabel: pv.zoneLabel } : {}),
   };
 }
 
 /** Whether a PV update can change how a claim resolves to it (C4–C7): the fields C4 and {@link pvSpec} read (keep in step). */
 export function pvResolutionChanged(pv: PvRecord, old: PvRecord): boolean {
   const a = pv.claimRef, b = old.claimRef;
-  if (a?.uid !== b?.uid || a?.namespace !== b?.namespace || a?.name !== b?.name || pv.otherSourceType !== old.otherSourceType) return true;
+  if (a?.uid !== b?.uid || a?.namespace !== b?.namespace || a?.name !== b?.name || pv.otherSourceType !== old.otherSourceType || pv.zoneLabel !== old.zoneLabel) return true;
   if (pv.csi?.driver !== old.csi?.driver || pv.csi?.volumeHandle !== old.csi?.volumeHandle || pv.csi?.readOnly !== old.csi?.readOnly) return true;
   if (pv.accessModes.length !== old.accessModes.length || pv.accessModes.some((m, i) => m !== old.accessModes[i])) return true;
   return JSON.stringify(pv.intree) !== JSON.stringify(old.intree);

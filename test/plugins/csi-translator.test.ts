@@ -13,7 +13,9 @@ import { createCsiPlugin } from '../../src/plugins/csi/csi-plugin.js';
 import { createFakeCsiDrivers, createFakeVolumeAttachments } from '../../src/plugins/csi/fake-volume-attachments.js';
 import { createVolumePluginManager } from '../../src/plugins/volume-plugin-manager.js';
 import { isMultiAttachAllowed } from '../../src/plugins/multi-attach.js';
-import type { AccessMode, InTreeSource, VolumeSpec } from '../../src/plugins/volume-spec.js';
+import { LABEL_ZONE_BETA, LABEL_ZONE_GA, type AccessMode, type InTreeSource, type VolumeSpec } from '../../src/plugins/volume-spec.js';
+import { projectPv, type PvRecord } from '../../src/kube/projections/pv.js';
+import { pvResolutionChanged, resolvePersistentVolume } from '../../src/populator/volume-resolver.js';
 
 const pv = (source: InTreeSource, accessModes: AccessMode[] = ['ReadWriteOnce'], zoneLabel?: string): VolumeSpec => ({
   name: 'pv-1',
@@ -80,6 +82,32 @@ test('gcePersistentDisk → pd.csi.storage.gke.io, projects/UNSPECIFIED/{zones|r
   assert.deepEqual(gceBackwardCompatibleAccessModes(['ReadOnlyMany']), ['ReadOnlyMany']);
   assert.deepEqual(gceBackwardCompatibleAccessModes(['ReadWriteOncePod']), ['ReadWriteOnce']);
 });
+test('a gcePersistentDisk PV is named with its zone label, beta label first, as the kubelet names it (C6)', () => {
+  const gcePv = (labels?: Record<string, string>) => {
+    const r = projectPv({
+      metadata: { name: 'pv-gce', ...(labels ? { labels } : {}) },
+      spec: { accessModes: ['ReadWriteOnce'], gcePersistentDisk: { pdName: 'disk-1', fsType: 'ext4' }, claimRef: { namespace: 'ns', name: 'c', uid: 'cu' } },
+      status: { phase: 'Bound' },
+    });
+    assert.ok(r.ok);
+    return r.value;
+  };
+  const translator = createCsiTranslator({ isMigrated: () => true });
+  const nameOf = (p: PvRecord) => {
+    const r = resolvePersistentVolume(p, 'node-a', { plugins, translator });
+    assert.ok(r.ok, r.ok ? '' : r.reason);
+    return r.uniqueName;
+  };
+  const d = 'kubernetes.io/csi/pd.csi.storage.gke.io^projects/UNSPECIFIED';
+  assert.equal(nameOf(gcePv({ [LABEL_ZONE_GA]: 'us-central1-a' })), `${d}/zones/us-central1-a/disks/disk-1`);
+  assert.equal(nameOf(gcePv({ [LABEL_ZONE_BETA]: 'europe-west1-b', [LABEL_ZONE_GA]: 'us-central1-a' })), `${d}/zones/europe-west1-b/disks/disk-1`);
+  assert.equal(nameOf(gcePv({ [LABEL_ZONE_GA]: 'us-central1-a__us-central1-c' })), `${d}/regions/us-central1/disks/disk-1`);
+  assert.equal(nameOf(gcePv()), `${d}/zones/UNSPECIFIED/disks/disk-1`);
+  // A label change renames the volume: the populator must resolve its pods again.
+  assert.ok(pvResolutionChanged(gcePv({ [LABEL_ZONE_GA]: 'us-central1-a' }), gcePv()));
+  assert.ok(!pvResolutionChanged(gcePv({ [LABEL_ZONE_GA]: 'us-central1-a', team: 'x' }), gcePv({ [LABEL_ZONE_GA]: 'us-central1-a' })));
+});
+
 
 test('azureDisk → disk.csi.azure.com, handle = diskURI; only managed disks migrate', () => {
   const uri = '/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Compute/disks/disk-1';

@@ -63,7 +63,7 @@ test('a forced detach is counted once it is sent, not when its status write fail
   state.markAttached(v, node); // reported, wanted by no pod
   const metrics = quietReconcilerDeps().metrics;
   const forced = async () => (await metrics.forcedDetaches.get()).values.filter((x) => x.value > 0).map((x) => `${x.labels.reason}=${x.value}`);
-  const run = async (outcome: 'failed' | 'updated') => {
+  const run = async (outcome: 'failed' | 'written') => {
     const executor = refusingExecutor({ startDetach: (vol: VolumeId, n: NodeId) => state.tryStartOperation(vol, n, 'detach', 1_000) });
     const planner = createPlanner({ state, workers: 0 });
     const reconciler = createReconciler({ ...quietReconcilerDeps(), metrics, statusUpdater: createFakeNodeStatusUpdater({ outcome }), state, planner, executor, loopPeriodMs: 100, now: () => 1_000 });
@@ -78,6 +78,6 @@ test('a forced detach is counted once it is sent, not when its status write fail
   assert.deepEqual(await forced(), [], 'nothing was sent');
   state.releaseOperation(v, node, 'detach'); // what the executor does with a closed gate
   state.addToReportSet(v, node);
-  await run('updated');
+  await run('written');
   assert.deepEqual(await forced(), ['out-of-service=1']);
 });

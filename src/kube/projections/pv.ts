@@ -14,6 +14,7 @@ import {
   type InTreeSource,
   type ResourceKind,
 } from './read.js';
+import { pvZoneLabel } from '../../plugins/volume-spec.js';
 import { keepEqual } from './keep-equal.js';
 import { sharedList, sharedString } from './string-pool.js';
 
@@ -27,6 +28,11 @@ export interface PvRecord {
   accessModes: readonly string[];
   csi?: { driver: string; volumeHandle: string; readOnly: boolean };
   intree?: InTreeSource;
+  /**
+   * For an in-tree source: the zone label its CSI name is made with (gcePersistentDisk,
+   * C6; `pvZoneLabel`), as the kubelet makes the name it waits for in node status.
+   */
+  zoneLabel?: string;
   /** The source's field name when it is neither CSI nor migratable (`nfs`, `hostPath`, `local`, …). */
   otherSourceType?: string;
 }
@@ -64,14 +70,25 @@ export function projectPv(raw: unknown) {
       };
     } else {
       const intree = inTreeSourceOf(spec, 'spec');
-      if (intree) out.intree = intree;
-      else {
+      if (intree) {
+        out.intree = intree;
+        const zone = pvZoneLabel(labelsOf(optRecord(meta.labels, 'metadata.labels')));
+        if (zone !== undefined) out.zoneLabel = sharedString(zone);
+      } else {
         const other = Object.keys(spec).find((k) => !NON_SOURCE_FIELDS.has(k) && spec[k] != null);
         if (other) out.otherSourceType = other;
       }
     }
     return out;
   });
+}
+
+/** The string-valued labels (others are not labels a zone can be read from). */
+function labelsOf(labels: Record<string, unknown> | undefined): Record<string, string> | undefined {
+  if (!labels) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(labels)) if (typeof v === 'string') out[k] = v;
+  return out;
 }
 
 /** The strings and the access-mode list {@link projectPv} pools, pooled again (ResourceKind.reshare). */
