@@ -18,7 +18,7 @@ import type { RequestHook } from '../kube/request-hook.js';
 import {
   CSI_DRIVER_KIND, CSI_NODE_KIND, NODE_KIND, POD_KIND, PV_KIND, PVC_KIND, VOLUME_ATTACHMENT_KIND,
 } from '../kube/projections/index.js';
-import { createCsiPlugin, createCsiTranslator, createMigrationPredicate, createVolumePluginManager } from '../plugins/index.js';
+import { createAttachOnlyPlugins, createCsiPlugin, createCsiTranslator, createMigrationPredicate, createVolumePluginManager } from '../plugins/index.js';
 import { createNodeStatusUpdater } from '../statusupdater/index.js';
 import { createEventRecorder } from '../events/index.js';
 import { createLeaderElector, type LeaderElector } from '../leaderelection/index.js';
@@ -104,7 +104,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const reflectors = [pods, pvcs, pvs, nodes, vas, drivers, csiNodes] as Array<Reflector<unknown>>;
 
   const csi = createCsiPlugin({ api: adapt.volumeAttachmentApi(api), attachments: adapt.volumeAttachmentCache(vas), drivers: adapt.csiDriverCache(drivers), csiTimeoutMs: o.csiTimeoutMs });
-  const plugins = createVolumePluginManager({ plugins: [csi] });
+  const plugins = createVolumePluginManager({ plugins: [csi, ...createAttachOnlyPlugins()] });
   const translator = createCsiTranslator({ isMigrated: createMigrationPredicate({ csiNodeAnnotation: (n) => csiNodes.get(n)?.migratedPlugins.join(',') }) });
   const events = createEventRecorder({ sink: adapt.eventSink(api), waitingForDetachText: o.waitingForDetachText });
   const conditions = new NodeConditionCounter();

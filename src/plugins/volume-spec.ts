@@ -68,6 +68,28 @@ export interface VsphereVolumeSource {
   readonly storagePolicyName?: string;
 }
 
+/** `iscsi` (pod volume or PV): attachable in-tree, the attach a no-op (C7). */
+export interface IscsiSource {
+  readonly type: 'iscsi';
+  /** `ip:port` of the target portal. */
+  readonly targetPortal: string;
+  readonly iqn: string;
+  readonly lun?: number;
+  readonly readOnly?: boolean;
+}
+
+/** `fc` (pod volume or PV): attachable in-tree, the attach a no-op (C7). Named by WWNs and LUN, else WWIDs. */
+export interface FcSource {
+  readonly type: 'fc';
+  readonly targetWWNs?: readonly string[];
+  readonly lun?: number;
+  readonly wwids?: readonly string[];
+  readonly readOnly?: boolean;
+}
+
+/** In-tree sources attachable without CSI: their plugins' attach and detach do nothing. */
+export type AttachOnlySource = IscsiSource | FcSource;
+
 /** Any other source (hostPath, nfs, configMap, emptyDir, …): never attachable. `name` is the field name. */
 export interface OtherSource {
   readonly type: 'other';
@@ -82,7 +104,7 @@ export type InTreeSource =
   | CinderSource
   | VsphereVolumeSource;
 
-export type VolumeSource = CsiSource | InTreeSource | OtherSource;
+export type VolumeSource = CsiSource | InTreeSource | AttachOnlySource | OtherSource;
 
 export interface VolumeSpec {
   /** Spec name: PV name (or the translated PV name for `inline-migrated`), else the pod volume name. Used in event texts. */

@@ -131,6 +131,8 @@ const REQUIRED: Record<string, readonly string[]> = {
   azureDisk: ['diskName', 'dataDiskURI'],
   cinder: ['volumeID'],
   vsphereVolume: ['volumePath'],
+  iscsi: ['targetPortal', 'iqn'],
+  fc: [], // named by WWNs and LUN or by WWIDs: its plugin decides (getVolumeName)
 };
 
 /** The projected scalar fields carry the API field names, so a typed source is a checked spread. */

@@ -180,19 +180,29 @@ export function keyOf(namespace: string | undefined, name: string): string {
 /** Volume source types whose in-tree plugins CSI migration translates (rule C6). */
 export const MIGRATABLE_SOURCES = ['awsElasticBlockStore', 'gcePersistentDisk', 'azureDisk', 'cinder', 'vsphereVolume', 'portworxVolume', 'azureFile'] as const;
 export type MigratableSource = (typeof MIGRATABLE_SOURCES)[number];
+/** Volume source types whose in-tree plugins stay attachable without CSI: their attach is a no-op (C7). */
+export const ATTACH_ONLY_SOURCES = ['iscsi', 'fc'] as const;
+export type AttachOnlySource = (typeof ATTACH_ONLY_SOURCES)[number];
 
-/** An in-tree volume source kept for translation: its type and scalar fields. */
+/** An in-tree volume source kept for translation or a no-op attach: its type and scalar fields (and FC's lists of names). */
 export interface InTreeSource {
-  type: MigratableSource;
-  fields: Record<string, string | number | boolean>;
+  type: MigratableSource | AttachOnlySource;
+  fields: Record<string, string | number | boolean | readonly string[]>;
 }
 
-/** The first migratable source set on a volume/PV spec, if any. */
+/** FC names its volumes by these lists (upstream fc `GetVolumeName`). */
+const FC_LISTS = ['targetWWNs', 'wwids'] as const;
+
+/** The first migratable or attach-only source set on a volume/PV spec, if any. */
 export function inTreeSourceOf(spec: Obj, path: string): InTreeSource | undefined {
-  for (const type of MIGRATABLE_SOURCES) {
+  for (const type of [...MIGRATABLE_SOURCES, ...ATTACH_ONLY_SOURCES]) {
     const v = spec[type];
     if (v === undefined || v === null) continue;
-    return { type, fields: scalarFields(record(v, path === '' ? type : `${path}.${type}`)) };
+    const at = path === '' ? type : `${path}.${type}`;
+    const src = record(v, at);
+    const fields: InTreeSource['fields'] = scalarFields(src);
+    if (type === 'fc') for (const k of FC_LISTS) if (src[k] != null) fields[k] = stringArray(src[k], `${at}.${k}`);
+    return { type, fields };
   }
   return undefined;
 }

@@ -2,9 +2,10 @@
  * CSI migration (rule C6, upstream `translateInTreeSpecToCSIIfNeeded`): an in-tree PV or inline
  * volume is handed to the CSI plugin, under the CSI unique name, when migration is complete for
  * its in-tree plugin or the node's CSINode lists the plugin in its migrated-plugins annotation.
- * In-tree attachers do not exist here (nor in current upstream releases), so an in-tree source
- * that is not migrated on the node, or that cannot be translated, is skipped: the result says
- * why, and the reason is logged once.
+ * The in-tree attachers of these sources are gone here (as in current upstream releases), so
+ * such a source that is not migrated on the node, or that cannot be translated, is skipped: the
+ * result says why, and the reason is logged once. iSCSI and FC keep their in-tree plugins
+ * (plugins/intree/attach-only-plugins.ts) and are never translated.
  */
 import { logger, type Logger } from '../../log/logger.js';
 import type { InTreeSource, VolumeSpec } from '../volume-spec.js';
@@ -112,7 +113,7 @@ export function translateInTreeSpecToCsi(spec: VolumeSpec): TranslationResult {
 
 function translatorFor(spec: VolumeSpec): InTreeTranslator | undefined {
   const type = spec.source.type;
-  if (type === 'csi' || type === 'other') return undefined;
+  if (type === 'csi' || type === 'other' || type === 'iscsi' || type === 'fc') return undefined;
   return IN_TREE_TRANSLATORS.get(type satisfies InTreeSource['type']);
 }
 
