@@ -10,7 +10,7 @@
 import type { WorldState } from '../cache/world-state.js';
 import type { NodeRecord, PvRecord, VolumeAttachmentRecord } from '../kube/projections/index.js';
 import type { CsiTranslator, VolumePluginManager } from '../plugins/index.js';
-import { splitUniqueVolumeName } from '../plugins/index.js';
+import { isMultiAttachAllowed, splitUniqueVolumeName } from '../plugins/index.js';
 import type { Logger } from '../log/logger.js';
 import { applyNodeRecord } from './node-events.js';
 import { resolvePersistentVolume } from './volume-resolver.js';
@@ -58,7 +58,12 @@ export function loadActualState(d: ActualStateLoaderDeps): { attached: number; u
     }
     const node = state.internNode(va.nodeName);
     const vol = state.internVolume(r.uniqueName);
-    if (!volumeInfoOf(state, vol)?.spec) state.setVolumeInfo(vol, volumeInfoFor(state.volumeName(vol), r.spec, r.plugin.name));
+    if (!volumeInfoOf(state, vol)?.spec) {
+      state.setVolumeInfo(vol, volumeInfoFor(state.volumeName(vol), r.spec, r.plugin.name));
+      // The PV's access modes key its operations (I1) before any pod names it, as upstream's
+      // actual-state entry carries the PV spec.
+      state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
+    }
     if (state.attachState(vol, node) === 'detached') {
       state.markUncertain(vol, node);
       uncertain++;

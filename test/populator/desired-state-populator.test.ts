@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createWorldState } from '../../src/cache/world-state.js';
-import type { NodeRecord, PodRecord, PvRecord, PvcRecord } from '../../src/kube/projections/index.js';
+import type { NodeRecord, PodRecord, PvRecord, PvcRecord, VolumeAttachmentRecord } from '../../src/kube/projections/index.js';
 import type { ProjectionHandler } from '../../src/kube/projection-store.js';
 import { createCsiPlugin, createCsiTranslator, createVolumePluginManager } from '../../src/plugins/index.js';
 import { createDesiredStatePopulator, type Source } from '../../src/populator/desired-state-populator.js';
@@ -175,5 +175,24 @@ describe('desired-state populator: skipped volumes', () => {
     s.populator.removeStalePods();
     assert.deepEqual(s.skipped(), { pvc_not_found: 1 });
     s.populator.stop();
+  });
+});
+
+describe('start-up loader', () => {
+  it('a VolumeAttachment of a ReadWriteOnce PV no pod names yet is loaded uncertain, its volume multi-attach-forbidden (A3, I1)', () => {
+    const state = createWorldState({});
+    const pvs = new Map<string, PvRecord>([['pv-rwo', pv('pv-rwo', 'uid-c')], ['pv-rwx', { ...pv('pv-rwx', 'uid-d'), accessModes: ['ReadWriteMany'] }]]);
+    const csi = createCsiPlugin({ api: { create: async () => 'created', delete: async () => 'deleted' }, attachments: { get: () => undefined, onChange: () => () => undefined }, drivers: { attachRequired: () => true } });
+    const va = (pvName: string): VolumeAttachmentRecord => ({ name: `csi-${pvName}`, attacher: DRIVER, nodeName: 'node-a', pvName, inline: false, attached: true, deleting: false });
+    const r = loadActualState({
+      state, nodes: [], volumeAttachments: [va('pv-rwo'), va('pv-rwx')], pv: (n) => pvs.get(n),
+      plugins: createVolumePluginManager({ plugins: [csi] }), translator: createCsiTranslator({ isMigrated: () => false }), log: logger('loader-test'),
+    });
+    assert.equal(r.uncertain, 2);
+    const rwo = state.findVolume(`kubernetes.io/csi/${DRIVER}^pv-rwo`)!;
+    const rwx = state.findVolume(`kubernetes.io/csi/${DRIVER}^pv-rwx`)!;
+    assert.equal(state.attachState(rwo, state.findNode('node-a')!), 'uncertain');
+    assert.equal(state.multiAttachForbidden(rwo), true);
+    assert.equal(state.multiAttachForbidden(rwx), false);
   });
 });
