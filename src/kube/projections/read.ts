@@ -192,10 +192,11 @@ export interface InTreeSource {
 
 /** FC names its volumes by these lists (upstream fc `GetVolumeName`). */
 const FC_LISTS = ['targetWWNs', 'wwids'] as const;
+const KEPT_SOURCES = [...MIGRATABLE_SOURCES, ...ATTACH_ONLY_SOURCES] as const;
 
 /** The first migratable or attach-only source set on a volume/PV spec, if any. */
 export function inTreeSourceOf(spec: Obj, path: string): InTreeSource | undefined {
-  for (const type of [...MIGRATABLE_SOURCES, ...ATTACH_ONLY_SOURCES]) {
+  for (const type of KEPT_SOURCES) {
     const v = spec[type];
     if (v === undefined || v === null) continue;
     const at = path === '' ? type : `${path}.${type}`;
