@@ -57,10 +57,12 @@ export class OperationTable {
       // I2: a volume-wide key matches every key of the volume.
       if (vf & (VF_WIDE_PENDING | VF_PAIR_PENDING_ANY)) return 'pending';
       if (vf & VF_WIDE_BACKOFF_ENTRY && this.inWindow(wideKey(volume) * 2 + opBit(op), now)) return 'backoff';
-      c.t.setVflags(volume, vf | VF_WIDE_PENDING);
       // The key is the volume's alone, so nothing else keeps its node: hold the pair, or a
       // deleted node's id could be freed and reused before the outcome is recorded (J1-J3).
-      c.t.pairFlags[c.getOrCreatePair(volume, node)] |= PF_OP_HOLD;
+      // The pair first: creating it may grow the tables (new views) or throw, before any bit is set.
+      const held = c.getOrCreatePair(volume, node);
+      c.t.pairFlags[held] |= PF_OP_HOLD;
+      c.t.setVflags(volume, c.t.vflags(volume) | VF_WIDE_PENDING);
       this.pending.start(wideKey(volume), volume, node, op, true, now);
     } else {
       const found = c.findPair(volume, node);
@@ -81,9 +83,12 @@ export class OperationTable {
     // stale only when set), so the pair lookup is skipped for a volume-wide operation.
     const slot = node < 0 || (c.t.vflags(volume) & VF_PAIR_PENDING_ANY) === 0 ? -1 : c.findPair(volume, node);
     let key = slot >= 0 && (c.t.pairFlags[slot] & PF_PENDING) !== 0 ? pairKey(slot) : -1;
+    // The node a volume-wide operation started on, whose pair it holds (`node` may differ).
+    let heldNode = -1;
     if (key < 0 || !this.pending.end(key, op)) {
       // The volume-wide key has one lane per volume, so (volume, op) identifies it.
       key = wideKey(volume);
+      heldNode = this.pending.get(key)?.node ?? -1;
       if (!this.pending.end(key, op)) return false;
     }
     const wide = key === wideKey(volume);
@@ -109,7 +114,7 @@ export class OperationTable {
       this.fail(key * 2 + opBit(op), { volume, node, op, wide, slot }, now);
     }
     if (wide) {
-      const held = node < 0 ? -1 : c.findPair(volume, node);
+      const held = heldNode < 0 ? -1 : c.findPair(volume, heldNode);
       if (held >= 0) {
         c.t.pairFlags[held] &= ~PF_OP_HOLD;
         c.maybeFreePair(held); // frees the volume too when that was its last pair

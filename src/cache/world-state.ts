@@ -219,7 +219,8 @@ export interface WorldState {
    * the exact (key, op) failed less than its backoff ago (`now - lastError <= duration`). */
   tryStartOperation(volume: VolumeId, node: NodeId, op: OperationKind, now: number): StartResult;
   /** Ends the operation started for (volume, node, op); a volume-wide key is matched by volume
-   * and op alone (its node may be gone). ok: deletes the key's backoff (both op names).
+   * and op alone, and releases the pair it held on the node it started on (PF_OP_HOLD), whatever
+   * `node` says. ok: deletes the key's backoff (both op names).
    * Failure: that (key, op) backs off 500 ms, doubling per consecutive failure, capped at
    * 2 min 2 s. Returns false (no-op) when no such operation is pending. */
   completeOperation(volume: VolumeId, node: NodeId, op: OperationKind, ok: boolean, now: number): boolean;

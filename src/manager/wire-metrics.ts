@@ -13,7 +13,8 @@ export function wireMetrics(d: { metrics: ControllerMetrics; state: WorldState; 
   metrics.setSources({
     totalVolumes: () => {
       const c = state.counts();
-      // One plugin (CSI) is registered; in-tree volumes are translated to it (C6).
+      // Every pair is counted under CSI, the plugin of all but the rare in-tree iSCSI and FC
+      // volumes (those are counted with it: a split per plugin would walk every volume per scrape).
       return [{ plugin: 'kubernetes.io/csi', desired: c.desiredPairs, actual: c.attached + c.uncertain }];
     },
     operations: () => {

@@ -84,3 +84,30 @@ test('a volume-wide attach that fails after its node was deleted releases the vo
   assert.equal(executor.startAttach(v, c), 'started');
   assert.equal(plugin.calls[2]?.nodeName, 'node-c');
 });
+
+test('the hold survives the pair table growing as the operation starts, and is released on the node it started on', () => {
+  const state = createWorldState({ capacity: { volumes: 16, pairs: 16 } });
+  const v = state.internVolume('kubernetes.io/csi/test.csi.k8s.io^h2');
+  state.setMultiAttachForbidden(v, true);
+  const node = (name: string) => {
+    const n = state.internNode(name);
+    state.setNodeManaged(n);
+    state.setNodeHealthy(n, true);
+    return n;
+  };
+  const a = node('node-a');
+  const b = node('node-b');
+  state.markAttached(v, a); // the volume's home slot: (v, b) goes to the overflow region, which grows the table
+  assert.equal(state.tryStartOperation(v, b, 'attach', 0), 'started');
+  state.addDesiredPod(v, b, 'pod-1');
+  state.removeDesiredPod(v, b, 'pod-1');
+  assert.equal(state.removeNode(b), true);
+  assert.equal(state.findNode('node-b'), b, 'held while the attach is on the wire');
+  assert.notEqual(node('node-c'), b);
+  // A volume-wide key is matched by volume and operation alone: whatever node the caller names,
+  // the hold released is the one on the node the operation started on.
+  assert.equal(state.completeOperation(v, a, 'attach', false, 1), true);
+  assert.deepEqual(state.pendingOperations(), []);
+  assert.equal(state.findNode('node-b'), undefined);
+  assert.equal(state.attachState(v, a), 'attached');
+});

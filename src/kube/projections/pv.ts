@@ -97,6 +97,7 @@ export function resharePv(pv: PvRecord): PvRecord {
   pv.accessModes = sharedList(pv.accessModes);
   if (pv.claimRef) pv.claimRef.namespace = sharedString(pv.claimRef.namespace);
   if (pv.csi) pv.csi.driver = sharedString(pv.csi.driver);
+  if (pv.zoneLabel !== undefined) pv.zoneLabel = sharedString(pv.zoneLabel);
   return pv;
 }
 
