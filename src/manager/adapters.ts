@@ -18,6 +18,7 @@ export function volumeAttachmentApi(api: KubeApiClient): VolumeAttachmentApi {
   return {
     create: (body) => api.createVolumeAttachment(body),
     delete: (name) => api.deleteVolumeAttachment(name),
+    get: (name) => api.getVolumeAttachment(name),
   };
 }
 

@@ -40,6 +40,12 @@ export interface AttachableVolumePlugin extends VolumePlugin {
    * from caches, never one API request per volume (upstream issue 84169).
    */
   volumesAreAttached(specs: readonly VolumeSpec[], nodeName: string): boolean[];
+  /**
+   * L6's second look, for specs {@link volumesAreAttached} answered "not attached": whether each
+   * is attached after all, asked of the API server where the cache had no object to answer from.
+   * Optional: a plugin whose caches are the whole truth leaves it out.
+   */
+  recheckAttached?(specs: readonly VolumeSpec[], nodeName: string): Promise<boolean[]>;
 }
 
 /** Narrows a plugin to an attachable one. */

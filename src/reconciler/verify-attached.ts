@@ -3,7 +3,10 @@
  * grouped per plugin and the plugin is asked — from its caches, never one GET per volume
  * (upstream issue 84169) — which are still attached. Entries reported "not attached" are
  * removed from the actual state (and so from node status); if still desired, the next attach
- * pass re-attaches. Returns how many entries were removed.
+ * pass re-attaches. A plugin with a second look (`recheckAttached`: CSI asks the API server for
+ * VolumeAttachments its cache lacks, L6) is asked once the walk is done, and only the entries it
+ * also finds detached, and that nothing changed meanwhile, are removed. Returns how many
+ * entries were removed.
  */
 import type { NodeId, VolumeId, WorldState } from '../cache/world-state.js';
 import type { AttachableVolumePlugin, VolumePluginManager, VolumeSpec } from '../plugins/index.js';
@@ -34,10 +37,41 @@ const PAGE = 1024;
 export async function verifyAttachedVolumes(d: VerifyDeps, o: VerifyOptions = {}): Promise<{ removed: number; stats: SliceStats }> {
   const { state } = d;
   let removed = 0;
+  const doubts: Doubt[] = [];
   const stats = await runInSlices(nodesOf(state), (node) => {
-    if (state.node(node) !== undefined) removed += verifyNode(d, node);
+    if (state.node(node) !== undefined) removed += verifyNode(d, node, doubts);
   }, { whenIdle: (fn) => state.whenIdle(fn), budgetMs: o.budgetMs, cancelled: o.cancelled });
+  if (doubts.length > 0 && !o.cancelled?.()) removed += await settleDoubts(state, doubts);
   return { removed, stats };
+}
+
+/** Entries a plugin's cache answered "not attached" and whose plugin can take a second look. */
+interface Doubt {
+  plugin: AttachableVolumePlugin;
+  node: NodeId;
+  nodeName: string;
+  volumes: VolumeId[];
+  /** The volumes' unique names: ids may be freed and reused while the second look is out. */
+  names: string[];
+  specs: VolumeSpec[];
+}
+
+/** The second look, node group by node group; an entry is removed only if still as it was judged. */
+async function settleDoubts(state: WorldState, doubts: readonly Doubt[]): Promise<number> {
+  let removed = 0;
+  for (const g of doubts) {
+    const attached = await g.plugin.recheckAttached!(g.specs, g.nodeName);
+    await new Promise<void>((resolve) => state.whenIdle(() => {
+      g.volumes.forEach((v, i) => {
+        if (attached[i] || state.findNode(g.nodeName) !== g.node || state.findVolume(g.names[i]!) !== v) return;
+        if (state.attachState(v, g.node) !== 'attached' || state.isOperationPending(v, g.node)) return;
+        state.markDetached(v, g.node);
+        removed++;
+      });
+      resolve();
+    }));
+  }
+  return removed;
 }
 
 /** Live node ids, ascending, read a page at a time when the walk gets there. */
@@ -50,7 +84,7 @@ function* nodesOf(state: WorldState): Iterator<NodeId> {
   }
 }
 
-function verifyNode(d: VerifyDeps, node: NodeId): number {
+function verifyNode(d: VerifyDeps, node: NodeId, doubts: Doubt[]): number {
   const { state } = d;
   const groups = new Map<AttachableVolumePlugin, { volumes: VolumeId[]; specs: VolumeSpec[] }>();
   state.forEachPairOfNode(node, (p) => {
@@ -68,12 +102,20 @@ function verifyNode(d: VerifyDeps, node: NodeId): number {
   const nodeName = state.nodeName(node);
   for (const [plugin, g] of groups) {
     const attached = plugin.volumesAreAttached(g.specs, nodeName);
+    const doubt: Doubt = { plugin, node, nodeName, volumes: [], names: [], specs: [] };
     g.volumes.forEach((v, i) => {
       if (attached[i]) return;
       if (state.isOperationPending(v, node)) return; // an operation owns the pair; its result decides
+      if (plugin.recheckAttached) {
+        doubt.volumes.push(v);
+        doubt.names.push(state.volumeName(v));
+        doubt.specs.push(g.specs[i]!);
+        return;
+      }
       state.markDetached(v, node);
       removed++;
     });
+    if (doubt.volumes.length > 0) doubts.push(doubt);
   }
   return removed;
 }

@@ -191,6 +191,23 @@ test('L6: volumesAreAttached answers from the cache', () => {
   assert.deepEqual(plugin.volumesAreAttached(specs, 'other-node'), [false, false, false, true]);
 });
 
+test('L6, second look: a VolumeAttachment missing from the cache is read from the API server; a failed read counts as detached', async () => {
+  const { vas, plugin } = setup();
+  vas.put(attachmentName('cached', DRIVER, 'n'), { attached: false, deleting: false }); // the cache's answer stands
+  vas.server.set(attachmentName('cached', DRIVER, 'n'), { attached: true, deleting: false });
+  vas.server.set(attachmentName('lagging', DRIVER, 'n'), { attached: true, deleting: false }); // not seen by the watch yet
+  vas.server.set(attachmentName('unattached', DRIVER, 'n'), { attached: false, deleting: false });
+  const specs = [pvSpec('a', 'cached'), pvSpec('b', 'lagging'), pvSpec('c', 'unattached'), pvSpec('d', 'gone')];
+  assert.deepEqual(plugin.volumesAreAttached(specs, 'n'), [false, false, false, false]);
+  assert.deepEqual(await plugin.recheckAttached(specs, 'n'), [false, true, false, false]);
+  vas.getError = new Error('connection refused');
+  assert.deepEqual(await plugin.recheckAttached(specs, 'n'), [false, false, false, false]);
+  // Without a live GET (a client that cannot read them) the cache is the whole answer.
+  const cacheOnly = createCsiPlugin({ api: { create: vas.api.create, delete: vas.api.delete }, attachments: vas.cache, drivers: createFakeCsiDrivers() });
+  vas.getError = undefined;
+  assert.deepEqual(await cacheOnly.recheckAttached(specs, 'n'), [false, false, false, false]);
+});
+
 test('thousands of concurrent waits share one cache listener and all settle', async () => {
   const { vas, plugin } = setup();
   const n = 2000;

@@ -69,3 +69,31 @@ test('stops between slices when cancelled', async () => {
   assert.equal(stats.items, 2 * 63, 'two slices of 63 nodes, then cancelled');
   assert.equal(attachedCount(state), 400 * 4 - removed);
 });
+
+test('a second look (L6) keeps what it finds attached, and an entry that changed while it was out', async () => {
+  const { state, plugins } = fixture(3);
+  const plugin = plugins.findAttachablePluginBySpec({} as VolumeSpec) as ReturnType<typeof createFakeAttachablePlugin>;
+  let release!: () => void;
+  const out = new Promise<void>((r) => (release = r));
+  const asked: string[] = [];
+  // node-1's gone volume is found attached after all; the others are confirmed gone.
+  Object.assign(plugin, {
+    async recheckAttached(specs: readonly VolumeSpec[], nodeName: string) {
+      asked.push(`${nodeName}:${specs.length}`);
+      await out;
+      return specs.map(() => nodeName === 'node-1');
+    },
+  });
+  const done = verifyAttachedVolumes({ state, plugins }, { budgetMs: 0 });
+  await new Promise((r) => setImmediate(r));
+  // While the second look is out, an operation takes node-2's gone volume: its result decides.
+  const v2 = state.findVolume(`kubernetes.io/csi/${DRIVER}^n2-v0`)!;
+  assert.equal(state.tryStartOperation(v2, state.findNode('node-2')!, 'detach', 0), 'started');
+  release();
+  const { removed } = await done;
+  assert.deepEqual(asked.sort(), ['node-0:1', 'node-1:1', 'node-2:1']);
+  assert.equal(removed, 1, "only node-0's");
+  assert.equal(state.attachState(state.findVolume(`kubernetes.io/csi/${DRIVER}^n0-v0`)!, state.findNode('node-0')!), 'detached');
+  assert.equal(state.attachState(state.findVolume(`kubernetes.io/csi/${DRIVER}^n1-v0`)!, state.findNode('node-1')!), 'attached');
+  assert.equal(state.attachState(v2, state.findNode('node-2')!), 'attached');
+});

@@ -30,6 +30,7 @@ export interface CsiPluginDeps {
 }
 
 export interface CsiPlugin extends AttachableVolumePlugin {
+  recheckAttached(specs: readonly VolumeSpec[], nodeName: string): Promise<boolean[]>;
   /** Attach/detach waits currently pending. */
   pendingWaits(): number;
   /** Shutdown: rejects every pending wait (the operation is abandoned; state is rebuilt at next start). */
@@ -140,6 +141,31 @@ class CsiPluginImpl implements CsiPlugin {
       const va = this.deps.attachments.get(attachmentName(src.volumeHandle, src.driver, nodeName));
       return va?.attached === true;
     });
+  }
+
+  /**
+   * L6 as upstream's `VolumesAreAttached` finishes it: a VolumeAttachment the cache does not
+   * hold (a watch that has not seen it, a relist under way) is read from the API server, and a
+   * failed read counts as not attached, as upstream counts it. One the cache holds keeps the
+   * cache's answer. Misses are rare (every attached volume's object is in the cache once its
+   * attach was confirmed), so these GETs are few.
+   */
+  async recheckAttached(specs: readonly VolumeSpec[], nodeName: string): Promise<boolean[]> {
+    const get = this.deps.api.get?.bind(this.deps.api);
+    return Promise.all(
+      specs.map(async (spec) => {
+        const src = csiPersistentSource(spec);
+        if (!src || src.volumeHandle === '' || !get) return false;
+        const name = attachmentName(src.volumeHandle, src.driver, nodeName);
+        const cached = this.deps.attachments.get(name);
+        if (cached !== undefined) return cached.attached;
+        try {
+          return (await get(name))?.attached === true;
+        } catch {
+          return false;
+        }
+      }),
+    );
   }
 
   pendingWaits(): number {

@@ -18,9 +18,12 @@ export interface FakeVolumeAttachments {
   readonly creates: VolumeAttachmentBody[];
   /** Names passed to `api.delete`, in order. */
   readonly deletes: string[];
-  /** When set, `api.create` / `api.delete` reject with it. */
+  /** When set, `api.create` / `api.delete` / `api.get` reject with it. */
   createError: Error | undefined;
   deleteError: Error | undefined;
+  getError: Error | undefined;
+  /** What `api.get` answers: the server's objects, which the cache may lag behind (by name). */
+  readonly server: Map<string, VolumeAttachmentView>;
   /**
    * What `api.create` does to the cache: `visible` puts an unattached view at once (a fast
    * watch), `invisible` leaves it to the test (a watch lagging behind).
@@ -50,6 +53,8 @@ export function createFakeVolumeAttachments(): FakeVolumeAttachments {
     deletes: [],
     createError: undefined,
     deleteError: undefined,
+    getError: undefined,
+    server: new Map(),
     onCreate: 'visible',
     onDelete: 'deleting',
     api: {
@@ -69,6 +74,10 @@ export function createFakeVolumeAttachments(): FakeVolumeAttachments {
         if (fake.onDelete === 'gone') fake.remove(name);
         else if (fake.onDelete === 'deleting') fake.update(name, { deleting: true });
         return 'deleted';
+      },
+      async get(name) {
+        if (fake.getError) throw fake.getError;
+        return fake.server.get(name);
       },
     },
     cache: {

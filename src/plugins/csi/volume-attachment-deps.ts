@@ -25,6 +25,8 @@ export interface VolumeAttachmentApi {
   create(body: VolumeAttachmentBody): Promise<'created' | 'already-exists'>;
   /** DELETE by name. `deleted` once the API accepted it (finalizers may keep it a while), `not-found` on 404. */
   delete(name: string): Promise<'deleted' | 'not-found'>;
+  /** Live GET by name (L6's second look); undefined on 404, rejects on any other failure. Without it, L6 answers from the cache alone. */
+  get?(name: string): Promise<VolumeAttachmentView | undefined>;
 }
 
 /** The fields of a VolumeAttachment the plugin reads. */
