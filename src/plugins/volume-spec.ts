@@ -131,11 +131,12 @@ export const LABEL_ZONE_BETA = 'failure-domain.beta.kubernetes.io/zone';
 export const LABEL_ZONE_GA = 'topology.kubernetes.io/zone';
 
 /** The zone label value upstream's GCE PD translation reads from a PV's labels (beta label first). */
-export function pvZoneLabel(labels: Readonly<Record<string, string>> | undefined): string | undefined {
+export function pvZoneLabel(labels: Readonly<Record<string, unknown>> | undefined): string | undefined {
   if (!labels) return undefined;
   const beta = labels[LABEL_ZONE_BETA];
-  if (beta) return beta;
-  return labels[LABEL_ZONE_GA] || undefined;
+  if (typeof beta === 'string' && beta) return beta;
+  const ga = labels[LABEL_ZONE_GA];
+  return typeof ga === 'string' && ga ? ga : undefined;
 }
 
 /**

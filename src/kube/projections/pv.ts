@@ -72,7 +72,7 @@ export function projectPv(raw: unknown) {
       const intree = inTreeSourceOf(spec, 'spec');
       if (intree) {
         out.intree = intree;
-        const zone = pvZoneLabel(labelsOf(optRecord(meta.labels, 'metadata.labels')));
+        const zone = pvZoneLabel(optRecord(meta.labels, 'metadata.labels'));
         if (zone !== undefined) out.zoneLabel = sharedString(zone);
       } else {
         const other = Object.keys(spec).find((k) => !NON_SOURCE_FIELDS.has(k) && spec[k] != null);
@@ -81,14 +81,6 @@ export function projectPv(raw: unknown) {
     }
     return out;
   });
-}
-
-/** The string-valued labels (others are not labels a zone can be read from). */
-function labelsOf(labels: Record<string, unknown> | undefined): Record<string, string> | undefined {
-  if (!labels) return undefined;
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(labels)) if (typeof v === 'string') out[k] = v;
-  return out;
 }
 
 /** The strings and the access-mode list {@link projectPv} pools, pooled again (ResourceKind.reshare). */
