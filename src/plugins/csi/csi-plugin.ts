@@ -138,8 +138,7 @@ class CsiPluginImpl implements CsiPlugin {
       const src = csiPersistentSource(spec);
       if (!src || src.volumeHandle === '') return true;
       if (this.deps.drivers.attachRequired(src.driver) === false) return true;
-      const va = this.deps.attachments.get(attachmentName(src.volumeHandle, src.driver, nodeName));
-      return va?.attached === true;
+      return this.deps.attachments.get(attachmentName(src.volumeHandle, src.driver, nodeName))?.attached === true;
     });
   }
 
@@ -151,19 +150,16 @@ class CsiPluginImpl implements CsiPlugin {
    * attach was confirmed), so these GETs are few.
    */
   async recheckAttached(specs: readonly VolumeSpec[], nodeName: string): Promise<boolean[]> {
-    const get = this.deps.api.get?.bind(this.deps.api);
+    const api = this.deps.api;
+    if (!api.get) return specs.map(() => false);
     return Promise.all(
       specs.map(async (spec) => {
         const src = csiPersistentSource(spec);
-        if (!src || src.volumeHandle === '' || !get) return false;
+        if (!src || src.volumeHandle === '') return false;
         const name = attachmentName(src.volumeHandle, src.driver, nodeName);
         const cached = this.deps.attachments.get(name);
         if (cached !== undefined) return cached.attached;
-        try {
-          return (await get(name))?.attached === true;
-        } catch {
-          return false;
-        }
+        return api.get!(name).then((va) => va?.attached === true, () => false);
       }),
     );
   }
