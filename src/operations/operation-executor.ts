@@ -109,10 +109,10 @@ class Executor implements OperationExecutor {
     const nodeName = state.nodeName(node);
     const spec = volumeInfoOf(state, volume)?.spec;
     const plugin = spec ? this.d.plugins.findAttachablePluginBySpec(spec) : undefined;
+    if (!spec || !plugin) return this.notStarted(volume, node, 'attach', unique, nodeName);
     const t0 = this.now();
     let error: unknown;
     try {
-      if (!spec || !plugin) throw new Error(`no attachable plugin for volume ${unique}`);
       await plugin.attach(spec, nodeName);
     } catch (err) {
       error = err;
@@ -149,24 +149,24 @@ class Executor implements OperationExecutor {
     const unique = state.volumeName(volume);
     const nodeName = state.nodeName(node);
     const spec = volumeInfoOf(state, volume)?.spec;
-    const t0 = this.now();
+    // A5: a volume known only from node status or a VA is detached by its unique name.
     let plugin: AttachableVolumePlugin | undefined;
+    let volumeName: string | undefined;
+    if (spec) {
+      plugin = plugins.findAttachablePluginBySpec(spec);
+      volumeName = plugin?.getVolumeName(spec);
+    }
+    // With a spec, CSI still detaches when its CanAttach says no (upstream
+    // findDetachablePluginBySpec), e.g. after its CSIDriver stopped requiring attach (C9).
+    if (!plugin && (!spec || unique.startsWith(`${CSI_PLUGIN_NAME}/`))) {
+      const found = plugins.findAttachablePluginByUniqueName(unique);
+      plugin = found?.plugin;
+      volumeName = found?.volumeName;
+    }
+    if (!plugin || !volumeName) return this.notStarted(volume, node, 'detach', unique, nodeName);
+    const t0 = this.now();
     let error: unknown;
     try {
-      // A5: a volume known only from node status or a VA is detached by its unique name.
-      let volumeName: string | undefined;
-      if (spec) {
-        plugin = plugins.findAttachablePluginBySpec(spec);
-        volumeName = plugin?.getVolumeName(spec);
-      }
-      // With a spec, CSI still detaches when its CanAttach says no (upstream
-      // findDetachablePluginBySpec), e.g. after its CSIDriver stopped requiring attach (C9).
-      if (!plugin && (!spec || unique.startsWith(`${CSI_PLUGIN_NAME}/`))) {
-        const found = plugins.findAttachablePluginByUniqueName(unique);
-        plugin = found?.plugin;
-        volumeName = found?.volumeName;
-      }
-      if (!plugin || !volumeName) throw new Error(`no attachable plugin for volume ${unique}`);
       if (verifySafeToDetach) {
         const inUse = await this.d.liveVolumesInUse(nodeName); // F9; NotFound skips the check
         if (inUse !== 'not-found' && inUse.includes(unique)) throw new Error('volume is still in use by node, according to Node status');
@@ -185,6 +185,25 @@ class Executor implements OperationExecutor {
         this.recordError(volume, 'detach', nodeName, error);
         this.log.info({ volume: unique, node: nodeName, err: String(error) }, 'detach failed');
       }
+    });
+  }
+
+  /**
+   * No plugin for the volume: upstream's operation generator fails before an operation exists,
+   * so the actual state, events, metrics and backoff are left as they were and the next pass
+   * tries again. The key is released; the reason is recorded as the volume's last error and
+   * logged when it changes, not on every pass.
+   */
+  private notStarted(volume: VolumeId, node: NodeId, op: Op, unique: string, nodeName: string): void {
+    if (this.closed) return;
+    const message = `no attachable plugin for volume ${unique}`;
+    const { state } = this.d;
+    state.whenIdle(() => {
+      state.releaseOperation(volume, node, op);
+      const last = volumeInfoOf(state, volume)?.lastError;
+      if (last && last.op === op && last.node === nodeName && last.message === message) return;
+      this.recordError(volume, op, nodeName, new Error(message));
+      this.log.warn({ volume: unique, node: nodeName, op }, 'operation not started: no attachable plugin');
     });
   }
 

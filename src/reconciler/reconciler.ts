@@ -370,7 +370,12 @@ class Loop implements Reconciler {
     const now = this.now();
     if (now - this.lastSync <= this.d.syncPeriodMs) return;
     this.lastSync = now;
-    this.verifying = verifyAttachedVolumes({ ...this.d.verify, state: this.d.state }, { cancelled: () => this.stopped }).then(
+    // J4: upstream's per-node series, plugin label "<n/a>" (a node's volumes may span plugins).
+    const perNode = this.d.metrics.operationDuration.labels({
+      volume_plugin: '<n/a>', operation_name: 'verify_volumes_are_attached_per_node', status: 'success', migrated: 'false',
+    });
+    const options = { cancelled: () => this.stopped, observeNode: (s: number) => perNode.observe(s) };
+    this.verifying = verifyAttachedVolumes({ ...this.d.verify, state: this.d.state }, options).then(
       ({ removed, stats }) => {
         if (!stats.cancelled) this.d.metrics.periodicPassBusy.observe({ pass: 'verify' }, stats.busyMs / 1000);
         if (removed > 0) this.log.info({ removed }, 'verification: volumes no longer attached removed from actual state');

@@ -23,6 +23,12 @@ export interface VerifyOptions {
   budgetMs?: number;
   /** Stops the walk between two slices (the controller is stopping). */
   cancelled?: () => boolean;
+  /**
+   * Called with the seconds each node with Attached entries took (J4's
+   * `verify_volumes_are_attached_per_node`): the cache walk only, as the second look's reads
+   * are batched after it.
+   */
+  observeNode?: (seconds: number) => void;
 }
 
 const PAGE = 1024;
@@ -39,7 +45,7 @@ export async function verifyAttachedVolumes(d: VerifyDeps, o: VerifyOptions = {}
   let removed = 0;
   const doubts: Doubt[] = [];
   const stats = await runInSlices(nodesOf(state), (node) => {
-    if (state.node(node) !== undefined) removed += verifyNode(d, node, doubts);
+    if (state.node(node) !== undefined) removed += verifyNode(d, node, doubts, o.observeNode);
   }, { whenIdle: (fn) => state.whenIdle(fn), budgetMs: o.budgetMs, cancelled: o.cancelled });
   if (doubts.length > 0 && !o.cancelled?.()) removed += await settleDoubts(state, doubts);
   return { removed, stats };
@@ -84,8 +90,9 @@ function* nodesOf(state: WorldState): Iterator<NodeId> {
   }
 }
 
-function verifyNode(d: VerifyDeps, node: NodeId, doubts: Doubt[]): number {
+function verifyNode(d: VerifyDeps, node: NodeId, doubts: Doubt[], observe: ((seconds: number) => void) | undefined): number {
   const { state } = d;
+  const t0 = performance.now();
   const groups = new Map<AttachableVolumePlugin, { volumes: VolumeId[]; specs: VolumeSpec[] }>();
   state.forEachPairOfNode(node, (p) => {
     if (p.attachState !== 'attached') return;
@@ -117,5 +124,6 @@ function verifyNode(d: VerifyDeps, node: NodeId, doubts: Doubt[]): number {
     });
     if (doubt.volumes.length > 0) doubts.push(doubt);
   }
+  if (groups.size > 0) observe?.((performance.now() - t0) / 1000);
   return removed;
 }

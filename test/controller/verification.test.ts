@@ -38,6 +38,9 @@ test('a desired VolumeAttachment deleted behind the controller is re-created by 
     await waitFor('periodic passes observed', async () => (await histogramCount(h.ctl, PASS, { pass: 'pods-listed' })) >= 1, 10_000);
     assert.ok((await histogramCount(h.ctl, PASS, { pass: 'verify' })) >= 1);
     assert.ok((await histogramCount(h.ctl, PASS, { pass: 'pods-removed' })) >= 1);
+    // J4: upstream's per-node series, one observation per node with an attached volume per walk.
+    const perNode = { volume_plugin: '<n/a>', operation_name: 'verify_volumes_are_attached_per_node', status: 'success', migrated: 'false' };
+    assert.ok((await histogramCount(h.ctl, 'storage_operation_duration_seconds', perNode)) >= 1);
   } finally {
     await h.stop();
   }

@@ -10,7 +10,7 @@ import { createControllerMetrics } from '../../src/metrics/controller-metrics.js
 import { createOperationExecutor } from '../../src/operations/operation-executor.js';
 import { createFakeAttachablePlugin } from '../../src/plugins/fake-attachable-plugin.js';
 import { createVolumePluginManager, type VolumeSpec } from '../../src/plugins/index.js';
-import { volumeInfoFor } from '../../src/populator/volume-info.js';
+import { volumeInfoFor, volumeInfoOf } from '../../src/populator/volume-info.js';
 
 function fixture() {
   const state = createWorldState();
@@ -110,4 +110,56 @@ test('the hold survives the pair table growing as the operation starts, and is r
   assert.deepEqual(state.pendingOperations(), []);
   assert.equal(state.findNode('node-b'), undefined);
   assert.equal(state.attachState(v, a), 'attached');
+});
+
+// Upstream's operation generator fails before an operation exists when no plugin matches the
+// volume: nothing is called, the actual state and events are left alone, and nothing backs off.
+test('an operation with no plugin for its volume leaves the actual state alone and does not back off', async () => {
+  const state = createWorldState();
+  const plugin = createFakeAttachablePlugin();
+  plugin.attachable = () => false; // e.g. its CSIDriver stopped requiring attach after the pass planned it
+  const events = createFakeEventRecorder();
+  const metrics = createControllerMetrics({ processMetrics: false });
+  const executor = createOperationExecutor({
+    state,
+    plugins: createVolumePluginManager({ plugins: [plugin] }),
+    metrics,
+    events,
+    podName: (uid) => ({ namespace: 'ns', name: uid }),
+    liveVolumesInUse: async () => [],
+    now: () => 1_000,
+  });
+  const n = state.internNode('node-a');
+  state.setNodeManaged(n);
+  state.setNodeHealthy(n, true);
+  state.setVolumesInUse(n, []);
+
+  const unique = 'kubernetes.io/csi/test.csi.k8s.io^h3';
+  const spec: VolumeSpec = { name: 'pv-3', origin: 'pv', source: { type: 'csi', driver: 'test.csi.k8s.io', volumeHandle: 'h3' }, accessModes: ['ReadWriteOnce'], readOnly: false, migrated: false };
+  const v = state.internVolume(unique);
+  state.setVolumeInfo(v, volumeInfoFor(unique, spec, 'kubernetes.io/csi'));
+  state.setMultiAttachForbidden(v, true);
+  state.addDesiredPod(v, n, 'pod-1');
+  assert.equal(executor.startAttach(v, n), 'started');
+  await executor.idle();
+  assert.equal(state.attachState(v, n), 'detached', 'not Uncertain: nothing was sent');
+  assert.deepEqual(state.pendingOperations(), []);
+  assert.deepEqual(state.backoffOperations(1_000), []);
+  assert.deepEqual(events.events, [], 'no FailedAttachVolume: the operation never ran');
+  assert.equal(plugin.calls.length, 0);
+  assert.match(volumeInfoOf(state, v)?.lastError?.message ?? '', /no attachable plugin/);
+  assert.doesNotMatch(await metrics.registry.metrics(), /storage_operation_duration_seconds_count\{/);
+  assert.equal(executor.startAttach(v, n), 'started', 'the next pass tries again at once');
+  await executor.idle();
+
+  // A volume known only from node status, of a plugin this controller does not have.
+  const other = state.internVolume('example.com/unknown/x1');
+  state.markAttached(other, n);
+  assert.equal(executor.startDetach(other, n, false), 'started');
+  await executor.idle();
+  assert.equal(state.attachState(other, n), 'attached', 'still attached as far as anyone knows');
+  assert.deepEqual(state.backoffOperations(1_000), []);
+  assert.equal(executor.startDetach(other, n, false), 'started');
+  await executor.idle();
+  assert.equal(plugin.calls.length, 0);
 });

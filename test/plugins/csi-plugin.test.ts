@@ -120,7 +120,9 @@ test('attach times out with the upstream text and leaves nothing pending', async
 test('attach rejects with the API error when create fails', async () => {
   const { vas, plugin } = setup();
   vas.createError = new Error('volumeattachments.storage.k8s.io is forbidden');
-  await assert.rejects(plugin.attach(pvSpec('pv-1', 'vol-1'), 'node-1'), { message: 'volumeattachments.storage.k8s.io is forbidden' });
+  await assert.rejects(plugin.attach(pvSpec('pv-1', 'vol-1'), 'node-1'), {
+    message: 'kubernetes.io/csi: attacher.Attach failed: volumeattachments.storage.k8s.io is forbidden',
+  });
   assert.equal(plugin.pendingWaits(), 0);
 });
 

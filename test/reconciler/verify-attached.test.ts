@@ -46,12 +46,16 @@ test('removes every entry the plugin no longer reports, in many slices with othe
     setImmediate(ticker);
   };
   setImmediate(ticker);
-  const { removed, stats } = await verifyAttachedVolumes({ state, plugins }, { budgetMs: 0 });
+  const observed: number[] = [];
+  state.internNode('node-empty'); // no attached entry: nothing to verify, nothing observed
+  const { removed, stats } = await verifyAttachedVolumes({ state, plugins }, { budgetMs: 0, observeNode: (s) => observed.push(s) });
   done = true;
+  assert.equal(observed.length, 401, 'one duration per node with attached entries (J4, per node)');
+  assert.ok(observed.every((s) => s >= 0 && s < 1));
   assert.equal(removed, 400 - 1 + 1, 'one per node (the owned pair kept), plus the late node');
-  // The cost it reports: every node once (the late one too), 63 per slice with a zero budget (the
+  // The cost it reports: every node once (the late and empty ones too), 63 per slice with a zero budget (the
   // clock is read before every 64th item).
-  assert.deepEqual({ items: stats.items, slices: stats.slices, cancelled: stats.cancelled }, { items: 401, slices: Math.ceil(401 / 63), cancelled: false });
+  assert.deepEqual({ items: stats.items, slices: stats.slices, cancelled: stats.cancelled }, { items: 402, slices: Math.ceil(402 / 63), cancelled: false });
   assert.ok(stats.busyMs > 0);
   assert.equal(attachedCount(state), 400 * 3 + 1);
   assert.ok(between >= 400 / 64, `other work ran ${between} times between slices`);

@@ -99,7 +99,10 @@ class CsiPluginImpl implements CsiPlugin {
     const name = attachmentName(src.volumeHandle, src.driver, nodeName);
     // L3: an existing VolumeAttachment is reused as is, whatever its spec or status.
     if (this.deps.attachments.get(name) === undefined) {
-      await this.deps.api.create(attachmentBody(name, src.driver, nodeName, spec));
+      // Upstream's text for a refused create (what FailedAttachVolume events show and alerts match).
+      await this.deps.api.create(attachmentBody(name, src.driver, nodeName, spec)).catch((err: unknown) => {
+        throw fleetError('FA_ERR_OP_FAILED', `kubernetes.io/csi: attacher.Attach failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      });
     }
     await this.waiter.wait({
       name,
