@@ -1,7 +1,9 @@
 /** Serving modes of the simulator: generated TLS, user-given certificate files, plain HTTP; the kubeconfig file. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -9,17 +11,22 @@ import { parse } from 'yaml';
 import { generateTls, startSimulator } from '../../src/sim/server/index.js';
 import { withSim } from './sim-helpers.js';
 
-test('the kubeconfig is written atomically with the CA and token, and client-node verifies TLS with it', async () => {
+test('the kubeconfig is written atomically with the CA and a client certificate, and client-node verifies TLS with it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'fa-sim-'));
   try {
     const path = join(dir, 'kc.yaml');
     await withSim({ kubeconfigOut: path, token: 'tok-123' }, async (sim) => {
-      const doc = parse(readFileSync(path, 'utf8')) as { clusters: Array<{ cluster: Record<string, string> }>; users: Array<{ user: { token: string } }> };
+      const doc = parse(readFileSync(path, 'utf8')) as { clusters: Array<{ cluster: Record<string, string> }>; users: Array<{ user: Record<string, string> }> };
       assert.equal(doc.clusters[0].cluster.server, sim.url);
       assert.match(sim.url, /^https:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(Buffer.from(doc.clusters[0].cluster['certificate-authority-data'], 'base64').toString(), sim.caPem);
       assert.equal(doc.clusters[0].cluster['insecure-skip-tls-verify'], undefined);
-      assert.equal(doc.users[0].user.token, 'tok-123');
+      // A certificate instead of the token: no header value per request (kubeconfig.ts says why).
+      assert.equal(doc.users[0].user.token, undefined);
+      const clientCert = new X509Certificate(Buffer.from(doc.users[0].user['client-certificate-data']!, 'base64'));
+      assert.match(clientCert.subject, /CN=fleet-attach/);
+      assert.ok(clientCert.checkIssued(new X509Certificate(String(sim.caPem))));
+      assert.ok(doc.users[0].user['client-key-data']);
       assert.equal(statSync(path).mode & 0o777, 0o600);
       const kc = new k8s.KubeConfig();
       kc.loadFromFile(path);
@@ -57,4 +64,45 @@ test('--insecure-http serves plain HTTP with a kubeconfig client-node accepts', 
     assert.ok((await kc.makeApiClient(k8s.CoreV1Api).listNamespace()).items.length >= 1);
     const r = await fetch(`${sim.url}/api/v1/nodes`);
     assert.equal(r.status, 401);
+  }));
+
+/** Status of GET /api/v1/nodes over HTTP/2 with the given client material and headers. */
+function h2Status(url: string, ca: string, client: { cert?: string; key?: string }, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(url, { ca, ...client });
+    session.on('error', reject);
+    const req = session.request({ ':path': '/api/v1/nodes', ...headers });
+    req.on('response', (h) => {
+      req.resume();
+      req.on('end', () => session.close(() => resolve(Number(h[':status']))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('a request is authenticated by a client certificate the CA signed, or by the bearer token, over HTTP/2 and HTTP/1.1', () =>
+  withSim({ token: 'tok-456' }, async (sim, kc) => {
+    const ca = String(sim.caPem);
+    const doc = parse(sim.kubeconfig) as { users: Array<{ user: Record<string, string> }> };
+    const mine = { cert: Buffer.from(doc.users[0].user['client-certificate-data']!, 'base64').toString(), key: Buffer.from(doc.users[0].user['client-key-data']!, 'base64').toString() };
+    const foreign = (await generateTls()).client!; // signed by another CA
+    assert.equal(await h2Status(sim.url, ca, mine), 200);
+    assert.equal(await h2Status(sim.url, ca, {}), 401);
+    assert.equal(await h2Status(sim.url, ca, foreign), 401);
+    assert.equal(await h2Status(sim.url, ca, {}, { authorization: 'Bearer tok-456' }), 200);
+    assert.equal(await h2Status(sim.url, ca, foreign, { authorization: 'Bearer tok-456' }), 200);
+    // HTTP/1.1 (client-node's fetch): the kubeconfig's certificate, then the token alone.
+    assert.ok((await kc.makeApiClient(k8s.CoreV1Api).listNode()).items.length >= 0);
+    const byToken = new k8s.KubeConfig();
+    byToken.loadFromOptions({
+      clusters: [{ name: 'c', server: sim.url, caData: Buffer.from(ca).toString('base64') }],
+      users: [{ name: 'u', token: 'tok-456' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    assert.ok((await byToken.makeApiClient(k8s.CoreV1Api).listNode()).items.length >= 0);
+    const nobody = new k8s.KubeConfig();
+    nobody.loadFromOptions({ clusters: byToken.clusters, users: [{ name: 'u' }], contexts: byToken.contexts, currentContext: 'x' });
+    await assert.rejects(nobody.makeApiClient(k8s.CoreV1Api).listNode(), (err: unknown) => (err as { code?: number }).code === 401);
   }));

@@ -16,7 +16,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { isFleetError } from '../../errors/index.js';
 import { logger } from '../../log/logger.js';
-import { createTokenCheck } from '../server/auth.js';
+import { createRequestAuth } from '../server/auth.js';
 import { apiVerb } from '../server/api-verb.js';
 import type { RequestFacts } from '../server/faults.js';
 import { answeringErrors, createHttpListener, responseGone, splitUrl } from '../server/http-listener.js';
@@ -54,18 +54,10 @@ const log = logger('sim-faults');
 
 export function createFaultFront(opts: FaultFrontOptions): FaultFront {
   const { injector, backend } = opts;
-  const checkToken = createTokenCheck(opts.token);
+  const auth = createRequestAuth(opts.token);
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256 });
   const watches = new Set<() => void>();
 
-  const authorized = (req: IncomingMessage): boolean => {
-    try {
-      checkToken(req.headers);
-      return true;
-    } catch {
-      return false;
-    }
-  };
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
@@ -74,7 +66,7 @@ export function createFaultFront(opts: FaultFrontOptions): FaultFront {
     const route = parseRoute(path);
     const method = req.method ?? 'GET';
     const verb = route.kind === 'resource' ? apiVerb(method, route, new URLSearchParams(query)) : undefined;
-    if (route.kind !== 'resource' || verb === undefined || !authorized(req)) return forward(req, res, false);
+    if (route.kind !== 'resource' || verb === undefined || !auth.authenticated(req)) return forward(req, res, false);
     const facts: RequestFacts = { method, path: url, verb, resource: route.info.name, namespace: route.namespace, name: route.name, subresource: route.subresource };
     const delay = injector.latencyMs();
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
@@ -91,7 +83,7 @@ export function createFaultFront(opts: FaultFrontOptions): FaultFront {
   }
 
   async function admin(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    checkToken(req.headers);
+    auth.check(req);
     if (req.method === 'POST' || req.method === 'PUT') {
       const body = await readBody(req, MAX_ADMIN_BODY);
       let text = body;
@@ -130,6 +122,9 @@ export function createFaultFront(opts: FaultFrontOptions): FaultFront {
     // An HTTP/2 request's pseudo-headers (:method, :path, :authority) have no HTTP/1.1 form.
     for (const [k, v] of Object.entries(req.headers)) if (k[0] !== ':' && !HOP_BY_HOP.includes(k)) headers[k] = v;
     headers.host = `${backend.host}:${backend.port}`;
+    // The backend knows only the token: a client the front authenticated by certificate is
+    // vouched for with it, as kube-apiserver's front proxies vouch for theirs.
+    if (auth.byCertificate(req)) headers.authorization = `Bearer ${opts.token}`;
     if (body) headers['content-length'] = body.length;
     let current: http.ClientRequest | undefined;
     let answered: IncomingMessage | undefined;

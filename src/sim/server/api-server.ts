@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { logger } from '../../log/logger.js';
 import type { ServableStore } from '../store/index.js';
-import { createTokenCheck } from './auth.js';
+import { createRequestAuth } from './auth.js';
 import { createDiscovery } from './discovery.js';
 import { apiVerb } from './api-verb.js';
 import type { FaultHooks } from './faults.js';
@@ -21,7 +21,7 @@ import { handleCreate, handleDelete, handlePatch, handleUpdate } from './write-h
 
 export interface ApiServerOptions {
   store: ServableStore;
-  /** Bearer token every non-public request must carry. */
+  /** Bearer token every non-public request must carry, unless its connection has a client certificate the CA signed. */
   token: string;
   /** Serving certificate and key; undefined serves plain HTTP. */
   tls?: TlsMaterial;
@@ -47,7 +47,7 @@ const log = logger('sim-api');
 
 export function createApiServer(opts: ApiServerOptions): ApiServer {
   const { store } = opts;
-  const checkToken = createTokenCheck(opts.token);
+  const auth = createRequestAuth(opts.token);
   const discovery = createDiscovery();
   const hub: WatchHub = createWatchHub({ store, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, maxBacklogBytes: opts.maxWatchBacklogBytes ?? 64 << 20 });
   let address = '127.0.0.1:0';
@@ -56,7 +56,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const { path, query } = splitUrl(req.url);
     const q = new URLSearchParams(query);
     const method = req.method ?? 'GET';
-    if (!isPublicPath(path)) checkToken(req.headers);
+    if (!isPublicPath(path)) auth.check(req);
     const route = parseRoute(path);
     const readOnly = () => {
       if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed();

@@ -1,9 +1,13 @@
 /**
- * Bearer-token authentication, as kube-apiserver's static token file does it: every request
- * outside the public paths must carry `Authorization: Bearer <token>`.
+ * Authentication as kube-apiserver does it with a static token file and its x509 authenticator:
+ * every request outside the public paths must carry `Authorization: Bearer <token>` or come
+ * over a TLS connection whose client certificate the simulator's CA signed (the listener asks
+ * for one when it has a CA to check it with: http-listener.ts).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
+import type { TLSSocket } from 'node:tls';
 import { ApiError } from './status.js';
 
 /** A random token (hex, 32 bytes of entropy). */
@@ -11,10 +15,34 @@ export function randomToken(): string {
   return randomBytes(32).toString('hex');
 }
 
-export function createTokenCheck(token: string): (headers: IncomingHttpHeaders) => void {
+export interface RequestAuth {
+  /** A verified client certificate, or the bearer token. */
+  authenticated(req: IncomingMessage): boolean;
+  /** Throws 401 Unauthorized unless {@link authenticated}. */
+  check(req: IncomingMessage): void;
+  /** The connection presented a client certificate the CA signed. */
+  byCertificate(req: IncomingMessage): boolean;
+}
+
+export function createRequestAuth(token: string): RequestAuth {
   const expected = Buffer.from(`Bearer ${token}`);
-  return (headers) => {
-    const got = Buffer.from(headers.authorization ?? '');
-    if (got.length !== expected.length || !timingSafeEqual(got, expected)) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+  const byToken = (req: IncomingMessage): boolean => {
+    const got = Buffer.from(req.headers.authorization ?? '');
+    return got.length === expected.length && timingSafeEqual(got, expected);
+  };
+  const byCertificate = (req: IncomingMessage): boolean => {
+    // An HTTP/2 request's own `socket` is a proxy made per stream; its session's socket is the TLS socket.
+    const stream = (req as unknown as Partial<Http2ServerRequest>).stream;
+    const socket = (stream ? stream.session?.socket : req.socket) as Partial<TLSSocket> | undefined;
+    // `authorized` is true only for a certificate that verified against the listener's CA.
+    return socket?.authorized === true;
+  };
+  const authenticated = (req: IncomingMessage) => byCertificate(req) || byToken(req);
+  return {
+    authenticated,
+    byCertificate,
+    check(req) {
+      if (!authenticated(req)) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    },
   };
 }

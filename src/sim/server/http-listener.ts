@@ -63,7 +63,12 @@ export interface HttpListener {
 export function createHttpListener(tls: TlsMaterial | undefined, handler: (req: IncomingMessage, res: ServerResponse) => void): HttpListener {
   const serve = handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void;
   const server: http.Server | http2.Http2SecureServer = tls
-    ? http2.createSecureServer({ cert: tls.cert, key: tls.key, ciphers: SERVER_CIPHERS, honorCipherOrder: true, allowHTTP1: true, settings: { initialWindowSize: H2_STREAM_WINDOW } }, serve)
+    ? http2.createSecureServer({
+      cert: tls.cert, key: tls.key, ciphers: SERVER_CIPHERS, honorCipherOrder: true, allowHTTP1: true, settings: { initialWindowSize: H2_STREAM_WINDOW },
+      // A client certificate is asked for, never required: without one (or with one the CA did
+      // not sign) the request must carry the bearer token (auth.ts).
+      ...(tls.client ? { requestCert: true, rejectUnauthorized: false, ca: tls.ca } : {}),
+    }, serve)
     : http.createServer(handler);
   const h1 = server as http.Server;
   h1.keepAliveTimeout = 65_000;

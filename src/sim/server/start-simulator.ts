@@ -122,7 +122,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   }
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const url = `${tls ? 'https' : 'http'}://${urlHost}:${port}`;
-  const kubeconfig = buildKubeconfig({ url, token, caPem: tls?.ca });
+  const kubeconfig = buildKubeconfig({ url, token, caPem: tls?.ca, ...(tls?.client ? { client: tls.client } : {}) });
   if (opts.kubeconfigOut) await writeFileAtomic(opts.kubeconfigOut, kubeconfig);
   log.info({ url, kubeconfig: opts.kubeconfigOut }, `listening on ${url}`);
   let stopped: Promise<void> | undefined;

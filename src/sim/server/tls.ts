@@ -2,7 +2,9 @@
  * TLS material for the simulator: either loaded from PEM files, or a throw-away CA and a
  * serving certificate for 127.0.0.1/localhost generated at start with @peculiar/x509 over
  * WebCrypto ECDSA P-256 keys (no hand-rolled ASN.1). Clients verify the serving certificate
- * against the CA written into the kubeconfig.
+ * against the CA written into the kubeconfig. The generated CA also signs a client certificate
+ * (`CN=fleet-attach`, `O=system:masters`, as kubeadm's admin kubeconfig has) that the server
+ * accepts instead of the bearer token, as kube-apiserver's x509 authenticator does.
  */
 import { webcrypto } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -17,6 +19,8 @@ export interface TlsMaterial {
   key: string;
   /** CA certificate clients should trust, PEM (the serving certificate itself for user-given files). */
   ca: string;
+  /** A client certificate and key the server accepts (generated material only), PEM. */
+  client?: { cert: string; key: string };
 }
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
@@ -58,12 +62,29 @@ export async function generateTls(hosts: readonly string[] = ['127.0.0.1', 'loca
       await x509.AuthorityKeyIdentifierExtension.create(caCert),
     ],
   });
-  const pkcs8 = await crypto.subtle.exportKey('pkcs8', keys.privateKey);
+  const clientKeys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const clientCert = await x509.X509CertificateGenerator.create({
+    subject: 'CN=fleet-attach, O=system:masters',
+    issuer: caCert.subject,
+    publicKey: clientKeys.publicKey,
+    signingKey: caKeys.privateKey,
+    notBefore,
+    notAfter,
+    signingAlgorithm: ALG,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
+      await x509.AuthorityKeyIdentifierExtension.create(caCert),
+    ],
+  });
   const eol = (pem: string) => (pem.endsWith('\n') ? pem : `${pem}\n`);
+  const pemKey = async (k: webcrypto.CryptoKey) => eol(x509.PemConverter.encode(await crypto.subtle.exportKey('pkcs8', k), 'PRIVATE KEY'));
   return {
     cert: eol(cert.toString('pem')),
-    key: eol(x509.PemConverter.encode(pkcs8, 'PRIVATE KEY')),
+    key: await pemKey(keys.privateKey),
     ca: eol(caCert.toString('pem')),
+    client: { cert: eol(clientCert.toString('pem')), key: await pemKey(clientKeys.privateKey) },
   };
 }
 
