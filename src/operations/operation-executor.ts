@@ -5,7 +5,11 @@
  * the metrics and the events.
  *
  * Contract: `startAttach`/`startDetach` return at once with the table's answer; `started`
- * means the operation owns its key until it completes. Completions mutate the state through
+ * means the operation owns its key until it completes. `no-plugin` means no attachable plugin
+ * matches the volume: as upstream's operation generator fails before the operation exists, no
+ * key is taken and nothing (actual state, events, metrics, backoff) changes; the caller treats
+ * it as not started (F10 puts a detach's volume back in the report set), and the next pass tries
+ * again. Completions mutate the state through
  * `state.whenIdle`, so they never land in the middle of a plan. After `close()`, running
  * operations are abandoned: their results are dropped (the state is rebuilt at next start).
  *
@@ -46,9 +50,12 @@ export interface DetachGate {
   onSkipped(): void;
 }
 
+/** The state's answer, or `no-plugin` when no attachable plugin matches the volume. */
+export type StartOutcome = StartResult | 'no-plugin';
+
 export interface OperationExecutor {
-  startAttach(volume: VolumeId, node: NodeId): StartResult;
-  startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean, gate?: DetachGate): StartResult;
+  startAttach(volume: VolumeId, node: NodeId): StartOutcome;
+  startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean, gate?: DetachGate): StartOutcome;
   /** Operations started and not yet completed. */
   inFlight(): number;
   /** Resolves when every running operation has settled (tests). */
@@ -62,8 +69,25 @@ export function createOperationExecutor(deps: OperationExecutorDeps): OperationE
 
 type Op = 'attach' | 'detach';
 
+/** What an attach sends: the volume's spec and the plugin that attaches it. */
+interface AttachTarget {
+  spec: VolumeSpec;
+  plugin: AttachableVolumePlugin;
+}
+
+/** What a detach sends: the plugin, and the plugin's name for the volume. */
+interface DetachTarget {
+  plugin: AttachableVolumePlugin;
+  volumeName: string;
+  spec: VolumeSpec | undefined;
+}
+
+/** Distinct (operation, node, volume) refusals remembered for logging once; cleared when full. */
+const MAX_REFUSALS_REMEMBERED = 10_000;
+
 class Executor implements OperationExecutor {
   private readonly running = new Set<Promise<void>>();
+  private readonly refusals = new Set<string>();
   private closed = false;
   private readonly now: () => number;
   private readonly log: Logger;
@@ -73,12 +97,57 @@ class Executor implements OperationExecutor {
     this.log = d.log ?? logger('operation-executor');
   }
 
-  startAttach(volume: VolumeId, node: NodeId): StartResult {
-    return this.start(volume, node, 'attach', () => this.attach(volume, node));
+  startAttach(volume: VolumeId, node: NodeId): StartOutcome {
+    const spec = volumeInfoOf(this.d.state, volume)?.spec;
+    const plugin = spec ? this.d.plugins.findAttachablePluginBySpec(spec) : undefined;
+    if (!spec || !plugin) return this.noPlugin(volume, node, 'attach');
+    return this.start(volume, node, 'attach', () => this.attach(volume, node, { spec, plugin }));
   }
 
-  startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean, gate?: DetachGate): StartResult {
-    return this.start(volume, node, 'detach', () => this.detach(volume, node, verifySafeToDetach, gate));
+  startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean, gate?: DetachGate): StartOutcome {
+    const target = this.detachTarget(volume);
+    if (!target) return this.noPlugin(volume, node, 'detach');
+    return this.start(volume, node, 'detach', () => this.detach(volume, node, verifySafeToDetach, gate, target));
+  }
+
+  /** A5: a volume known only from node status or a VA is detached by its unique name. */
+  private detachTarget(volume: VolumeId): DetachTarget | undefined {
+    const { state, plugins } = this.d;
+    const unique = state.volumeName(volume);
+    const spec = volumeInfoOf(state, volume)?.spec;
+    let plugin: AttachableVolumePlugin | undefined;
+    let volumeName: string | undefined;
+    if (spec) {
+      plugin = plugins.findAttachablePluginBySpec(spec);
+      volumeName = plugin?.getVolumeName(spec);
+    }
+    // With a spec, CSI still detaches when its CanAttach says no (upstream
+    // findDetachablePluginBySpec), e.g. after its CSIDriver stopped requiring attach (C9).
+    if (!plugin && (!spec || unique.startsWith(`${CSI_PLUGIN_NAME}/`))) {
+      const found = plugins.findAttachablePluginByUniqueName(unique);
+      plugin = found?.plugin;
+      volumeName = found?.volumeName;
+    }
+    return plugin && volumeName ? { plugin, volumeName, spec } : undefined;
+  }
+
+  /**
+   * No plugin for the volume: nothing is started. The reason becomes the volume's last error
+   * and is logged once per operation, node and volume, not on every pass that tries again.
+   */
+  private noPlugin(volume: VolumeId, node: NodeId, op: Op): 'no-plugin' {
+    const { state } = this.d;
+    const unique = state.volumeName(volume);
+    const nodeName = state.nodeName(node);
+    const key = `${op}\n${nodeName}\n${unique}`;
+    if (!this.refusals.has(key)) {
+      if (this.refusals.size >= MAX_REFUSALS_REMEMBERED) this.refusals.clear();
+      this.refusals.add(key);
+      const error = new Error(`no attachable plugin for volume ${unique}`);
+      state.whenIdle(() => this.recordError(volume, op, nodeName, error));
+      this.log.warn({ volume: unique, node: nodeName, op }, 'operation not started: no attachable plugin');
+    }
+    return 'no-plugin';
   }
 
   inFlight(): number {
@@ -93,7 +162,7 @@ class Executor implements OperationExecutor {
     this.closed = true;
   }
 
-  private start(volume: VolumeId, node: NodeId, op: Op, run: () => Promise<void>): StartResult {
+  private start(volume: VolumeId, node: NodeId, op: Op, run: () => Promise<void>): StartOutcome {
     if (this.closed) return 'pending';
     const r = this.d.state.tryStartOperation(volume, node, op, this.now());
     if (r !== 'started') return r;
@@ -103,13 +172,10 @@ class Executor implements OperationExecutor {
     return r;
   }
 
-  private async attach(volume: VolumeId, node: NodeId): Promise<void> {
+  private async attach(volume: VolumeId, node: NodeId, { spec, plugin }: AttachTarget): Promise<void> {
     const { state } = this.d;
     const unique = state.volumeName(volume);
     const nodeName = state.nodeName(node);
-    const spec = volumeInfoOf(state, volume)?.spec;
-    const plugin = spec ? this.d.plugins.findAttachablePluginBySpec(spec) : undefined;
-    if (!spec || !plugin) return this.notStarted(volume, node, 'attach', unique, nodeName);
     const t0 = this.now();
     let error: unknown;
     try {
@@ -121,7 +187,7 @@ class Executor implements OperationExecutor {
     this.observe(plugin, spec, 'volume_attach', t0, error === undefined);
     state.whenIdle(() => {
       const pods = this.scheduledPods(volume, node);
-      const specName = spec?.name ?? unique;
+      const specName = spec.name;
       // The operation's key is released even if recording its outcome throws: a key left
       // pending would block every later operation of the volume (I2) until a restart.
       if (error === undefined) {
@@ -135,8 +201,8 @@ class Executor implements OperationExecutor {
     });
   }
 
-  private async detach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean, gate: DetachGate | undefined): Promise<void> {
-    const { state, plugins } = this.d;
+  private async detach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean, gate: DetachGate | undefined, target: DetachTarget): Promise<void> {
+    const { state } = this.d;
     if (gate && !(await gate.after)) {
       if (this.closed) return;
       state.whenIdle(() => {
@@ -148,22 +214,7 @@ class Executor implements OperationExecutor {
     if (this.closed) return;
     const unique = state.volumeName(volume);
     const nodeName = state.nodeName(node);
-    const spec = volumeInfoOf(state, volume)?.spec;
-    // A5: a volume known only from node status or a VA is detached by its unique name.
-    let plugin: AttachableVolumePlugin | undefined;
-    let volumeName: string | undefined;
-    if (spec) {
-      plugin = plugins.findAttachablePluginBySpec(spec);
-      volumeName = plugin?.getVolumeName(spec);
-    }
-    // With a spec, CSI still detaches when its CanAttach says no (upstream
-    // findDetachablePluginBySpec), e.g. after its CSIDriver stopped requiring attach (C9).
-    if (!plugin && (!spec || unique.startsWith(`${CSI_PLUGIN_NAME}/`))) {
-      const found = plugins.findAttachablePluginByUniqueName(unique);
-      plugin = found?.plugin;
-      volumeName = found?.volumeName;
-    }
-    if (!plugin || !volumeName) return this.notStarted(volume, node, 'detach', unique, nodeName);
+    const { plugin, volumeName, spec } = target;
     const t0 = this.now();
     let error: unknown;
     try {
@@ -188,29 +239,10 @@ class Executor implements OperationExecutor {
     });
   }
 
-  /**
-   * No plugin for the volume: upstream's operation generator fails before an operation exists,
-   * so the actual state, events, metrics and backoff are left as they were and the next pass
-   * tries again. The key is released; the reason is recorded as the volume's last error and
-   * logged when it changes, not on every pass.
-   */
-  private notStarted(volume: VolumeId, node: NodeId, op: Op, unique: string, nodeName: string): void {
-    if (this.closed) return;
-    const message = `no attachable plugin for volume ${unique}`;
-    const { state } = this.d;
-    state.whenIdle(() => {
-      state.releaseOperation(volume, node, op);
-      const last = volumeInfoOf(state, volume)?.lastError;
-      if (last && last.op === op && last.node === nodeName && last.message === message) return;
-      this.recordError(volume, op, nodeName, new Error(message));
-      this.log.warn({ volume: unique, node: nodeName, op }, 'operation not started: no attachable plugin');
-    });
-  }
-
   /** J4: `storage_operation_duration_seconds`, CSI plugin label `kubernetes.io/csi:<driver>`. */
-  private observe(plugin: AttachableVolumePlugin | undefined, spec: VolumeSpec | undefined, name: string, t0: number, ok: boolean): void {
+  private observe(plugin: AttachableVolumePlugin, spec: VolumeSpec | undefined, name: string, t0: number, ok: boolean): void {
     const csi = spec ? csiPersistentSource(spec) : undefined;
-    const label = plugin ? (csi ? `${plugin.name}:${csi.driver}` : plugin.name) : 'unknown';
+    const label = csi ? `${plugin.name}:${csi.driver}` : plugin.name;
     this.d.metrics.operationDuration.observe(
       { volume_plugin: label, operation_name: name, status: ok ? 'success' : 'fail-unknown', migrated: String(spec?.migrated ?? false) },
       (this.now() - t0) / 1000,

@@ -140,7 +140,7 @@ test('an operation with no plugin for its volume leaves the actual state alone a
   state.setVolumeInfo(v, volumeInfoFor(unique, spec, 'kubernetes.io/csi'));
   state.setMultiAttachForbidden(v, true);
   state.addDesiredPod(v, n, 'pod-1');
-  assert.equal(executor.startAttach(v, n), 'started');
+  assert.equal(executor.startAttach(v, n), 'no-plugin');
   await executor.idle();
   assert.equal(state.attachState(v, n), 'detached', 'not Uncertain: nothing was sent');
   assert.deepEqual(state.pendingOperations(), []);
@@ -149,17 +149,20 @@ test('an operation with no plugin for its volume leaves the actual state alone a
   assert.equal(plugin.calls.length, 0);
   assert.match(volumeInfoOf(state, v)?.lastError?.message ?? '', /no attachable plugin/);
   assert.doesNotMatch(await metrics.registry.metrics(), /storage_operation_duration_seconds_count\{/);
-  assert.equal(executor.startAttach(v, n), 'started', 'the next pass tries again at once');
+  assert.equal(executor.startAttach(v, n), 'no-plugin', 'the next pass tries again');
+  plugin.attachable = () => true;
+  assert.equal(executor.startAttach(v, n), 'started', 'and goes once a plugin matches');
+  plugin.calls[0]!.finish();
   await executor.idle();
+  assert.equal(state.attachState(v, n), 'attached');
 
   // A volume known only from node status, of a plugin this controller does not have.
   const other = state.internVolume('example.com/unknown/x1');
   state.markAttached(other, n);
-  assert.equal(executor.startDetach(other, n, false), 'started');
+  assert.equal(executor.startDetach(other, n, false), 'no-plugin');
   await executor.idle();
   assert.equal(state.attachState(other, n), 'attached', 'still attached as far as anyone knows');
+  assert.deepEqual(state.pendingOperations(), []);
   assert.deepEqual(state.backoffOperations(1_000), []);
-  assert.equal(executor.startDetach(other, n, false), 'started');
-  await executor.idle();
-  assert.equal(plugin.calls.length, 0);
+  assert.equal(plugin.calls.length, 1);
 });

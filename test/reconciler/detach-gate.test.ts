@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createWorldState, type NodeId, type VolumeId } from '../../src/cache/world-state.js';
 import { createPlanner } from '../../src/kernel/planner.js';
-import type { DetachGate } from '../../src/operations/operation-executor.js';
+import { createOperationExecutor, type DetachGate } from '../../src/operations/operation-executor.js';
+import { createFakeAttachablePlugin } from '../../src/plugins/fake-attachable-plugin.js';
+import { createVolumePluginManager } from '../../src/plugins/index.js';
 import { createReconciler } from '../../src/reconciler/reconciler.js';
 import { createFakeNodeStatusUpdater } from '../../src/statusupdater/fake-node-status-updater.js';
 import { quietReconcilerDeps, refusingExecutor } from './reconciler-fixture.js';
@@ -80,4 +82,42 @@ test('a forced detach is counted once it is sent, not when its status write fail
   state.addToReportSet(v, node);
   await run('written');
   assert.deepEqual(await forced(), ['out-of-service=1']);
+});
+
+// F10 for a detach that cannot start: upstream's DetachVolume fails before the operation exists
+// when no plugin matches, so the volume goes back into the report set and nothing is counted.
+test('a detach whose volume no plugin matches is put back in node status and not counted as forced (F10, F11)', async () => {
+  const state = createWorldState();
+  const node = state.internNode('node-a');
+  state.setNodeManaged(node);
+  state.setNodeHealthy(node, false);
+  state.setNodeOutOfService(node, true); // F5: a forced detach, no wait for the unmount
+  const v = state.internVolume('example.com/unknown/x1'); // known only from node status
+  state.setVolumesInUse(node, []);
+  state.markAttached(v, node);
+  state.clearStatusUpdateNeeded(node);
+  const deps = quietReconcilerDeps();
+  const statusUpdater = createFakeNodeStatusUpdater({ outcome: 'written' });
+  const executor = createOperationExecutor({
+    state,
+    plugins: createVolumePluginManager({ plugins: [createFakeAttachablePlugin()] }),
+    metrics: deps.metrics,
+    events: deps.events,
+    podName: () => undefined,
+    liveVolumesInUse: async () => [],
+    now: () => 1_000,
+  });
+  const planner = createPlanner({ state, workers: 0 });
+  const reconciler = createReconciler({ ...deps, statusUpdater, state, planner, executor, loopPeriodMs: 100, now: () => 1_000 });
+  try {
+    await reconciler.runOnce();
+    await new Promise((r) => setImmediate(r));
+    await executor.idle();
+  } finally {
+    await planner.close();
+  }
+  assert.deepEqual(state.volumesToReport(node), [v], 'back in the report set');
+  assert.equal(state.attachState(v, node), 'attached');
+  assert.deepEqual(state.pendingOperations(), []);
+  assert.deepEqual((await deps.metrics.forcedDetaches.get()).values.filter((x) => x.value > 0), []);
 });

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
+import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -105,4 +106,33 @@ test('a request is authenticated by a client certificate the CA signed, or by th
     const nobody = new k8s.KubeConfig();
     nobody.loadFromOptions({ clusters: byToken.clusters, users: [{ name: 'u' }], contexts: byToken.contexts, currentContext: 'x' });
     await assert.rejects(nobody.makeApiClient(k8s.CoreV1Api).listNode(), (err: unknown) => (err as { code?: number }).code === 401);
+  }));
+
+/** One HTTP/1.1 GET over a fresh TLS connection; the status code, whether TLS resumed, and the session to resume. */
+function h1Get(url: string, ca: string, session?: Buffer): Promise<{ status: number; reused: boolean; session: Buffer | undefined }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    let next: Buffer | undefined;
+    let text = '';
+    let reused = false;
+    const socket = tls.connect({ host: hostname, port: Number(port), ca, session, ALPNProtocols: ['http/1.1'] }, () => {
+      reused = socket.isSessionReused();
+      socket.write(`GET /api/v1/nodes HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`);
+    });
+    socket.on('session', (s: Buffer) => (next = s));
+    socket.on('data', (d: Buffer) => (text += d.toString()));
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ status: Number(text.split(' ')[1]), reused, session: next }));
+  });
+}
+
+test('a resumed TLS session without a client certificate is not taken for one', () =>
+  withSim({ token: 'tok-789' }, async (sim) => {
+    const ca = String(sim.caPem);
+    const first = await h1Get(sim.url, ca);
+    assert.equal(first.status, 401);
+    assert.ok(first.session, 'the server issued a session ticket');
+    const resumed = await h1Get(sim.url, ca, first.session);
+    assert.equal(resumed.reused, true, 'the session was resumed (Node reports such a connection as authorized)');
+    assert.equal(resumed.status, 401);
   }));

@@ -8,10 +8,11 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import http2 from 'node:http2';
 import type { Duplex } from 'node:stream';
-import { DEFAULT_CIPHERS } from 'node:tls';
+import { DEFAULT_CIPHERS, type TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { installStreamTables } from '../../kube/h2-stream-table.js';
+import { noteClientCertificate } from './auth.js';
 import { isClientError, sendStatus } from './status.js';
 import type { TlsMaterial } from './tls.js';
 
@@ -86,6 +87,7 @@ export function createHttpListener(tls: TlsMaterial | undefined, handler: (req: 
   }
   const sockets = new Set<Duplex>();
   server.on(tls ? 'secureConnection' : 'connection', (socket: Duplex) => {
+    if (tls?.client) noteClientCertificate(socket as TLSSocket);
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
