@@ -55,6 +55,12 @@ export type StartOutcome = StartResult | 'no-plugin';
 
 export interface OperationExecutor {
   startAttach(volume: VolumeId, node: NodeId): StartOutcome;
+  /**
+   * Whether a plugin can detach the volume; false (recorded and logged as a `no-plugin` start
+   * would be) when none can. The detach pass asks first, so such a volume never leaves its
+   * node's report set and costs no status write (F8, F10).
+   */
+  checkDetachable(volume: VolumeId, node: NodeId): boolean;
   startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean, gate?: DetachGate): StartOutcome;
   /** Operations started and not yet completed. */
   inFlight(): number;
@@ -131,22 +137,36 @@ class Executor implements OperationExecutor {
     return plugin && volumeName ? { plugin, volumeName, spec } : undefined;
   }
 
+  checkDetachable(volume: VolumeId, node: NodeId): boolean {
+    if (this.detachTarget(volume)) return true;
+    this.noPlugin(volume, node, 'detach');
+    return false;
+  }
+
   /**
    * No plugin for the volume: nothing is started. The reason becomes the volume's last error
-   * and is logged once per operation, node and volume, not on every pass that tries again.
+   * unless it already is (a volume wanted on many nodes would otherwise replace it on every
+   * call), and is logged once per operation, node and volume, and again whenever another error
+   * was recorded in between, not on every pass that tries again.
    */
   private noPlugin(volume: VolumeId, node: NodeId, op: Op): 'no-plugin' {
+    if (this.closed) return 'no-plugin';
     const { state } = this.d;
     const unique = state.volumeName(volume);
     const nodeName = state.nodeName(node);
+    const message = `no attachable plugin for volume ${unique}`;
     const key = `${op}\n${nodeName}\n${unique}`;
-    if (!this.refusals.has(key)) {
+    const fresh = !this.refusals.has(key);
+    if (fresh) {
       if (this.refusals.size >= MAX_REFUSALS_REMEMBERED) this.refusals.clear();
       this.refusals.add(key);
-      const error = new Error(`no attachable plugin for volume ${unique}`);
-      state.whenIdle(() => this.recordError(volume, op, nodeName, error));
-      this.log.warn({ volume: unique, node: nodeName, op }, 'operation not started: no attachable plugin');
     }
+    state.whenIdle(() => {
+      const last = volumeInfoOf(state, volume)?.lastError;
+      const recorded = last !== undefined && last.op === op && last.message === message;
+      if (!recorded) this.recordError(volume, op, nodeName, new Error(message));
+      if (fresh || !recorded) this.log.warn({ volume: unique, node: nodeName, op }, 'operation not started: no attachable plugin');
+    });
     return 'no-plugin';
   }
 

@@ -34,6 +34,9 @@ export function startDetaches(d: DetachPassDeps, plan: Plan, budget: number): nu
       if (a.timerStarted) state.resetDetachTimer(a.volume, a.node);
       continue;
     }
+    // F10 without the round trip: a detach no plugin can send (upstream's DetachVolume fails
+    // before it starts) leaves the report set, and so the node's status, as they are.
+    if (!d.executor.checkDetachable(a.volume, a.node)) continue;
     // F8, step 1: out of the node's report set before anything is sent. The node's status
     // write gates the detach whenever the node needs one, whether or not this volume was
     // reported (an uncertain one never is): upstream writes a flagged node before every detach

@@ -152,17 +152,25 @@ test('an operation with no plugin for its volume leaves the actual state alone a
   assert.equal(executor.startAttach(v, n), 'no-plugin', 'the next pass tries again');
   plugin.attachable = () => true;
   assert.equal(executor.startAttach(v, n), 'started', 'and goes once a plugin matches');
-  plugin.calls[0]!.finish();
+  plugin.calls[0]!.finish(new Error('attach timed out'));
   await executor.idle();
-  assert.equal(state.attachState(v, n), 'attached');
+  assert.equal(volumeInfoOf(state, v)?.lastError?.message, 'attach timed out');
+  // The plugin goes away again: the refusal is the last error again, not the stale failure.
+  plugin.attachable = () => false;
+  assert.equal(executor.startAttach(v, n), 'no-plugin');
+  await executor.idle();
+  assert.match(volumeInfoOf(state, v)?.lastError?.message ?? '', /no attachable plugin/);
+  state.markDetached(v, n); // the failed attach left it Uncertain (J2)
 
   // A volume known only from node status, of a plugin this controller does not have.
   const other = state.internVolume('example.com/unknown/x1');
   state.markAttached(other, n);
+  assert.equal(executor.checkDetachable(other, n), false);
   assert.equal(executor.startDetach(other, n, false), 'no-plugin');
   await executor.idle();
   assert.equal(state.attachState(other, n), 'attached', 'still attached as far as anyone knows');
   assert.deepEqual(state.pendingOperations(), []);
-  assert.deepEqual(state.backoffOperations(1_000), []);
+  assert.deepEqual(state.backoffFor(other, n, 1_000), []);
   assert.equal(plugin.calls.length, 1);
+  assert.equal(executor.checkDetachable(v, n), true);
 });

@@ -85,8 +85,8 @@ test('a forced detach is counted once it is sent, not when its status write fail
 });
 
 // F10 for a detach that cannot start: upstream's DetachVolume fails before the operation exists
-// when no plugin matches, so the volume goes back into the report set and nothing is counted.
-test('a detach whose volume no plugin matches is put back in node status and not counted as forced (F10, F11)', async () => {
+// when no plugin matches, and F10 puts the volume back into the report set; here it never leaves it.
+test('a detach whose volume no plugin matches leaves node status as it is and is not counted as forced (F10, F11)', async () => {
   const state = createWorldState();
   const node = state.internNode('node-a');
   state.setNodeManaged(node);
@@ -107,8 +107,10 @@ test('a detach whose volume no plugin matches is put back in node status and not
     liveVolumesInUse: async () => [],
     now: () => 1_000,
   });
+  const asked: boolean[] = [];
+  const spy = { ...executor, checkDetachable: (vol: VolumeId, n: NodeId) => (asked.push(executor.checkDetachable(vol, n)), asked.at(-1)!) };
   const planner = createPlanner({ state, workers: 0 });
-  const reconciler = createReconciler({ ...deps, statusUpdater, state, planner, executor, loopPeriodMs: 100, now: () => 1_000 });
+  const reconciler = createReconciler({ ...deps, statusUpdater, state, planner, executor: spy, loopPeriodMs: 100, now: () => 1_000 });
   try {
     await reconciler.runOnce();
     await new Promise((r) => setImmediate(r));
@@ -116,7 +118,9 @@ test('a detach whose volume no plugin matches is put back in node status and not
   } finally {
     await planner.close();
   }
-  assert.deepEqual(state.volumesToReport(node), [v], 'back in the report set');
+  assert.deepEqual(asked, [false], 'the pass planned the detach and found no plugin for it');
+  assert.deepEqual(statusUpdater.nodeWrites, [], 'the volume never left node status: nothing to write');
+  assert.deepEqual(state.volumesToReport(node), [v], 'still in the report set');
   assert.equal(state.attachState(v, node), 'attached');
   assert.deepEqual(state.pendingOperations(), []);
   assert.deepEqual((await deps.metrics.forcedDetaches.get()).values.filter((x) => x.value > 0), []);

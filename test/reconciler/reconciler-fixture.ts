@@ -21,6 +21,6 @@ export function quietReconcilerDeps() {
   };
 }
 
-export function refusingExecutor(calls: Partial<Pick<OperationExecutor, 'startAttach' | 'startDetach'>> = {}): OperationExecutor {
-  return { startAttach: () => 'backoff', startDetach: () => 'backoff', inFlight: () => 0, idle: async () => {}, close() {}, ...calls };
+export function refusingExecutor(calls: Partial<Pick<OperationExecutor, 'startAttach' | 'startDetach' | 'checkDetachable'>> = {}): OperationExecutor {
+  return { startAttach: () => 'backoff', startDetach: () => 'backoff', checkDetachable: () => true, inFlight: () => 0, idle: async () => {}, close() {}, ...calls };
 }

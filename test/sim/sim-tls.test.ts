@@ -109,13 +109,13 @@ test('a request is authenticated by a client certificate the CA signed, or by th
   }));
 
 /** One HTTP/1.1 GET over a fresh TLS connection; the status code, whether TLS resumed, and the session to resume. */
-function h1Get(url: string, ca: string, session?: Buffer): Promise<{ status: number; reused: boolean; session: Buffer | undefined }> {
+function h1Get(url: string, ca: string, session?: Buffer, client: { cert?: string; key?: string } = {}): Promise<{ status: number; reused: boolean; session: Buffer | undefined }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     let next: Buffer | undefined;
     let text = '';
     let reused = false;
-    const socket = tls.connect({ host: hostname, port: Number(port), ca, session, ALPNProtocols: ['http/1.1'] }, () => {
+    const socket = tls.connect({ host: hostname, port: Number(port), ca, session, ALPNProtocols: ['http/1.1'], ...client }, () => {
       reused = socket.isSessionReused();
       socket.write(`GET /api/v1/nodes HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`);
     });
@@ -135,4 +135,12 @@ test('a resumed TLS session without a client certificate is not taken for one', 
     const resumed = await h1Get(sim.url, ca, first.session);
     assert.equal(resumed.reused, true, 'the session was resumed (Node reports such a connection as authorized)');
     assert.equal(resumed.status, 401);
+    // A session that began with the kubeconfig's certificate keeps it when resumed.
+    const doc = parse(sim.kubeconfig) as { users: Array<{ user: Record<string, string> }> };
+    const mine = { cert: Buffer.from(doc.users[0].user['client-certificate-data']!, 'base64').toString(), key: Buffer.from(doc.users[0].user['client-key-data']!, 'base64').toString() };
+    const withCert = await h1Get(sim.url, ca, undefined, mine);
+    assert.equal(withCert.status, 200);
+    const again = await h1Get(sim.url, ca, withCert.session);
+    assert.equal(again.reused, true);
+    assert.equal(again.status, 200);
   }));
