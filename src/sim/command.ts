@@ -15,7 +15,7 @@ const onOff = ['on', 'off'] as const;
 
 export const SIM_FLAGS = {
   listen: { kind: 'string', default: '127.0.0.1:6443', help: 'host:port to serve on (":0" or port 0 picks a free port; an empty host means 127.0.0.1)' },
-  token: { kind: 'string', default: '', help: 'bearer token clients must send (default: random)' },
+  token: { kind: 'string', default: '', help: 'bearer token clients may send instead of the kubeconfig\'s client certificate (default: random)' },
   'tls-cert-file': { kind: 'string', default: '', help: 'serving certificate (PEM); default: a CA and certificate generated at start' },
   'tls-private-key-file': { kind: 'string', default: '', help: 'serving key (PEM), with --tls-cert-file' },
   'insecure-http': { kind: 'bool', default: false, help: 'serve plain HTTP (debugging only)' },
@@ -102,7 +102,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     },
   });
   if (sim.population) log.info({ ...sim.population }, 'fleet generated');
-  if (sim.faults) log.info({ admin: `${sim.url}${FAULTS_ADMIN_PATH}` }, `fault injection on; change it with POST ${sim.url}${FAULTS_ADMIN_PATH} (bearer token)`);
+  if (sim.faults) log.info({ admin: `${sim.url}${FAULTS_ADMIN_PATH}` }, `fault injection on; read it with \`kubectl get --raw ${FAULTS_ADMIN_PATH}\`, change it with \`kubectl create --raw ${FAULTS_ADMIN_PATH} -f SPEC_FILE\` (the kubeconfig's client certificate or the --token)`);
   await new Promise<void>((resolve) => {
     const done = () => resolve();
     process.once('SIGINT', done);
