@@ -18,6 +18,8 @@ export interface KubeErrorDetails {
   reason?: string;
   /** `Retry-After` in milliseconds when the server sent one. */
   retryAfterMs?: number;
+  /** `Status.message` from the response body when present: what client-go's StatusError says. */
+  statusMessage?: string;
 }
 
 /** HTTP status of any error the client layers produce (0 when there was no response). */
@@ -101,10 +103,12 @@ export function toKubeError(err: unknown, what: { verb: string; resource: string
     if (status.reason) details.reason = status.reason;
     const ra = parseRetryAfter(headerOf(err.headers, 'retry-after'));
     if (ra !== undefined) details.retryAfterMs = ra;
+    if (status.message !== undefined) details.statusMessage = status.message;
     message = status.message ?? `HTTP ${err.code}`;
   } else if (err instanceof KubeHttpError) {
     if (err.reason) details.reason = err.reason;
     if (err.retryAfterMs !== undefined) details.retryAfterMs = err.retryAfterMs;
+    if (err.statusMessage !== undefined) details.statusMessage = err.statusMessage;
     message = err.statusMessage ?? `HTTP ${err.statusCode}`;
   } else {
     message = err instanceof Error ? err.message : String(err);

@@ -13,10 +13,21 @@ import type { NodeLookup, NodeStatusApi, ReportedAttachments } from '../statusup
 import type { EventSink } from '../events/index.js';
 import type { KernelPool } from '../kernel/kernel-pool.js';
 import { decodePage, type PageReader } from '../kube/list-page.js';
+import { kubeErrorDetails } from '../kube/kube-errors.js';
+
+/**
+ * A refused create rejects with the API server's own words (`Status.message`) when it sent
+ * some, as client-go's StatusError reads: the CSI plugin puts that text after upstream's
+ * `attacher.Attach failed:` in the FailedAttachVolume event. The client's error is its cause.
+ */
+function inApiWords(err: unknown): never {
+  const words = kubeErrorDetails(err)?.statusMessage;
+  throw words === undefined ? err : new Error(words, { cause: err });
+}
 
 export function volumeAttachmentApi(api: KubeApiClient): VolumeAttachmentApi {
   return {
-    create: (body) => api.createVolumeAttachment(body),
+    create: (body) => api.createVolumeAttachment(body).catch(inApiWords),
     delete: (name) => api.deleteVolumeAttachment(name),
     get: (name) => api.getVolumeAttachment(name),
   };

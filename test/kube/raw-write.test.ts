@@ -101,7 +101,7 @@ describe('KubeApiClient raw hot calls', () => {
     assert.equal(await api.getNode('nope'), undefined);
     await assert.rejects(api.createVolumeAttachment(vaBody('x')), (err: unknown) => {
       assert.ok(isNotFound(err));
-      assert.deepEqual(kubeErrorDetails(err), { verb: 'create', resource: 'volumeattachments', name: 'x', code: 404, reason: 'NotFound' });
+      assert.deepEqual(kubeErrorDetails(err), { verb: 'create', resource: 'volumeattachments', name: 'x', code: 404, reason: 'NotFound', statusMessage: 'not there' });
       assert.match((err as Error).message, /^create volumeattachments\/x: not there$/);
       return true;
     });
