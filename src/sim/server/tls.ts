@@ -44,47 +44,38 @@ export async function generateTls(hosts: readonly string[] = ['127.0.0.1', 'loca
       await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey),
     ],
   });
-  const keys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  // A leaf certificate the CA signs: a fresh key pair, no CA rights, the given usage.
+  const leaf = async (subject: string, usage: number, purpose: string, extra: x509.Extension[] = []) => {
+    const keys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+    const cert = await x509.X509CertificateGenerator.create({
+      subject,
+      issuer: caCert.subject,
+      publicKey: keys.publicKey,
+      signingKey: caKeys.privateKey,
+      notBefore,
+      notAfter,
+      signingAlgorithm: ALG,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(usage, true),
+        new x509.ExtendedKeyUsageExtension([purpose]),
+        ...extra,
+        await x509.AuthorityKeyIdentifierExtension.create(caCert),
+      ],
+    });
+    return { cert, keys };
+  };
   const names = hosts.map((h) => ({ type: /^[\d.]+$|:/.test(h) ? ('ip' as const) : ('dns' as const), value: h }));
-  const cert = await x509.X509CertificateGenerator.create({
-    subject: 'CN=fleet-attach-sim',
-    issuer: caCert.subject,
-    publicKey: keys.publicKey,
-    signingKey: caKeys.privateKey,
-    notBefore,
-    notAfter,
-    signingAlgorithm: ALG,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(names),
-      await x509.AuthorityKeyIdentifierExtension.create(caCert),
-    ],
-  });
-  const clientKeys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const clientCert = await x509.X509CertificateGenerator.create({
-    subject: 'CN=fleet-attach, O=system:masters',
-    issuer: caCert.subject,
-    publicKey: clientKeys.publicKey,
-    signingKey: caKeys.privateKey,
-    notBefore,
-    notAfter,
-    signingAlgorithm: ALG,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
-      await x509.AuthorityKeyIdentifierExtension.create(caCert),
-    ],
-  });
+  const server = await leaf('CN=fleet-attach-sim', x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+    x509.ExtendedKeyUsage.serverAuth, [new x509.SubjectAlternativeNameExtension(names)]);
+  const client = await leaf('CN=fleet-attach, O=system:masters', x509.KeyUsageFlags.digitalSignature, x509.ExtendedKeyUsage.clientAuth);
   const eol = (pem: string) => (pem.endsWith('\n') ? pem : `${pem}\n`);
   const pemKey = async (k: webcrypto.CryptoKey) => eol(x509.PemConverter.encode(await crypto.subtle.exportKey('pkcs8', k), 'PRIVATE KEY'));
   return {
-    cert: eol(cert.toString('pem')),
-    key: await pemKey(keys.privateKey),
+    cert: eol(server.cert.toString('pem')),
+    key: await pemKey(server.keys.privateKey),
     ca: eol(caCert.toString('pem')),
-    client: { cert: eol(clientCert.toString('pem')), key: await pemKey(clientKeys.privateKey) },
+    client: { cert: eol(client.cert.toString('pem')), key: await pemKey(client.keys.privateKey) },
   };
 }
 
