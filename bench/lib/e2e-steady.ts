@@ -96,6 +96,7 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     new_pod_volumes: pv.volumes,
     new_pod_volumes_with_va: pv.matched,
     rescheduled_pods: pv.otherPods,
+    new_pods_deleted_before_va: pv.deletedBeforeVa,
     churn_changes_per_s: round((changes(churnB) - changes(churnA)) / span, 0),
     churn_stats: churnB,
     // Every simulator actor's counters over the measured minute (B − A), per second.

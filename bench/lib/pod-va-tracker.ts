@@ -9,6 +9,9 @@
  * "New" pods are pods whose claims are new: their PV appeared during the watch and no earlier
  * pod used them (churn creations). Pods reusing a claim (churn reschedules) first wait for the
  * detach from their old node (multi-attach protection), so they are counted apart, not timed.
+ * A new pod deleted before its VolumeAttachment was seen (the churn deletes random pods, a few
+ * of them within their first tens of ms) is dropped: no attachment is owed to it, and counting
+ * it as still waiting put minute-long waits into the window's worst seconds.
  *
  * The raw pod watch lines are kept (up to a cap) for the JSON.parse baseline.
  */
@@ -36,6 +39,8 @@ export interface PodVaResult {
   tail: TailShare;
   /** Pods in the window whose claims predate the watch (reschedules). */
   otherPods: number;
+  /** New pods of the window deleted before their VolumeAttachment was seen (not timed). */
+  deletedBeforeVa: number;
   podEvents: number;
   vaEvents: number;
 }
@@ -43,6 +48,7 @@ export interface PodVaResult {
 interface PodSeen { t: number; inWindow: boolean }
 
 const ADDED = '{"type":"ADDED"';
+const DELETED = '{"type":"DELETED"';
 const MODIFIED = '{"type":"MODIFIED"';
 
 export class PodVaTracker {
@@ -55,6 +61,9 @@ export class PodVaTracker {
   private readonly vaSeenAt = new Map<string, number>();
   private readonly attachedAt = new Map<string, number>();
   private readonly resolvedPods = new Set<string>();
+  /** Pod uid → the VolumeAttachment names expected for it. */
+  private readonly vasOfPod = new Map<string, string[]>();
+  private deletedBeforeVa = 0;
   private readonly windowPods = new Set<string>();
   private readonly claimsUsed = new Set<string>();
   private inWindow = false;
@@ -98,6 +107,10 @@ export class PodVaTracker {
       this.podLines.push(line);
       this.podLineBytes += line.length;
     }
+    if (line.startsWith(DELETED)) {
+      this.onPodDeleted((JSON.parse(line) as { object: { metadata: { uid: string } } }).object.metadata.uid);
+      return;
+    }
     if (!line.startsWith(ADDED)) return;
     const pod = (JSON.parse(line) as { object: { metadata: { namespace: string; name: string; uid: string }; spec?: { nodeName?: string; volumes?: Array<{ persistentVolumeClaim?: { claimName: string } }> } } }).object;
     const node = pod.spec?.nodeName;
@@ -114,6 +127,22 @@ export class PodVaTracker {
       const pv = this.pvByClaim.get(claim);
       if (pv) this.expect(key, pv, node, seen);
       else this.waitingClaims.set(claim, [...(this.waitingClaims.get(claim) ?? []), { node, seen, key }]);
+    }
+  }
+
+  private onPodDeleted(uid: string): void {
+    const names = this.vasOfPod.get(uid);
+    if (names === undefined) return;
+    this.vasOfPod.delete(uid);
+    let dropped = false;
+    for (const name of names) {
+      if (this.vaSeenAt.has(name)) continue;
+      dropped ||= this.expected.get(name)?.inWindow === true;
+      this.expected.delete(name);
+    }
+    if (dropped) {
+      this.deletedBeforeVa++;
+      this.windowPods.delete(uid);
     }
   }
 
@@ -147,6 +176,9 @@ export class PodVaTracker {
     this.resolvedPods.add(podKey);
     const name = `csi-${createHash('sha256').update(pv.handle + pv.driver + node).digest('hex')}`;
     this.expected.set(name, seen);
+    const names = this.vasOfPod.get(podKey);
+    if (names) names.push(name);
+    else this.vasOfPod.set(podKey, [name]);
   }
 
   /** `tailOverMs`: the latency above which a sample counts as tail (the target). */
@@ -184,6 +216,7 @@ export class PodVaTracker {
       timeline: latencyTimeline(samples, this.windowStart),
       tail: tailShare(samples, this.windowStart, tailOverMs),
       otherPods: this.windowPods.size - newPods,
+      deletedBeforeVa: this.deletedBeforeVa,
       podEvents: this.podEvents,
       vaEvents: this.vaEvents,
     };
