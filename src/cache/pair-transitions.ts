@@ -1,6 +1,6 @@
 /**
  * The transitions of one pair's desired and actual state, with everything they drag along:
- * the counters, the report set (D6), the multi-attach error flag (H4), the conflict set (G3)
+ * the counters (and the per-plugin totals), the report set (D6), the multi-attach error flag (H4), the conflict set (G3)
  * and the volume's confirmed-attachment bit (D7). Each takes
  * a live pair slot; freeing the slot when nothing holds it any more is part of the transition.
  */
@@ -16,6 +16,7 @@ export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string): 
   if ((c.t.pairFlags[slot] & PF_DESIRED) === 0) {
     c.t.pairFlags[slot] = (c.t.pairFlags[slot] | PF_DESIRED) & ~PF_MAE_REPORTED;
     c.counters.desiredPairs++;
+    c.pluginTotals.add(c.pairVolume(slot), 1, 0);
     c.refreshConflict(slot);
   }
   return true;
@@ -27,6 +28,7 @@ export function removePod(c: WorldCore, pods: PodSets, slot: number, uid: string
   if (c.podFirst[slot] === undefined) {
     c.t.pairFlags[slot] &= ~(PF_DESIRED | PF_MAE_REPORTED);
     c.counters.desiredPairs--;
+    c.pluginTotals.add(c.pairVolume(slot), -1, 0);
     c.refreshConflict(slot);
     c.maybeFreePair(slot);
   }
@@ -38,6 +40,7 @@ export function markAttached(c: WorldCore, slot: number): void {
   const f = c.t.pairFlags[slot];
   if (f & PF_UNCERTAIN) c.counters.uncertain--;
   if ((f & PF_ATTACHED) === 0) c.counters.attached++;
+  if ((f & (PF_ATTACHED | PF_UNCERTAIN)) === 0) c.pluginTotals.add(c.pairVolume(slot), 0, 1);
   c.t.pairFlags[slot] = (f & ~PF_UNCERTAIN) | PF_ATTACHED;
   c.addToReport(slot);
   c.refreshConflict(slot);
@@ -49,6 +52,7 @@ export function markUncertain(c: WorldCore, slot: number): void {
   const f = c.t.pairFlags[slot];
   c.removeFromReport(slot);
   if ((f & PF_UNCERTAIN) === 0) c.counters.uncertain++;
+  if ((f & (PF_ATTACHED | PF_UNCERTAIN)) === 0) c.pluginTotals.add(c.pairVolume(slot), 0, 1);
   c.t.pairFlags[slot] = (c.t.pairFlags[slot] & ~PF_ATTACHED) | PF_UNCERTAIN;
   if (f & PF_ATTACHED) leftAttached(c, slot);
 }
@@ -59,6 +63,7 @@ export function markDetached(c: WorldCore, slot: number): void {
   if ((f & (PF_ATTACHED | PF_UNCERTAIN)) === 0) return;
   c.removeFromReport(slot);
   if (f & PF_UNCERTAIN) c.counters.uncertain--;
+  c.pluginTotals.add(c.pairVolume(slot), 0, -1);
   c.t.pairFlags[slot] &= ~(PF_ATTACHED | PF_UNCERTAIN | PF_TIMER_SET);
   if (f & PF_ATTACHED) leftAttached(c, slot);
   c.maybeFreePair(slot);

@@ -27,6 +27,7 @@ import {
 import { Interner } from './interner.js';
 import { END, linkPair, nextOfNode, nextOfVolume, unlinkPair } from './pair-links.js';
 import { alignCapacity, PAIR_RECORD_WORDS, SharedTables, type Capacities } from './shared-tables.js';
+import { PluginTotals } from './plugin-totals.js';
 
 const W = PAIR_RECORD_WORDS;
 const VOL = PR_VOLUME / 4;
@@ -65,6 +66,8 @@ export class WorldCore {
   readonly inUseSorted: boolean[] = [];
   /** Opaque host metadata per volume id (an array: a Map churns as ids come and go). */
   readonly volumeInfo: unknown[] = [];
+  /** Desired and actual pairs per volume plugin label (O: total_volumes). */
+  readonly pluginTotals = new PluginTotals();
   readonly conflictSlots = new Set<number>();
   readonly counters: Counters = {
     managedNodes: 0, pairs: 0, desiredPairs: 0, attached: 0, uncertain: 0, reportedAttached: 0,
@@ -133,6 +136,7 @@ export class WorldCore {
     if (this.t.vhead(volume) !== END || this.ops.holdsVolume(volume)) return false;
     this.t.setVflags(volume, 0);
     this.volumeInfo[volume] = undefined;
+    this.pluginTotals.clear(volume);
     this.volumes.release(volume);
     return true;
   }

@@ -4,10 +4,11 @@
  */
 import {
   NF_HEALTHY, NF_MANAGED, NF_OUT_OF_SERVICE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED,
-  PF_DESIRED, PF_MAE_REPORTED, PF_TIMER_SET, VF_FORBIDDEN,
+  PF_ATTACHED, PF_DESIRED, PF_MAE_REPORTED, PF_TIMER_SET, PF_UNCERTAIN, VF_FORBIDDEN,
 } from '../kernel/abi.js';
 import { fleetError } from '../errors/index.js';
 import type { KernelAccess } from './kernel-access.js';
+import type { PluginTotalsRow } from './plugin-totals.js';
 import { OperationTable } from './operation-table.js';
 import { PlanClock } from './plan-clock.js';
 import { PlanGate } from './plan-gate.js';
@@ -136,6 +137,23 @@ class WorldStateImpl implements WorldState {
   }
   volumeInfo(volume: VolumeId): unknown {
     return this.core.volumeLive(volume) ? this.core.volumeInfo[volume] : undefined;
+  }
+  setVolumePlugin(volume: VolumeId, plugin: string | undefined): void {
+    this.liveVolume(volume);
+    const c = this.core;
+    c.pluginTotals.setLabel(volume, plugin, () => {
+      let desired = 0;
+      let actual = 0;
+      c.forEachSlotOfVolume(volume, (slot) => {
+        const f = c.t.pairFlags[slot];
+        if (f & PF_DESIRED) desired++;
+        if (f & (PF_ATTACHED | PF_UNCERTAIN)) actual++;
+      });
+      return { desired, actual };
+    });
+  }
+  pluginTotals(): PluginTotalsRow[] {
+    return this.core.pluginTotals.rows();
   }
 
   // ---- desired state -------------------------------------------------------------------------

@@ -31,6 +31,7 @@
  * are O(pairs of the node). Counts are maintained incrementally: counts() is O(1).
  */
 import type { KernelAccess } from './kernel-access.js';
+import type { PluginTotalsRow } from './plugin-totals.js';
 
 /** Dense id of a node name (0-based). */
 export type NodeId = number;
@@ -183,6 +184,13 @@ export interface WorldState {
   /** Opaque host-side metadata (plugin, spec name, PV name, VA info); dropped with the id. */
   setVolumeInfo(volume: VolumeId, info: unknown): void;
   volumeInfo(volume: VolumeId): unknown;
+  /**
+   * The volume's plugin label for the per-plugin totals (O: `kubernetes.io/csi:<driver>`, or the
+   * in-tree plugin's name); undefined while the volume has no spec, which leaves it uncounted.
+   */
+  setVolumePlugin(volume: VolumeId, plugin: string | undefined): void;
+  /** Desired and actual (Attached or Uncertain) pairs per plugin label, labels with any; O(labels). */
+  pluginTotals(): PluginTotalsRow[];
 
   // ---- desired state (C1, H4) ------------------------------------------------------------
   /** Adds pod `podUid` to the pair's pod set. Refused when the node is not managed (B3). A new

@@ -39,8 +39,6 @@ export interface ControllerMetrics {
   readonly rateLimiterWait: Histogram;
   /** Event-loop time per completed periodic pass (`pass`: verify, pods-removed, pods-listed). */
   readonly periodicPassBusy: Histogram<'pass'>;
-  readonly statusUpdates: Counter<'result'>;
-  readonly events: Counter<'reason'>;
   readonly leader: Gauge;
   /** Sets (or replaces) the scrape-time sources. */
   setSources(sources: ControllerMetricsSources): void;
@@ -67,9 +65,10 @@ export function createControllerMetrics(opts: { perNodeVolumeMetric?: boolean; p
     registers: [registry],
     collect() {
       this.reset();
+      // Upstream's collector counts into a map: a (plugin, state) with no entry has no series.
       for (const r of sources.totalVolumes?.() ?? []) {
-        this.set({ plugin_name: r.plugin, state: 'desired_state_of_world' }, r.desired);
-        this.set({ plugin_name: r.plugin, state: 'actual_state_of_world' }, r.actual);
+        if (r.desired > 0) this.set({ plugin_name: r.plugin, state: 'desired_state_of_world' }, r.desired);
+        if (r.actual > 0) this.set({ plugin_name: r.plugin, state: 'actual_state_of_world' }, r.actual);
       }
     },
   });
@@ -146,8 +145,6 @@ export function createControllerMetrics(opts: { perNodeVolumeMetric?: boolean; p
       labelNames: ['pass'], buckets: PERIODIC_BUCKETS, registers: [registry],
     }),
     rateLimiterWait: new Histogram({ name: 'fleet_attach_rate_limiter_wait_seconds', help: 'Time API writes waited for the client-side rate limiter', buckets: LOOP_BUCKETS, registers: [registry] }),
-    statusUpdates: new Counter({ name: 'fleet_attach_node_status_updates_total', help: 'Node status PATCHes by result', labelNames: ['result'], registers: [registry] }),
-    events: new Counter({ name: 'fleet_attach_events_total', help: 'Kubernetes Events emitted by reason', labelNames: ['reason'], registers: [registry] }),
     leader: new Gauge({ name: 'fleet_attach_leader', help: '1 while this replica holds the leader lease', registers: [registry] }),
     setSources(s) {
       sources = s;

@@ -59,7 +59,9 @@ export function loadActualState(d: ActualStateLoaderDeps): { attached: number; u
     const node = state.internNode(va.nodeName);
     const vol = state.internVolume(r.uniqueName);
     if (!volumeInfoOf(state, vol)?.spec) {
-      state.setVolumeInfo(vol, volumeInfoFor(state.volumeName(vol), r.spec, r.plugin.name));
+      const info = volumeInfoFor(state.volumeName(vol), r.spec, r.plugin.name);
+      state.setVolumeInfo(vol, info);
+      state.setVolumePlugin(vol, info.plugin);
       // The PV's access modes key its operations (I1) before any pod names it, as upstream's
       // actual-state entry carries the PV spec.
       state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));

@@ -238,7 +238,10 @@ class Populator implements DesiredStatePopulator {
       const unique = state.volumeName(vol) ?? r.uniqueName;
       const prior = volumeInfoOf(state, vol);
       const info = volumeInfoFor(unique, r.spec, r.plugin.name, prior);
-      if (info !== prior) state.setVolumeInfo(vol, info);
+      if (info !== prior) {
+        state.setVolumeInfo(vol, info);
+        state.setVolumePlugin(vol, info.plugin);
+      }
       if (r.spec.origin !== 'inline') this.pvIndex.add(r.spec.name, unique);
       state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
       const added = state.addDesiredPod(vol, node, pod.uid);

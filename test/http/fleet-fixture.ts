@@ -71,6 +71,7 @@ export function createFleet(opts: { listenHost?: string; httpToken?: string; vie
         const pvName = o.pv ?? `pv-${handle}`;
         const info: VolumeInfo = { specName: pvName, pvName, plugin: PLUGIN_LABEL, csi: { driver: DRIVER, volumeHandle: handle }, accessModes, migrated: false };
         state.setVolumeInfo(id, info);
+        state.setVolumePlugin(id, PLUGIN_LABEL);
         view.setPvVolumes(pvName, [name]);
       }
       return id;

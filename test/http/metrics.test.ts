@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { WorldState } from '../../src/cache/world-state.js';
-import { readVolumeInfo } from '../../src/http/inspection-view.js';
 import { createPlanner } from '../../src/kernel/planner.js';
 import { PLUGIN_LABEL, createFleet, csiName } from './fleet-fixture.js';
 
@@ -33,28 +31,11 @@ function find(samples: Sample[], name: string, labels: Record<string, string>): 
   return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
 }
 
-/** Per-plugin desired/actual pair counts, as the controller's scrape-time source computes them. */
-function totalVolumes(state: WorldState): Array<{ plugin: string; desired: number; actual: number }> {
-  const per = new Map<string, { plugin: string; desired: number; actual: number }>();
-  for (let ids = state.volumeIds(-1, 256); ids.length > 0; ids = state.volumeIds(ids[ids.length - 1], 256)) {
-    for (const v of ids) {
-      const plugin = readVolumeInfo(state.volumeInfo(v))?.plugin ?? 'unknown';
-      const row = per.get(plugin) ?? { plugin, desired: 0, actual: 0 };
-      state.forEachPairOfVolume(v, (p) => {
-        if (p.desiredPods > 0) row.desired++;
-        if (p.attachState !== 'detached') row.actual++;
-      });
-      per.set(plugin, row);
-    }
-  }
-  return [...per.values()];
-}
-
 describe('/metrics', () => {
   it('exposes the upstream series with their labels after a scripted attach and forced detach', async () => {
     const f = createFleet();
     const { state, metrics } = f;
-    metrics.setSources({ totalVolumes: () => totalVolumes(state) });
+    metrics.setSources({ totalVolumes: () => state.pluginTotals() });
     const planner = createPlanner({ state, workers: 0, build: 'debug' });
     const planOptions = { maxWaitForUnmountMs: f.view.options.maxWaitForUnmountMs, disableForceDetachOnTimeout: false };
     try {

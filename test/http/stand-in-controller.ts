@@ -63,6 +63,7 @@ function ensureVolume(state: WorldState, name: string): VolumeId {
   state.setMultiAttachForbidden(v, !shared);
   const info: VolumeInfo = { specName: `pv-${handle}`, pvName: `pv-${handle}`, plugin: PLUGIN, csi: { driver: DRIVER, volumeHandle: handle }, accessModes: shared ? RWX : RWO, migrated: false };
   state.setVolumeInfo(v, info);
+  state.setVolumePlugin(v, PLUGIN);
   return v;
 }
 
