@@ -8,7 +8,8 @@ import type { BackoffEntry, NodeId, PairState, PendingOperation, VolumeId, World
 import { attachmentName } from '../plugins/csi/attachment-name.js';
 import { readVolumeInfo, type InspectionOptions, type InspectionView, type VolumeInfo } from './inspection-view.js';
 import type { PairView, PodView } from './schemas/common.js';
-import { isBlockedByAttachment, waitingFor, type PairFacts } from './waiting-for.js';
+import { uncertainHolders } from '../reconciler/attach-hold.js';
+import { holderOf, waitingFor, type PairFacts } from './waiting-for.js';
 
 /** Pods listed per pair; `podCount` has the total. */
 export const MAX_PODS = 20;
@@ -132,19 +133,22 @@ export function pairFacts(
     pending: pending && { op: pending.op, node: pending.node === node.id ? node.name : safeNodeName(ctx.state, pending.node), startedAt: pending.startedAt },
     backoff: ops.backoff,
     attachedElsewhere: attachedElsewhere ?? (needElsewhere ? confirmedNodes(ctx.state, volume.id, node.id) : []),
+    uncertainElsewhere: needElsewhere ? uncertainHolders(ctx.state, volume.id, node.id).map((id) => safeNodeName(ctx.state, id)) : [],
     lastError: lastError && lastError.node === node.name ? lastError : undefined,
   };
 }
 
 /**
- * The pair's explanation; a G3 block is followed by the explanation of the node holding the
- * attachment ("attach to b: attached to a …; detach from a: still mounted, node healthy, will
- * not force"), since that is what the operator has to act on.
+ * The pair's explanation; an attach held by another node (G3, or an Uncertain entry there:
+ * attach-hold.ts) is followed by the explanation of that node's entry ("attach to b: attached
+ * to a …; detach from a: still mounted, node healthy, will not force"), since that is what the
+ * operator has to act on.
  */
 export function explain(ctx: ReadContext, facts: PairFacts, volume: VolumeFacts): string | undefined {
   const line = waitingFor(facts, ctx.now, ctx.options);
-  if (line === undefined || !isBlockedByAttachment(facts)) return line;
-  const holderId = ctx.state.findNode(facts.attachedElsewhere[0]);
+  const holderName = line === undefined ? undefined : holderOf(facts);
+  if (holderName === undefined) return line;
+  const holderId = ctx.state.findNode(holderName);
   const holder = holderId === undefined ? undefined : nodeFacts(ctx.state, holderId);
   const pair = holder && ctx.state.pair(volume.id, holder.id);
   if (!holder || !pair) return line;

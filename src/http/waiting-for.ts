@@ -26,6 +26,11 @@ export interface PairFacts {
   readonly backoff: ReadonlyArray<{ readonly op: OperationKind; readonly retryAt: number }>;
   /** Nodes other than this one holding a confirmed attachment (D7); read for forbidden volumes only. */
   readonly attachedElsewhere: readonly string[];
+  /**
+   * Nodes whose Uncertain entry holds off this attach (src/reconciler/attach-hold.ts: stricter
+   * than upstream); forbidden volumes only, empty when absent.
+   */
+  readonly uncertainElsewhere?: readonly string[];
   /** Message of the volume's last failure when it was this operation on this node. */
   readonly lastError?: { readonly op: OperationKind; readonly message: string };
 }
@@ -45,6 +50,18 @@ export function isBlockedByAttachment(f: PairFacts): boolean {
   return f.desired && f.attachState !== 'attached' && f.pending === undefined && f.multiAttachForbidden && f.attachedElsewhere.length > 0;
 }
 
+/** True when the attach waits for an Uncertain entry elsewhere (and no confirmed one). */
+export function isHeldByUncertain(f: PairFacts): boolean {
+  return f.desired && f.attachState !== 'attached' && f.pending === undefined && f.multiAttachForbidden
+    && f.attachedElsewhere.length === 0 && (f.uncertainElsewhere?.length ?? 0) > 0;
+}
+
+/** The node whose entry the attach waits for (G3, or an Uncertain hold), if any. */
+export function holderOf(f: PairFacts): string | undefined {
+  if (isBlockedByAttachment(f)) return f.attachedElsewhere[0];
+  return isHeldByUncertain(f) ? f.uncertainElsewhere?.[0] : undefined;
+}
+
 function attachWait(f: PairFacts, now: number): string {
   const head = `attach to ${f.node}`;
   const pending = pendingWait(f, 'attach', now);
@@ -52,6 +69,9 @@ function attachWait(f: PairFacts, now: number): string {
   if (isBlockedByAttachment(f)) {
     // G3 / H1: the other node must let go first; its own explanation says why it has not.
     return `${head}: attached to ${f.attachedElsewhere.join(', ')} and multi-attach is forbidden, waiting for detach there`;
+  }
+  if (isHeldByUncertain(f)) {
+    return `${head}: attachment uncertain on ${f.uncertainElsewhere?.join(', ')} and multi-attach is forbidden, waiting until it is confirmed or detached there`;
   }
   const backoff = backoffWait(f, 'attach', now);
   if (backoff) return `${head}: ${backoff}`;

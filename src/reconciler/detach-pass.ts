@@ -6,7 +6,7 @@
  * detach sends nothing until its node's write succeeded. A failed write releases the detach
  * without backoff and puts the volume back in the report set (the executor's gate contract).
  */
-import type { NodeId, WorldState } from '../cache/world-state.js';
+import type { NodeId, VolumeId, WorldState } from '../cache/world-state.js';
 import type { Plan } from '../kernel/plan-result.js';
 import type { ControllerMetrics } from '../metrics/controller-metrics.js';
 import type { OperationExecutor } from '../operations/operation-executor.js';
@@ -19,14 +19,28 @@ export interface DetachPassDeps {
   metrics: ControllerMetrics;
 }
 
-/** Starts this pass's detaches (at most `budget`); returns how many started. */
-export function startDetaches(d: DetachPassDeps, plan: Plan, budget: number): number {
+/** What the detach half did: how many started, and what the budget left for later passes. */
+export interface DetachPassResult {
+  readonly started: number;
+  /**
+   * Multi-attach-forbidden volumes with a planned detach the budget did not reach. Upstream
+   * starts every detach before the attach pass (E1), so their moves would be pending (G1) and
+   * report no Multi-Attach error; the attach pass reports none for them either.
+   */
+  readonly deferred: ReadonlySet<VolumeId>;
+}
+
+const NONE: ReadonlySet<VolumeId> = new Set();
+
+/** Starts this pass's detaches (at most `budget`). */
+export function startDetaches(d: DetachPassDeps, plan: Plan, budget: number): DetachPassResult {
   const { state } = d;
   const n = plan.detaches.length;
-  if (n === 0 || budget <= 0) return 0;
+  if (n === 0) return { started: 0, deferred: NONE };
   const gates = new Map<NodeId, { promise: Promise<boolean>; resolve(ok: boolean): void }>();
   let started = 0;
-  for (let i = 0; i < n && started < budget; i++) {
+  let i = 0;
+  for (; i < n && started < budget; i++) {
     const a = plan.detaches.at(i);
     // F2 re-checked at action time: an earlier action of this pass may own the key now.
     // Skipping here avoids a needless remove/re-write of the node's status.
@@ -68,6 +82,11 @@ export function startDetaches(d: DetachPassDeps, plan: Plan, budget: number): nu
       else d.metrics.forcedDetaches.inc({ reason });
     }
   }
+  const deferred = i < n ? new Set<VolumeId>() : NONE;
+  for (; i < n; i++) {
+    const v = plan.detaches.volume(i);
+    if (state.multiAttachForbidden(v)) (deferred as Set<VolumeId>).add(v);
+  }
   // F8, step 2: one status write per touched node; its detaches are sent once it succeeded.
   for (const [node, gate] of gates) {
     if (!state.statusUpdateNeeded(node)) {
@@ -79,5 +98,5 @@ export function startDetaches(d: DetachPassDeps, plan: Plan, budget: number): nu
       () => gate.resolve(false), // the contract says never; a closed gate is the safe answer
     );
   }
-  return started;
+  return { started, deferred };
 }

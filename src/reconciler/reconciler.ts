@@ -57,6 +57,7 @@ import type { OperationExecutor } from '../operations/operation-executor.js';
 import { volumeInfoOf } from '../populator/volume-info.js';
 import { logger, type Logger } from '../log/logger.js';
 import { startDetaches } from './detach-pass.js';
+import { attachHeld, holdsAttach } from './attach-hold.js';
 import { verifyAttachedVolumes, type VerifyDeps } from './verify-attached.js';
 
 export interface ReconcilerOptions {
@@ -265,9 +266,9 @@ class Loop implements Reconciler {
     // between nodes is not affected: its attach is refused until its detach is done.
     const budget = this.admission();
     const detachBudget = plan.attaches.length > 0 ? Math.max(Math.ceil(budget / 2), budget - plan.attaches.length) : budget;
-    const detached = startDetaches(this.d, plan, detachBudget);
+    const { started: detached, deferred } = startDetaches(this.d, plan, detachBudget);
     const attachBudget = budget - detached;
-    const attached = this.attachPass(plan, attachBudget);
+    const attached = this.attachPass(plan, attachBudget, deferred);
     const started = detached + attached;
     this.starved = budget < this.maxStarts && started >= budget && plan.attaches.length + plan.detaches.length > started;
     if (!plan.attachWindowFull) this.attachWindow = 0;
@@ -294,15 +295,19 @@ class Loop implements Reconciler {
     );
   }
 
-  /** Starts this pass's attaches (at most `budget`), reports conflicts; returns how many started. */
-  private attachPass(plan: Plan, budget: number): number {
+  /**
+   * Starts this pass's attaches (at most `budget`), reports conflicts; returns how many started.
+   * `deferred`: volumes whose detach the budget put off, reported as upstream would (no error).
+   */
+  private attachPass(plan: Plan, budget: number, deferred: ReadonlySet<VolumeId>): number {
     const { state } = this.d;
     let started = 0;
     for (let i = 0; i < plan.attaches.length && started < budget; i++) {
       const volume = plan.attaches.volume(i);
       const node = plan.attaches.node(i);
-      if (state.multiAttachForbidden(volume) && this.heldElsewhere(volume, node)) {
-        this.blockedByUncertain(volume, node);
+      // Stricter than upstream's G3 on purpose: attach-hold.ts.
+      if (state.multiAttachForbidden(volume) && attachHeld(state, volume, node)) {
+        if (!deferred.has(volume)) this.blockedByUncertain(volume, node);
         continue;
       }
       if (this.d.executor.startAttach(volume, node) === 'started') started++; // G4; refusals are quiet
@@ -310,29 +315,12 @@ class Loop implements Reconciler {
     for (let i = 0; i < plan.conflicts.length; i++) {
       const volume = plan.conflicts.volume(i);
       const node = plan.conflicts.node(i);
-      if (state.isOperationPending(volume, node)) continue; // G1 before G3 (H5)
+      if (state.isOperationPending(volume, node) || deferred.has(volume)) continue; // G1 before G3 (H5)
       if (state.pair(volume, node)?.desiredPods === 0) continue;
       this.reportMultiAttach(volume, node);
       state.setMultiAttachErrorReported(volume, node); // H4
     }
     return started;
-  }
-
-  /**
-   * Stricter than upstream, on purpose (safety first): upstream's G3 lets an Uncertain attachment
-   * elsewhere (D7: a VolumeAttachment found at start-up, A3; a failed attach, J2; a failed detach,
-   * J3) not block the attach of a multi-attach-forbidden volume, so a ReadWriteOnce volume can get
-   * VolumeAttachments on two nodes (kubernetes/kubernetes#124334 discussed it, unmerged). Here any
-   * actual entry on another node blocks it until that entry is detached — which the detach pass
-   * does as soon as the rules allow (F6/F7, the max-wait timer, the out-of-service taint).
-   * O(pairs of the volume), one or two for ReadWriteOnce volumes.
-   */
-  private heldElsewhere(volume: VolumeId, node: NodeId): boolean {
-    let held = false;
-    this.d.state.forEachPairOfVolume(volume, (p) => {
-      if (p.node !== node && p.attachState !== 'detached') held = true;
-    });
-    return held;
   }
 
   /** The Multi-Attach report for an attach blocked by an uncertain attachment elsewhere (once per entry, H4). */
@@ -349,8 +337,10 @@ class Loop implements Reconciler {
   private reportMultiAttach(volume: VolumeId, node: NodeId, includeUncertain = false): void {
     const { state } = this.d;
     const others: PodName[] = [];
+    const ownUncertain = includeUncertain && state.attachState(volume, node) === 'uncertain';
     state.forEachPairOfVolume(volume, (p) => {
-      if (p.node === node || p.attachState === 'detached' || (p.attachState === 'uncertain' && !includeUncertain)) return;
+      if (p.node === node || p.attachState === 'detached') return;
+      if (p.attachState === 'uncertain' && !(includeUncertain && holdsAttach(p, ownUncertain))) return;
       for (const uid of state.desiredPods(volume, p.node)) {
         const name = this.d.podName(uid);
         if (name) others.push(name);

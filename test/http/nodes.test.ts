@@ -157,6 +157,23 @@ describe('/api/v1/nodes/{name}', () => {
     await f.close();
   });
 
+  it('says when an attach waits for an uncertain attachment elsewhere, and what that one waits for', async () => {
+    const f = createFleet();
+    const v = f.volume('rwo'); // ReadWriteOnce: multi-attach forbidden
+    const a = f.node('node-a');
+    const b = f.node('node-b');
+    f.want(v, a, 'uid-a');
+    f.want(v, b, 'uid-b');
+    const now = f.view.now();
+    assert.equal(f.state.tryStartOperation(v, a, 'attach', now), 'started');
+    f.state.completeOperation(v, a, 'attach', false, now); // J2: Uncertain on node-a, in backoff
+    f.state.markUncertain(v, a);
+    const r = await f.get('/api/v1/nodes/node-b');
+    assert.equal(r.status, 200);
+    assert.match(r.json.volumes[0].waitingFor,
+      /^attach to node-b: attachment uncertain on node-a and multi-attach is forbidden, waiting until it is confirmed or detached there; attach to node-a: last attach failed; retry in \d+ms$/);
+  });
+
   it('shows the detach timer started by a plan and the force-detach countdown on an unhealthy node', async () => {
     const f = createFleet();
     const v = f.volume('data');
