@@ -9,6 +9,9 @@
 import { fleetError } from '../errors/index.js';
 import { parseDuration, formatDuration } from './duration.js';
 
+/** The longest timer Node honours (ms); a duration flag above it is refused. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 type FlagKind = 'string' | 'int' | 'float' | 'bool' | 'duration' | 'enum';
 
 export interface FlagSpec<K extends FlagKind = FlagKind> {
@@ -95,7 +98,9 @@ function convert(name: string, spec: FlagSpec, raw: string): unknown {
     }
   }
   if (spec.min !== undefined && v < spec.min) throw bad(`must be at least ${spec.kind === 'duration' ? formatDuration(spec.min) : spec.min}`);
-  if (spec.max !== undefined && v > spec.max) throw bad(`must be at most ${spec.kind === 'duration' ? formatDuration(spec.max) : spec.max}`);
+  // Durations become timers, and Node fires a timer longer than 2^31-1 ms after 1 ms.
+  const max = spec.max ?? (spec.kind === 'duration' ? MAX_TIMER_MS : undefined);
+  if (max !== undefined && v > max) throw bad(`must be at most ${spec.kind === 'duration' ? formatDuration(max) : max}`);
   return v;
 }
 

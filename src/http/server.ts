@@ -9,13 +9,13 @@
  *
  * Route groups are plugins (routes/*) typed through the TypeBox type provider; errors become `{code, message}` in error-handler.ts only.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { WorldState } from '../cache/world-state.js';
 import { fleetError } from '../errors/index.js';
 import { logger as componentLogger, type Logger } from '../log/logger.js';
 import type { ControllerMetrics } from '../metrics/controller-metrics.js';
 import { installAuth } from './auth-hook.js';
-import { installErrorHandler } from './error-handler.js';
+import { installErrorHandler, toErrorResponse } from './error-handler.js';
 import type { InspectionView } from './inspection-view.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -51,6 +51,12 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
+    // Errors the router raises before any route (bad percent-encoding, an over-long parameter)
+    // get the same {code, message} body as the rest.
+    frameworkErrors: (err, _request, reply) => {
+      const { status, body } = toErrorResponse(err);
+      void (reply as FastifyReply).code(status).type('application/json; charset=utf-8').send(body);
+    },
   });
 
   installAuth(app, { listenHost: deps.listenHost, httpToken: deps.httpToken });

@@ -45,3 +45,9 @@ test('bad flags throw an error naming the flag', () => {
     assert.throws(() => parseFlags(specs, argv), (e: unknown) => isFleetError(e) && e.message.includes(name), argv.join(' '));
   }
 });
+
+test('a duration longer than a Node timer can wait is refused, naming the flag', () => {
+  assert.equal(parseFlags(specs, ['--loop-period', '596h']).flags['loop-period'], 596 * 3_600_000);
+  assert.throws(() => parseFlags(specs, ['--loop-period', '600h']),
+    (e: unknown) => isFleetError(e) && e.message.includes('--loop-period') && e.message.includes('at most'));
+});

@@ -69,6 +69,12 @@ describe('/api/v1/nodes', () => {
       assert.equal(r.json.code, 'FA_ERR_HTTP_BAD_REQUEST', url);
       assert.equal(typeof r.json.message, 'string');
     }
+    // Rejected by the router before any route: the same body, the router's status.
+    for (const [url, status] of [['/api/v1/nodes/%', 400], ['/api/v1/volumes/%E0%A4%A', 400], [`/api/v1/nodes/${'x'.repeat(2000)}`, 414]] as const) {
+      const r = await f.get(url);
+      assert.equal(r.status, status, url.slice(0, 40));
+      assert.equal(r.json.code, 'FA_ERR_HTTP_BAD_REQUEST', url.slice(0, 40));
+    }
     await f.close();
   });
 
