@@ -68,6 +68,12 @@ export class WorldCore {
   readonly volumeInfo: unknown[] = [];
   /** Desired and actual pairs per volume plugin label (O: total_volumes). */
   readonly pluginTotals = new PluginTotals();
+  /**
+   * Per volume, the devicePath its node status entries carry, when not '' (A2 from node status;
+   * an attach or an Uncertain mark sets it again, to '' for every plugin here). Per volume, as
+   * upstream's actual state keeps it.
+   */
+  readonly devicePaths = new Map<number, string>();
   readonly conflictSlots = new Set<number>();
   readonly counters: Counters = {
     managedNodes: 0, pairs: 0, desiredPairs: 0, attached: 0, uncertain: 0, reportedAttached: 0,
@@ -137,6 +143,7 @@ export class WorldCore {
     this.t.setVflags(volume, 0);
     this.volumeInfo[volume] = undefined;
     this.pluginTotals.clear(volume);
+    this.devicePaths.delete(volume);
     this.volumes.release(volume);
     return true;
   }

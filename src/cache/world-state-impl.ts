@@ -178,13 +178,22 @@ class WorldStateImpl implements WorldState {
   }
 
   // ---- actual state --------------------------------------------------------------------------
-  markAttached(volume: VolumeId, node: NodeId): void {
+  markAttached(volume: VolumeId, node: NodeId, devicePath = ''): void {
     this.livePair(volume, node);
     markAttached(this.core, this.core.getOrCreatePair(volume, node));
+    this.setDevicePath(volume, devicePath);
   }
   markUncertain(volume: VolumeId, node: NodeId): void {
     this.livePair(volume, node);
     markUncertain(this.core, this.core.getOrCreatePair(volume, node));
+    this.setDevicePath(volume, '');
+  }
+  devicePath(volume: VolumeId): string {
+    return this.core.devicePaths.get(volume) ?? '';
+  }
+  private setDevicePath(volume: VolumeId, path: string): void {
+    if (path === '') this.core.devicePaths.delete(volume);
+    else this.core.devicePaths.set(volume, path);
   }
   markDetached(volume: VolumeId, node: NodeId): void {
     this.assertIdle();

@@ -205,10 +205,15 @@ export interface WorldState {
   setMultiAttachErrorReported(volume: VolumeId, node: NodeId): void;
 
   // ---- actual state (D2, D5, D6, F8, F10) ------------------------------------------------
-  /** D2 attach success / start-up: Attached; added to the report set (flags the node if new). */
-  markAttached(volume: VolumeId, node: NodeId): void;
-  /** D2 attach/detach failure, start-up VA: Uncertain; removed from the report set if there. */
+  /**
+   * D2 attach success / start-up: Attached; added to the report set (flags the node if new).
+   * `devicePath` (A2: from node status; an attach: the plugin's, '' here) becomes the volume's.
+   */
+  markAttached(volume: VolumeId, node: NodeId, devicePath?: string): void;
+  /** D2 attach/detach failure, start-up VA: Uncertain; removed from the report set if there. The volume's devicePath becomes ''. */
   markUncertain(volume: VolumeId, node: NodeId): void;
+  /** K1: the devicePath the volume's node status entries carry ('' unless node status gave one, A2). */
+  devicePath(volume: VolumeId): string;
   /** D2 detach success / verification: the actual entry (state, timer, report membership) goes.
    * No-op when absent. */
   markDetached(volume: VolumeId, node: NodeId): void;

@@ -68,7 +68,7 @@ export function reportedAttachments(state: WorldState): ReportedAttachments {
       const id = state.findNode(nodeName);
       if (id === undefined || !state.statusUpdateNeeded(id)) return undefined;
       state.clearStatusUpdateNeeded(id);
-      return state.volumesToReport(id).map((v) => state.volumeName(v));
+      return state.volumesToReport(id).map((v) => ({ name: state.volumeName(v), devicePath: state.devicePath(v) }));
     },
     setNodeStatusUpdateNeeded(nodeName) {
       const id = state.findNode(nodeName);

@@ -36,13 +36,14 @@ export function loadActualState(d: ActualStateLoaderDeps): { attached: number; u
   for (const n of d.nodes) {
     applyNodeRecord(state, d.conditions, n, false); // the report set is rewritten anyway (A6)
     const node = state.internNode(n.name);
-    for (const name of n.volumesAttached) {
+    for (let i = 0; i < n.volumesAttached.length; i++) {
+      const name = n.volumesAttached[i];
       const vol = state.internVolume(name);
       if (!volumeInfoOf(state, vol)) {
         const plugin = splitUniqueVolumeName(name)?.pluginName ?? 'unknown';
         state.setVolumeInfo(vol, { uniqueName: state.volumeName(vol), pluginName: plugin });
       }
-      state.markAttached(vol, node);
+      state.markAttached(vol, node, n.devicePaths?.[i] ?? '');
       attached++;
     }
   }

@@ -14,8 +14,14 @@ import { fleetError } from '../errors/index.js';
 import { logger, type Logger } from '../log/logger.js';
 
 /** The merge patch body: only `status.volumesAttached`; `null` clears it. */
+/** One `status.volumesAttached` entry (K1). */
+export interface ReportedVolume {
+  readonly name: string;
+  readonly devicePath: string;
+}
+
 export interface VolumesAttachedPatch {
-  readonly status: { readonly volumesAttached: ReadonlyArray<{ readonly name: string; readonly devicePath: string }> | null };
+  readonly status: { readonly volumesAttached: readonly ReportedVolume[] | null };
 }
 
 /** Writes node status. Expected outcomes resolve; any other failure rejects. */
@@ -29,10 +35,10 @@ export interface ReportedAttachments {
   /** Nodes whose `statusUpdateNeeded` flag is set (K3). Must not clear the flags. */
   flaggedNodes(): Iterable<string>;
   /**
-   * If the node is flagged: clears the flag and returns its report set (unique names of volumes
-   * Attached and not being detached, K1). Undefined when the node is not flagged.
+   * If the node is flagged: clears the flag and returns its report set (volumes Attached and
+   * not being detached, with their devicePaths: K1). Undefined when the node is not flagged.
    */
-  takeVolumesToReport(nodeName: string): readonly string[] | undefined;
+  takeVolumesToReport(nodeName: string): readonly ReportedVolume[] | undefined;
   /** Sets the node's flag again (K4: the write failed). */
   setNodeStatusUpdateNeeded(nodeName: string): void;
   /**
@@ -86,8 +92,8 @@ export interface NodeStatusUpdaterDeps {
 export const DEFAULT_STATUS_MAX_IN_FLIGHT = 32;
 
 /** K1/K2: the patch for a report set. */
-export function volumesAttachedPatch(volumes: readonly string[]): VolumesAttachedPatch {
-  return { status: { volumesAttached: volumes.length === 0 ? null : volumes.map((name) => ({ name, devicePath: '' })) } };
+export function volumesAttachedPatch(volumes: readonly ReportedVolume[]): VolumesAttachedPatch {
+  return { status: { volumesAttached: volumes.length === 0 ? null : volumes } };
 }
 
 export function createNodeStatusUpdater(deps: NodeStatusUpdaterDeps): NodeStatusUpdater {
@@ -143,7 +149,7 @@ class Updater implements NodeStatusUpdater {
   /** One node: read the set now, PATCH, and restore the flag on failure. Never rejects. */
   private async write(nodeName: string): Promise<NodeStatusWriteOutcome> {
     if (this.closed) return 'failed';
-    let volumes: readonly string[] | undefined;
+    let volumes: readonly ReportedVolume[] | undefined;
     try {
       if (!this.deps.nodes.hasNode(nodeName)) {
         // Consume the flag: without a Node object there is nothing to write, and upstream does

@@ -30,7 +30,7 @@ describe('reportedAttachments.flaggedNodes (K3)', () => {
     const { state, ids, report } = fleet(5000);
     for (const i of [3, 1234, 4999]) state.markAttached(state.internVolume(`vol-${i}`), ids[i]!);
     assert.deepEqual([...report.flaggedNodes()].sort(), ['node-1234', 'node-3', 'node-4999']);
-    assert.deepEqual(report.takeVolumesToReport('node-1234'), ['vol-1234']);
+    assert.deepEqual(report.takeVolumesToReport('node-1234'), [{ name: 'vol-1234', devicePath: '' }]);
     assert.deepEqual([...report.flaggedNodes()].sort(), ['node-3', 'node-4999']);
     report.setNodeStatusUpdateNeeded('node-1234');
     assert.deepEqual([...report.flaggedNodes()].sort(), ['node-1234', 'node-3', 'node-4999']);

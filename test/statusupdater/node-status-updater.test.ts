@@ -18,7 +18,7 @@ function fakeState(sets: Record<string, string[]>) {
     flaggedNodes: () => [...flagged],
     takeVolumesToReport(node) {
       if (!flagged.delete(node)) return undefined;
-      return [...(report.get(node) ?? [])];
+      return [...(report.get(node) ?? [])].map((name) => ({ name, devicePath: '' }));
     },
     setNodeStatusUpdateNeeded: (node) => void flagged.add(node),
   };

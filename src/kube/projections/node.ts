@@ -25,11 +25,13 @@ export interface NodeRecord {
   /** A taint with key `node.kubernetes.io/out-of-service` exists (any value, any effect). */
   outOfService: boolean;
   volumesInUse: string[];
-  /**
-   * The unique names (U) of `status.volumesAttached`; the entries' `devicePath` is not kept
-   * (never read: A2 needs the names only, and the controller writes '' for CSI).
-   */
+  /** The unique names (U) of `status.volumesAttached`. */
   volumesAttached: string[];
+  /**
+   * Their `devicePath`s, index for index, only when one is not empty (A2 keeps them and the
+   * first status write puts them back, A6/K1); absent on CSI fleets, whose paths are all ''.
+   */
+  devicePaths?: string[];
 }
 
 export function projectNode(raw: unknown) {
@@ -43,12 +45,14 @@ export function projectNode(raw: unknown) {
       return cond.type === 'Ready' && cond.status === 'True';
     });
     const outOfService = someItem(spec.taints, 'spec.taints', (t) => record(t, '').key === OUT_OF_SERVICE_TAINT);
-    const volumesAttached = readItems(status.volumesAttached, 'status.volumesAttached', (v) => {
+    let devicePaths: string[] | undefined;
+    const volumesAttached = readItems(status.volumesAttached, 'status.volumesAttached', (v, i) => {
       const av = record(v, '');
-      optStr(av.devicePath, 'devicePath'); // validated, not kept
+      const path = optStr(av.devicePath, 'devicePath') ?? '';
+      if (path !== '') (devicePaths ??= [])[i] = path;
       return str(av.name, 'name');
     });
-    return {
+    const out: NodeRecord = {
       name: str(meta.name, 'metadata.name'),
       uid: optStr(meta.uid, 'metadata.uid') ?? '',
       managed: Object.hasOwn(annotations, MANAGED_ANNOTATION),
@@ -57,6 +61,8 @@ export function projectNode(raw: unknown) {
       volumesInUse: stringArray(status.volumesInUse, 'status.volumesInUse'),
       volumesAttached,
     };
+    if (devicePaths !== undefined) out.devicePaths = Array.from({ length: volumesAttached.length }, (_, i) => devicePaths?.[i] ?? '');
+    return out;
   });
 }
 
@@ -69,7 +75,8 @@ export function keepNodeFrom(old: NodeRecord, fresh: NodeRecord): NodeRecord {
   const volumesInUse = keepStrings(old.volumesInUse, fresh.volumesInUse);
   const volumesAttached = keepStrings(old.volumesAttached, fresh.volumesAttached);
   if (fresh.name === old.name && fresh.uid === old.uid && fresh.managed === old.managed && fresh.ready === old.ready
-    && fresh.outOfService === old.outOfService && volumesInUse === old.volumesInUse && volumesAttached === old.volumesAttached) {
+    && fresh.outOfService === old.outOfService && volumesInUse === old.volumesInUse && volumesAttached === old.volumesAttached
+    && fresh.devicePaths === undefined && old.devicePaths === undefined) {
     return old;
   }
   // `fresh` is this update's own projection, not yet seen by anyone: completed in place.

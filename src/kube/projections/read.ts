@@ -104,12 +104,12 @@ export function optArray(v: unknown, path: string): unknown[] {
  * `read` applied to each item of an optional list. An item's path (`path[i]`) is built only when
  * `read` throws for it ({@link underPath}): `read` passes '' as the path of the item itself.
  */
-export function readItems<T>(v: unknown, path: string, read: (item: unknown) => T): T[] {
+export function readItems<T>(v: unknown, path: string, read: (item: unknown, index: number) => T): T[] {
   const items = optArray(v, path);
   const out = new Array<T>(items.length);
   for (let i = 0; i < items.length; i++) {
     try {
-      out[i] = read(items[i]);
+      out[i] = read(items[i], i);
     } catch (err) {
       throw underPath(err, `${path}[${i}]`);
     }
