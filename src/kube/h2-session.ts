@@ -17,6 +17,11 @@ import type { SecureClientSessionOptions } from 'node:http2';
 
 const PING_TIMEOUT_MS = 5_000;
 /**
+ * Connection and TLS handshake, as client-go bounds its TLS handshake (10 s): a peer that takes
+ * the TCP connection and never answers must not hold every caller waiting for the session.
+ */
+export const H2_CONNECT_TIMEOUT_MS = 10_000;
+/**
  * Receive windows as client-go's HTTP/2 transport sets them (4 MiB per stream, 1 GiB per
  * connection). HTTP/2's default, 64 KiB for the whole connection, holds the server's answers
  * back behind this process's WINDOW_UPDATEs as soon as a few dozen calls are in flight.
@@ -88,11 +93,16 @@ class Connection implements H2Connection {
   private connect(): Promise<http2.ClientHttp2Session | undefined> {
     return new Promise((resolve, reject) => {
       const s = http2.connect(this.authority, { ...this.tls, settings: { initialWindowSize: STREAM_WINDOW } });
+      const timer = setTimeout(() => {
+        onConnectError(Object.assign(new Error(`HTTP/2 connection to ${this.authority} not established within ${H2_CONNECT_TIMEOUT_MS} ms`), { code: 'ETIMEDOUT' }));
+      }, H2_CONNECT_TIMEOUT_MS);
+      timer.unref();
       if (this.streamTable) installStreamTables(s);
       const forget = () => {
         if (this.current === s) this.current = undefined;
       };
       s.once('connect', () => {
+        clearTimeout(timer);
         s.off('error', onConnectError);
         if (s.alpnProtocol !== 'h2') {
           this.h1Only = true;
@@ -110,6 +120,7 @@ class Connection implements H2Connection {
         resolve(s);
       });
       const onConnectError = (err: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
         s.destroy();
         if (err.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL') {
           this.h1Only = true;

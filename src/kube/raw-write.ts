@@ -49,6 +49,21 @@ function timeoutError(): DOMException {
   return new DOMException('The operation was aborted due to timeout', 'TimeoutError');
 }
 
+/** `p`, or a TimeoutError after `ms` (no timer without `ms`). */
+function withTimeout<T>(p: Promise<T>, ms: number | undefined): Promise<T> {
+  if (ms === undefined) return p;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(timeoutError()), ms);
+    p.then((v) => {
+      clearTimeout(timer);
+      resolve(v);
+    }, (err: unknown) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
+
 export interface RawResult {
   status: number;
   body: unknown;
@@ -81,8 +96,14 @@ export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawRe
   const opts = await kc.hotRequestOptions();
   const t = targetOf(kc.server());
   const conn = kc.hotH2Connection();
-  const session = conn && (await conn.session());
-  if (conn && session) return sendH2(conn, session, call, t.prefix + call.path, opts);
+  // The call's own timeout covers the wait for a session too (a connect can take up to
+  // H2_CONNECT_TIMEOUT_MS); what it leaves is the stream's.
+  const t0 = call.timeoutMs === undefined ? 0 : performance.now();
+  const session = conn && (await withTimeout(conn.session(), call.timeoutMs));
+  if (conn && session) {
+    const left = call.timeoutMs === undefined ? undefined : Math.max(1, call.timeoutMs - (performance.now() - t0));
+    return sendH2(conn, session, left === undefined ? call : { ...call, timeoutMs: left }, t.prefix + call.path, opts);
+  }
   const headers: http.OutgoingHttpHeaders = { ...(opts.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };
   if (call.body !== undefined) {
     headers['Content-Type'] = call.contentType ?? 'application/json';

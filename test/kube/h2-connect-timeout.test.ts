@@ -1,0 +1,36 @@
+// A peer that takes the TCP connection and never completes the TLS handshake (a black-holed
+// load-balancer backend, a wedged API server): a hot call must still end at its own timeout,
+// and not hold its in-flight slot while every later call joins the same pending connect.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { createKubeApiClient } from '../../src/kube/api-client.js';
+import { loadKubeConfig } from '../../src/kube/kube-config.js';
+
+test('hot call honours requestTimeoutMs when the TLS handshake never completes', async () => {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((s) => { sockets.add(s); s.on('error', () => {}); }); // accept, say nothing
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  const kc = loadKubeConfig({ yaml: `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+` });
+  const api = createKubeApiClient({ kc, requestTimeoutMs: 300 });
+  try {
+    const outcome = await Promise.race([
+      api.getNode('n1').then(() => 'resolved', (e: Error) => `rejected: ${e.message}`),
+      new Promise<string>((r) => setTimeout(() => r('still pending after 3 s'), 3000).unref()),
+    ]);
+    assert.match(outcome, /^rejected/, `getNode with requestTimeoutMs=300: ${outcome}`);
+    assert.equal(api.backlog().inFlight, 0, 'the slot is free again');
+  } finally {
+    kc.close();
+    for (const s of sockets) s.destroy();
+    server.close();
+  }
+});
