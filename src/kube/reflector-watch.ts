@@ -32,7 +32,7 @@ export function watchIntoStore<T>(core: ReflectorCore<T>, watchdogMs: number, on
       apply(core, type, obj);
     },
     onStarted: (code, durationMs) => report(opts.onRequest, { verb: 'watch', resource: core.resource, code, durationMs }),
-    onFailure: (code, detail) => core.log.debug({ code, detail }, 'watch failed'),
+    onFailure: (code, detail) => core.log.debug({ code, detail }, 'watch ended with an error'),
     onWatchdog: () => core.log.warn({ watchdogMs, rv: core.rv }, 'no watch event within the watchdog period; restarting watch'),
   });
 }

@@ -161,6 +161,15 @@ class ListWatchReflector<T> implements Reflector<T> {
         needList = true;
         continue;
       }
+      if (end === 'failed') {
+        // As client-go's ListAndWatch returns: a watch the server refuses (RBAC, a proxy, an
+        // ERROR event) must not leave the store at its last list for good.
+        const delay = this.backoff.next();
+        log.warn({ rv: this.core.rv, delayMs: Math.round(delay) }, 'watch failed; relisting');
+        needList = true;
+        await this.sleep(delay);
+        continue;
+      }
       counters.restarts++;
       if (end === 'watchdog') counters.watchdogFires++;
       const delay = this.backoff.next();

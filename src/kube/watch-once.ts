@@ -11,8 +11,22 @@ import { Watch } from '@kubernetes/client-node';
 import type { FleetKubeConfig } from './kube-config.js';
 import { statusCodeOf } from './kube-errors.js';
 
-/** `gone`: 410 (expired resourceVersion); `error`: any other failure; `closed`: normal end of stream. */
-export type WatchEnd = 'gone' | 'error' | 'closed' | 'watchdog' | 'stopped';
+/**
+ * How a watch ended, which decides what the reflector does next, as client-go's reflector does:
+ * - `gone`: 410 (expired resourceVersion): relist;
+ * - `failed`: the server refused the watch (a status other than 410 and 429) or sent an ERROR
+ *   event: relist after backoff (client-go returns from ListAndWatch);
+ * - `error`: the connection failed or the server asked to slow down (429): watch again from the
+ *   same resourceVersion after backoff;
+ * - `closed`: normal end of the stream (the server's timeout): watch again.
+ */
+export type WatchEnd = 'gone' | 'failed' | 'error' | 'closed' | 'watchdog' | 'stopped';
+
+/** The end a failed watch start or an ERROR event with this status code calls for. */
+export function failureEnd(code: number): WatchEnd {
+  if (code === 410) return 'gone';
+  return code === 0 || code === 429 ? 'error' : 'failed';
+}
 
 export interface WatchOnceOptions {
   kc: FleetKubeConfig;
@@ -63,19 +77,26 @@ export function watchOnce(o: WatchOnceOptions): WatchHandle {
     if (type === 'ERROR') {
       const code = statusCodeOf(obj);
       o.onFailure?.(code, obj);
-      return end(code === 410 ? 'gone' : 'error');
+      // An ERROR event always ends the watch in client-go's reflector (a relist), 429 aside.
+      return end(code === 0 ? 'failed' : failureEnd(code));
     }
     o.onEvent(type, obj);
   };
+  // client-node's Watch.watch reports a refused watch (a non-200 status) through `done` before
+  // it resolves, so its status is known by then.
+  let refusedWith: number | undefined;
   const onDone = (err: unknown) => {
     if (ended) return;
-    if (err) o.onFailure?.(statusCodeOf(err), err);
-    end(err ? (statusCodeOf(err) === 410 ? 'gone' : 'error') : 'closed');
+    if (!err) return end('closed');
+    const code = statusCodeOf(err);
+    if (controller === undefined && code !== 0) refusedWith = code;
+    o.onFailure?.(code, err);
+    end(failureEnd(code));
   };
   new Watch(o.kc).watch(o.path, o.query, onEvent, onDone).then(
     (c) => {
       controller = c;
-      o.onStarted?.(200, performance.now() - t0);
+      o.onStarted?.(refusedWith ?? 200, performance.now() - t0);
       if (ended) c.abort();
     },
     (err: unknown) => {
