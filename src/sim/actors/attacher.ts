@@ -99,13 +99,22 @@ class Attacher implements FleetActor {
     if (rec.deleting) {
       if (!wasDeleting) rec.failures = 0;
       if (rec.finalized && rec.queued !== 'detach') {
-        this.schedule(name, rec, 'detach', now + this.d.detachLatencyMs + (this.d.faults?.extraDetachMs() ?? 0), true);
+        this.schedule(name, rec, 'detach', now + this.jitter(this.d.detachLatencyMs) + (this.d.faults?.extraDetachMs() ?? 0), true);
       }
     } else if (!rec.finalized) {
       this.schedule(name, rec, 'attach', now, true);
     } else if (!rec.attached && rec.queued === undefined) {
-      this.schedule(name, rec, 'attach', now + this.d.attachLatencyMs, false);
+      this.schedule(name, rec, 'attach', now + this.jitter(this.d.attachLatencyMs), false);
     }
+  }
+
+  /**
+   * A latency drawn from [0.5, 1.5) of its mean, as a driver's calls vary: with fixed latencies
+   * a detach on one node always ended before an attach on another was checked, so a controller
+   * that does not wait for the detach was never refused (the ReadWriteOnce check below).
+   */
+  private jitter(meanMs: number): number {
+    return meanMs * (0.5 + this.d.prng.float());
   }
 
   tick(now: number, deadline: number): void {
