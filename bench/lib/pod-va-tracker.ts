@@ -108,7 +108,9 @@ export class PodVaTracker {
       this.podLineBytes += line.length;
     }
     if (line.startsWith(DELETED)) {
-      this.onPodDeleted((JSON.parse(line) as { object: { metadata: { uid: string } } }).object.metadata.uid);
+      const gone = (JSON.parse(line) as { object: { metadata: { namespace: string; uid: string }; spec?: { volumes?: Array<{ persistentVolumeClaim?: { claimName: string } }> } } }).object;
+      const claims = (gone.spec?.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim ? [`${gone.metadata.namespace}/${v.persistentVolumeClaim.claimName}`] : []));
+      this.onPodDeleted(gone.metadata.uid, claims);
       return;
     }
     if (!line.startsWith(ADDED)) return;
@@ -130,11 +132,20 @@ export class PodVaTracker {
     }
   }
 
-  private onPodDeleted(uid: string): void {
-    const names = this.vasOfPod.get(uid);
-    if (names === undefined) return;
-    this.vasOfPod.delete(uid);
+  private onPodDeleted(uid: string, claims: readonly string[]): void {
     let dropped = false;
+    // Still waiting for its PV: it will never be owed a VolumeAttachment.
+    for (const claim of claims) {
+      const waiting = this.waitingClaims.get(claim);
+      if (!waiting) continue;
+      const rest = waiting.filter((w) => w.key !== uid);
+      if (rest.length === waiting.length) continue;
+      dropped ||= waiting.some((w) => w.key === uid && w.seen.inWindow);
+      if (rest.length === 0) this.waitingClaims.delete(claim);
+      else this.waitingClaims.set(claim, rest);
+    }
+    const names = this.vasOfPod.get(uid) ?? [];
+    this.vasOfPod.delete(uid);
     for (const name of names) {
       if (this.vaSeenAt.has(name)) continue;
       dropped ||= this.expected.get(name)?.inWindow === true;

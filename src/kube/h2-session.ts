@@ -32,6 +32,8 @@ const CONNECTION_WINDOW = 1 << 30;
 export interface H2Connection {
   /** The live session, a new one, or undefined when the server speaks only HTTP/1.1. Rejects when the connection fails. */
   session(): Promise<http2.ClientHttp2Session | undefined>;
+  /** The open session, if there is one now (no connect). */
+  ready(): http2.ClientHttp2Session | undefined;
   /** Checks the session after a caller gave up on a stream (see the file comment). */
   suspect(session: http2.ClientHttp2Session): void;
   /** Closes the session (streams in flight are cut); a later call opens a new one. */
@@ -63,9 +65,14 @@ class Connection implements H2Connection {
     private readonly streamTable: boolean,
   ) {}
 
-  session(): Promise<http2.ClientHttp2Session | undefined> {
+  ready(): http2.ClientHttp2Session | undefined {
     const s = this.current;
-    if (s && !s.closed && !s.destroyed) return Promise.resolve(s);
+    return s && !s.closed && !s.destroyed ? s : undefined;
+  }
+
+  session(): Promise<http2.ClientHttp2Session | undefined> {
+    const s = this.ready();
+    if (s) return Promise.resolve(s);
     if (this.h1Only) return Promise.resolve(undefined);
     return (this.connecting ??= this.connect().finally(() => (this.connecting = undefined)));
   }

@@ -96,14 +96,14 @@ export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawRe
   const opts = await kc.hotRequestOptions();
   const t = targetOf(kc.server());
   const conn = kc.hotH2Connection();
-  // The call's own timeout covers the wait for a session too (a connect can take up to
-  // H2_CONNECT_TIMEOUT_MS); what it leaves is the stream's.
-  const t0 = call.timeoutMs === undefined ? 0 : performance.now();
+  const ready = conn?.ready();
+  if (conn && ready) return sendH2(conn, ready, call, t.prefix + call.path, opts);
+  // No open session: the call's own timeout covers the wait for one too (a connect can take up
+  // to H2_CONNECT_TIMEOUT_MS), and what it leaves is the request's.
+  const t0 = performance.now();
   const session = conn && (await withTimeout(conn.session(), call.timeoutMs));
-  if (conn && session) {
-    const left = call.timeoutMs === undefined ? undefined : Math.max(1, call.timeoutMs - (performance.now() - t0));
-    return sendH2(conn, session, left === undefined ? call : { ...call, timeoutMs: left }, t.prefix + call.path, opts);
-  }
+  if (conn && call.timeoutMs !== undefined) call = { ...call, timeoutMs: Math.max(1, call.timeoutMs - (performance.now() - t0)) };
+  if (conn && session) return sendH2(conn, session, call, t.prefix + call.path, opts);
   const headers: http.OutgoingHttpHeaders = { ...(opts.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };
   if (call.body !== undefined) {
     headers['Content-Type'] = call.contentType ?? 'application/json';

@@ -12,7 +12,7 @@ export interface WatchRun {
   end(why: WatchEnd): void;
 }
 
-/** Starts one watch from `core.rv`; `onHealthy` is called on each event (the loop resets its backoff). */
+/** Starts one watch from `core.rv`; `onHealthy` is called on each event (the loop decides about its backoff). */
 export function watchIntoStore<T>(core: ReflectorCore<T>, watchdogMs: number, onHealthy: () => void): WatchRun {
   const { opts } = core;
   const [lo, hi] = opts.watchTimeoutSeconds ?? [300, 600];

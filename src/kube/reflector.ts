@@ -11,7 +11,9 @@
  *   advancing the resourceVersion on every event including bookmarks (reflector-watch.ts);
  * - relists on 410 Gone (HTTP status or an ERROR event), emitting deletes for vanished objects
  *   and updates only where the resourceVersion changed;
- * - restarts on any other error or close with jittered exponential backoff, reset by a healthy event;
+ * - relists after backoff when the server refuses a watch or ends it with an ERROR event, as
+ *   client-go does; restarts the watch on a network error or close, with jittered exponential
+ *   backoff that a watch which delivered events resets (not one the server then refused);
  * - aborts and restarts a watch on which nothing, not even a bookmark, arrived for `watchdogMs`.
  * Malformed objects are skipped, logged and counted; nothing is thrown out of the loop.
  */
@@ -52,6 +54,9 @@ export interface Reflector<T> {
   size(): number;
   stats(): ReflectorStats;
 }
+
+/** A watch that lasted this long resets the backoff however it ended. */
+const HEALTHY_WATCH_MS = 120_000;
 
 export function createReflector<T>(opts: ReflectorOptions<T>): Reflector<T> {
   return new ListWatchReflector(opts);
@@ -185,13 +190,22 @@ class ListWatchReflector<T> implements Reflector<T> {
     this.syncWaiters.clear();
   }
 
-  /** One watch from the current resourceVersion; resolves with how it ended. */
+  /**
+   * One watch from the current resourceVersion; resolves with how it ended. The backoff starts
+   * over after a watch that delivered events, unless the server then refused it (`failed`, a
+   * relist): a watch that gets one event and then an ERROR would otherwise relist the whole
+   * collection every few hundred ms. A watch that ran {@link HEALTHY_WATCH_MS} resets it anyway,
+   * as client-go's backoff resets after two minutes without a failure.
+   */
   private async watch(): Promise<WatchEnd> {
     if (this.stopped) return 'stopped';
-    const w = watchIntoStore(this.core, this.watchdogMs, () => this.backoff.reset());
+    let delivered = false;
+    const t0 = performance.now();
+    const w = watchIntoStore(this.core, this.watchdogMs, () => (delivered = true));
     this.endWatch = w.end;
     const end = await w.ended;
     this.endWatch = undefined;
+    if ((delivered && end !== 'failed') || performance.now() - t0 >= HEALTHY_WATCH_MS) this.backoff.reset();
     return end;
   }
 

@@ -337,10 +337,11 @@ class Loop implements Reconciler {
   private reportMultiAttach(volume: VolumeId, node: NodeId, includeUncertain = false): void {
     const { state } = this.d;
     const others: PodName[] = [];
-    const ownUncertain = includeUncertain && state.attachState(volume, node) === 'uncertain';
+    const ownPair = includeUncertain ? state.pair(volume, node) : undefined;
+    const own = { uncertain: ownPair?.attachState === 'uncertain', mounted: ownPair?.mounted ?? false };
     state.forEachPairOfVolume(volume, (p) => {
       if (p.node === node || p.attachState === 'detached') return;
-      if (p.attachState === 'uncertain' && !(includeUncertain && holdsAttach(p, ownUncertain))) return;
+      if (p.attachState === 'uncertain' && !(includeUncertain && holdsAttach(p, own))) return;
       for (const uid of state.desiredPods(volume, p.node)) {
         const name = this.d.podName(uid);
         if (name) others.push(name);

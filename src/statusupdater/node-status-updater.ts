@@ -13,13 +13,13 @@
 import { fleetError } from '../errors/index.js';
 import { logger, type Logger } from '../log/logger.js';
 
-/** The merge patch body: only `status.volumesAttached`; `null` clears it. */
 /** One `status.volumesAttached` entry (K1). */
 export interface ReportedVolume {
   readonly name: string;
   readonly devicePath: string;
 }
 
+/** The merge patch body: only `status.volumesAttached`; `null` clears it. */
 export interface VolumesAttachedPatch {
   readonly status: { readonly volumesAttached: readonly ReportedVolume[] | null };
 }

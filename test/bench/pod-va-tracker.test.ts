@@ -52,3 +52,18 @@ test('a new pod deleted before its VolumeAttachment is not timed; one that got i
   assert.equal(r.newPods, 2);
   assert.equal(r.otherPods, 0);
 });
+
+test('a new pod deleted while its claim waits for its PV is not timed either', async () => {
+  const { kube, send } = fakeKube();
+  const tracker = new PodVaTracker(kube);
+  await tracker.start();
+  tracker.beginWindow();
+  send(PODS, 'ADDED', pod('u1', 'c1')); // its PV has not been seen yet
+  send(PODS, 'DELETED', pod('u1', 'c1'));
+  send(PVS, 'ADDED', pv('c1'));
+  tracker.endWindow();
+  const r = tracker.result();
+  assert.equal(r.deletedBeforeVa, 1);
+  assert.equal(r.volumes, 0);
+  assert.equal(r.otherPods, 0);
+});

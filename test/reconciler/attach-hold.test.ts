@@ -82,6 +82,25 @@ describe('attaches held off by entries elsewhere', () => {
     assert.deepEqual(r.events, []);
   });
 
+  it('retries the node that reports the volume in use first when both entries are Uncertain', async () => {
+    // node-a lists the volume in volumesInUse (D3: a pod there may be using it); node-b does not.
+    // node-b must not be the one confirmed: node-a's wanted entry could then never be detached.
+    // node-b first in every order (ids, pairs, pods): plan order alone would pick it.
+    const state = createWorldState();
+    const b = node(state, 'node-b');
+    const a = node(state, 'node-a', ['kubernetes.io/csi/d^h']);
+    const v = rwoVolume(state, 'h');
+    state.markUncertain(v, b); // A3: VolumeAttachments on both nodes found at start-up
+    state.markUncertain(v, a);
+    state.addDesiredPod(v, b, 'pod-b');
+    state.addDesiredPod(v, a, 'pod-a');
+    assert.equal(state.pair(v, a)?.mounted, true);
+    for (let i = 0; i < 3; i++) {
+      const r = await onePass(state);
+      assert.deepEqual(r.attaches, i === 0 ? ['node-a'] : [], `pass ${i}`);
+    }
+  });
+
   it('holds a new attachment while an Uncertain entry elsewhere is wanted there, and lets that entry retry', async () => {
     // node-a's attach failed (J2: Uncertain) and its pod still wants the volume; node-b gets a
     // pod too. Upstream would attach node-b (D7); here node-b waits (safety first).

@@ -4,9 +4,9 @@
 // second node can overlap the unpublish on the first. With fixed latencies it never was.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { populateFleet, startFleetActors, volumeAttachmentName } from '../../src/sim/actors/index.ts';
-import type { SimStore } from '../../src/sim/store/sim-store.ts';
-import { specOf, statusOf, testStore, waitFor } from './actors-helpers.ts';
+import { populateFleet, startFleetActors, volumeAttachmentName } from '../../src/sim/actors/index.js';
+import type { SimStore } from '../../src/sim/store/sim-store.js';
+import { specOf, statusOf, testStore, waitFor } from './actors-helpers.js';
 
 const driver = 'attach.test.csi';
 function createVa(store: SimStore, pvName: string, node: string): string {
