@@ -36,12 +36,17 @@ function ownEntry(state: WorldState, volume: VolumeId, node: NodeId): OwnEntry {
   return { uncertain: p?.attachState === 'uncertain', mounted: p?.mounted ?? false };
 }
 
-/** True when an entry on another node holds off attaching `volume` to `node`. O(pairs of the volume). */
+/**
+ * True when an entry on another node holds off attaching `volume` to `node`. O(pairs of the
+ * volume); the own entry is read only when another one is Uncertain (a ReadWriteOnce volume's
+ * attach usually meets no other pair at all).
+ */
 export function attachHeld(state: WorldState, volume: VolumeId, node: NodeId): boolean {
-  const own = ownEntry(state, volume, node);
+  let own: OwnEntry | undefined;
   let held = false;
   state.forEachPairOfVolume(volume, (p) => {
-    if (!held && p.node !== node && holdsAttach(p, own)) held = true;
+    if (held || p.node === node || p.attachState === 'detached') return;
+    held = holdsAttach(p, (own ??= ownEntry(state, volume, node)));
   });
   return held;
 }
