@@ -116,8 +116,11 @@ async function runAttempts<R>(
       const code = statusCodeOf(err);
       report(o.onRequest, { verb: what.verb, resource: what.resource, code, durationMs: performance.now() - t0, queuedMs });
       release?.();
-      if (code !== 429 || attempt >= maxRetries || signal?.aborted) throw err;
-      if (!(await sleep(Math.min(o.maxRetryAfterMs ?? 10_000, kubeErrorDetails(err)?.retryAfterMs ?? 1000), signal))) throw signal?.reason;
+      // As client-go's: a 429 is retried, and so is a 5xx that says when (Retry-After).
+      const retryAfterMs = kubeErrorDetails(err)?.retryAfterMs;
+      const retriable = code === 429 || (code >= 500 && code <= 599 && retryAfterMs !== undefined);
+      if (!retriable || attempt >= maxRetries || signal?.aborted) throw err;
+      if (!(await sleep(Math.min(o.maxRetryAfterMs ?? 10_000, retryAfterMs ?? 1000), signal))) throw signal?.reason;
     }
   }
 }

@@ -102,6 +102,17 @@ describe('KubeApiClient (generated client against a fake API server)', () => {
     assert.ok(elapsed >= 300, `two Retry-After waits of 150 ms, took ${elapsed} ms`);
   });
 
+  it('retries a 5xx that carries Retry-After, as client-go does, and not one without', async () => {
+    srv.route = () => ({ status: 200, body: { metadata: { name: 'n3', uid: 'u' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } } });
+    srv.failNext((m, u) => u.pathname === '/api/v1/nodes/n3', 503, 1, { 'retry-after': '0' });
+    const reports: RequestReport[] = [];
+    const api = createKubeApiClient({ kc, onRequest: (r) => reports.push(r) });
+    assert.equal((await api.getNode('n3'))?.ready, true);
+    assert.deepEqual(reports.map((r) => r.code), [503, 200]);
+    srv.failNext((m, u) => u.pathname === '/api/v1/nodes/n3', 503, 1);
+    await assert.rejects(api.getNode('n3'), (err: unknown) => kubeErrorDetails(err)?.code === 503);
+  });
+
   it('gives up after maxRetries 429s with a kube error carrying the code', async () => {
     srv.failNext((m, u) => u.pathname === '/api/v1/nodes/n2', 429, 3, { 'retry-after': '0' });
     const api = createKubeApiClient({ kc, maxRetries: 2 });
