@@ -2,12 +2,15 @@
  * One watch request through client-node's `Watch`, with a no-event watchdog, reduced to how it
  * ended. The reflector decides what to do next (relist, back off, stop).
  *
- * client-node 1.4 has no effective client-side watch timeout, so a half-dead connection would
- * stall silently; the watchdog aborts the watch when nothing (not even a bookmark) arrived for
- * `watchdogMs`. An abort requested before the response headers arrive takes effect when they do:
- * `Watch.watch` hands out its AbortController only then.
+ * client-node 1.4 has no effective client-side watch timeout (it builds a 30 s timeout signal
+ * and then replaces it with its own), so a half-dead connection would stall silently; the
+ * watchdog aborts the watch when nothing (not even a bookmark) arrived for `watchdogMs`.
+ * `Watch.watch` hands out its AbortController only once the response headers arrived, so a
+ * request whose headers never come is bounded another way: its fetch options carry node-fetch's
+ * `timeout`, which runs from the socket to the response headers only (the watch stream after
+ * them is not timed) and closes the request when it fires.
  */
-import { Watch } from '@kubernetes/client-node';
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { FleetKubeConfig } from './kube-config.js';
 import { statusCodeOf } from './kube-errors.js';
 
@@ -40,6 +43,17 @@ export interface WatchOnceOptions {
   /** Called for an ERROR event or a failed request, for logging. */
   onFailure?(code: number, detail: unknown): void;
   onWatchdog?(): void;
+  /** Wait for the response headers before the request is closed; default min(30 s, watchdogMs). */
+  headersTimeoutMs?: number;
+}
+
+/** The config `Watch` reads (the cluster, the fetch options), with the headers timeout added. */
+function withHeadersTimeout(kc: FleetKubeConfig, timeoutMs: number): KubeConfig {
+  const config = {
+    getCurrentCluster: () => kc.getCurrentCluster(),
+    applyToFetchOptions: async (opts: object) => ({ ...(await kc.applyToFetchOptions(opts)), timeout: timeoutMs }),
+  };
+  return config as unknown as KubeConfig;
 }
 
 export interface WatchHandle {
@@ -93,7 +107,8 @@ export function watchOnce(o: WatchOnceOptions): WatchHandle {
     o.onFailure?.(code, err);
     end(failureEnd(code));
   };
-  new Watch(o.kc).watch(o.path, o.query, onEvent, onDone).then(
+  const headersTimeoutMs = o.headersTimeoutMs ?? Math.min(30_000, o.watchdogMs);
+  new Watch(withHeadersTimeout(o.kc, headersTimeoutMs)).watch(o.path, o.query, onEvent, onDone).then(
     (c) => {
       controller = c;
       o.onStarted?.(refusedWith ?? 200, performance.now() - t0);
