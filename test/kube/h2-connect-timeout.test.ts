@@ -3,23 +3,14 @@
 // and not hold its in-flight slot while every later call joins the same pending connect.
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { createKubeApiClient } from '../../src/kube/api-client.js';
-import { loadKubeConfig } from '../../src/kube/kube-config.js';
+import { loopbackKubeConfig } from './loopback-kubeconfig.js';
 
 test('hot call honours requestTimeoutMs when the TLS handshake never completes', async () => {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((s) => { sockets.add(s); s.on('error', () => {}); }); // accept, say nothing
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  const kc = loadKubeConfig({ yaml: `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-` });
+  const kc = await loopbackKubeConfig(server, 'https');
   const api = createKubeApiClient({ kc, requestTimeoutMs: 300 });
   try {
     const outcome = await Promise.race([

@@ -3,11 +3,10 @@
 // backoff, or the whole collection would be listed every few hundred ms against a failing server.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { loadKubeConfig } from '../../src/kube/kube-config.js';
 import { POD_KIND } from '../../src/kube/projections/pod.js';
 import { createReflector } from '../../src/kube/reflector.js';
+import { loopbackKubeConfig } from './loopback-kubeconfig.js';
 
 test('an event followed by an ERROR relists with a growing backoff', async () => {
   let lists = 0;
@@ -28,15 +27,7 @@ test('an event followed by an ERROR relists with a growing backoff', async () =>
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '100' }, items: [] }));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  const kc = loadKubeConfig({ yaml: `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-` });
+  const kc = await loopbackKubeConfig(server);
   const r = createReflector({ kc, kind: POD_KIND }); // default backoff: 200 ms doubling to 30 s
   void r.start();
   await new Promise((res) => setTimeout(res, 3000));

@@ -3,11 +3,10 @@
 // not keep its socket, or every watchdog period would leave one more in the shared agent.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { loadKubeConfig } from '../../src/kube/kube-config.js';
 import { CSI_DRIVER_KIND } from '../../src/kube/projections/index.js';
 import { createReflector } from '../../src/kube/reflector.js';
+import { loopbackKubeConfig } from './loopback-kubeconfig.js';
 
 test('watches abandoned by the watchdog before their headers are closed', async () => {
   let pendingWatches = 0;
@@ -23,15 +22,7 @@ test('watches abandoned by the watchdog before their headers are closed', async 
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ kind: 'List', metadata: { resourceVersion: '10' }, items: [] }));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  const kc = loadKubeConfig({ yaml: `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-` });
+  const kc = await loopbackKubeConfig(server);
   const r = createReflector({ kc, kind: CSI_DRIVER_KIND, watchdogMs: 150, backoff: { initialMs: 10, maxMs: 20 } });
   void r.start();
   await new Promise((res) => setTimeout(res, 2500));
