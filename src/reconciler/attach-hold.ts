@@ -31,7 +31,8 @@ export function holdsAttach(other: PairState, own: OwnEntry): boolean {
   return other.mounted && !own.mounted;
 }
 
-function ownEntry(state: WorldState, volume: VolumeId, node: NodeId): OwnEntry {
+/** The attaching node's own entry of `volume`. */
+export function ownEntry(state: WorldState, volume: VolumeId, node: NodeId): OwnEntry {
   const p = state.pair(volume, node);
   return { uncertain: p?.attachState === 'uncertain', mounted: p?.mounted ?? false };
 }

@@ -57,7 +57,7 @@ import type { OperationExecutor } from '../operations/operation-executor.js';
 import { volumeInfoOf } from '../populator/volume-info.js';
 import { logger, type Logger } from '../log/logger.js';
 import { startDetaches } from './detach-pass.js';
-import { attachHeld, holdsAttach } from './attach-hold.js';
+import { attachHeld, holdsAttach, ownEntry } from './attach-hold.js';
 import { verifyAttachedVolumes, type VerifyDeps } from './verify-attached.js';
 
 export interface ReconcilerOptions {
@@ -337,11 +337,10 @@ class Loop implements Reconciler {
   private reportMultiAttach(volume: VolumeId, node: NodeId, includeUncertain = false): void {
     const { state } = this.d;
     const others: PodName[] = [];
-    const ownPair = includeUncertain ? state.pair(volume, node) : undefined;
-    const own = { uncertain: ownPair?.attachState === 'uncertain', mounted: ownPair?.mounted ?? false };
+    const own = includeUncertain ? ownEntry(state, volume, node) : undefined;
     state.forEachPairOfVolume(volume, (p) => {
       if (p.node === node || p.attachState === 'detached') return;
-      if (p.attachState === 'uncertain' && !(includeUncertain && holdsAttach(p, own))) return;
+      if (p.attachState === 'uncertain' && !(own && holdsAttach(p, own))) return;
       for (const uid of state.desiredPods(volume, p.node)) {
         const name = this.d.podName(uid);
         if (name) others.push(name);

@@ -10,13 +10,20 @@ function totals(state: WorldState): Record<string, { desired: number; actual: nu
   return Object.fromEntries(state.pluginTotals().map((r) => [r.plugin, { desired: r.desired, actual: r.actual }]));
 }
 
+/** A state with managed nodes of these names. */
+function withNodes(...names: string[]): { state: WorldState; ids: number[] } {
+  const state = createWorldState();
+  const ids = names.map((n) => {
+    const id = state.internNode(n);
+    state.setNodeManaged(id);
+    return id;
+  });
+  return { state, ids };
+}
+
 describe('WorldState per-plugin totals', () => {
   it('counts desired and actual (Attached or Uncertain) pairs under each volume plugin label', () => {
-    const state = createWorldState();
-    const a = state.internNode('a');
-    const b = state.internNode('b');
-    state.setNodeManaged(a);
-    state.setNodeManaged(b);
+    const { state, ids: [a, b] } = withNodes('a', 'b');
     const v1 = state.internVolume('kubernetes.io/csi/ebs.csi.aws.com^vol-1');
     const v2 = state.internVolume('kubernetes.io/csi/pd.csi.storage.gke.io^disk-2');
     state.setVolumePlugin(v1, EBS);
@@ -38,9 +45,7 @@ describe('WorldState per-plugin totals', () => {
   });
 
   it('leaves a volume without a spec uncounted until it gets a label, then moves its pairs there', () => {
-    const state = createWorldState();
-    const a = state.internNode('a');
-    state.setNodeManaged(a);
+    const { state, ids: [a] } = withNodes('a');
     // Loaded from node status at start-up (A2): attached, no spec, no label.
     const v = state.internVolume('kubernetes.io/csi/ebs.csi.aws.com^vol-9');
     state.markAttached(v, a);
@@ -55,9 +60,7 @@ describe('WorldState per-plugin totals', () => {
   });
 
   it('drops the label with the volume id, so a recycled id starts uncounted', () => {
-    const state = createWorldState();
-    const a = state.internNode('a');
-    state.setNodeManaged(a);
+    const { state, ids: [a] } = withNodes('a');
     const v = state.internVolume('kubernetes.io/csi/ebs.csi.aws.com^vol-1');
     state.setVolumePlugin(v, EBS);
     state.addDesiredPod(v, a, 'p1');
