@@ -33,7 +33,7 @@ export async function startHarness(opts: Partial<ControllerOptions> = {}, simOpt
 }
 
 /** The shortened timers every controller of these tests runs with. */
-function controllerDefaults(sim: Simulator): Partial<ControllerOptions> & Pick<ControllerOptions, 'kubeconfig'> {
+export function controllerDefaults(sim: Simulator): Partial<ControllerOptions> & Pick<ControllerOptions, 'kubeconfig'> {
   return {
     kubeconfig: { yaml: sim.kubeconfig },
     leaderElect: false,

@@ -52,7 +52,7 @@ test('run converges a 2000-node × 10-pod simulated fleet', { timeout: 400_000 }
       // The API client's load is the live one, against the bounds the flags set.
       assert.equal(s.apiClient.maxInFlight, 48);
       assert.equal(s.apiClient.admissionBound, 500);
-      assert.ok(s.apiClient.inFlight >= 0 && s.apiClient.inFlight <= 48 && s.apiClient.waiting >= 0, JSON.stringify(s.apiClient));
+      assert.ok(s.apiClient.inFlight <= s.apiClient.maxInFlight, JSON.stringify(s.apiClient));
       if (s.pairs.desired === NODES * PODS_PER_NODE && s.pairs.reportedAsAttached === s.pairs.desired) break;
       if (Date.now() > deadline) assert.fail(`controller did not converge: ${JSON.stringify(s.pairs)}\n${run.output().slice(-2000)}`);
       await new Promise((r) => setTimeout(r, 1000));

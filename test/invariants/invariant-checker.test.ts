@@ -108,7 +108,7 @@ describe('invariant checker: a correct sequence', () => {
 describe('invariant checker: deliberately bad sequences', () => {
   it('(a) catches a ReadWriteOnce volume with VolumeAttachments on two nodes, also while the first is being deleted', () => {
     const w = world();
-    const vaA = attachedAndMounted(w, 'rwo', 'node-a');
+    attachedAndMounted(w, 'rwo', 'node-a');
     createVa(w.store, 'rwo', 'node-b');
     assert.deepEqual(kinds(w.checker), ['multi-attach']);
     const v = w.checker.violations()[0];
@@ -123,7 +123,6 @@ describe('invariant checker: deliberately bad sequences', () => {
     w2.store.delete('volumeattachments', undefined, first); // finalizer: still there, being deleted
     createVa(w2.store, 'rwo', 'node-b');
     assert.deepEqual(kinds(w2.checker), ['multi-attach'], 'a detach in progress does not free the volume yet');
-    assert.ok(vaA);
     w.checker.stop();
     w2.checker.stop();
   });

@@ -26,7 +26,7 @@ describe('growth across memory.grow', () => {
       // Push the pair table past the initial memory so that memory.grow happens for sure.
       for (let i = 0; i < 40_000; i++) {
         await h.apply({ k: 'managed', n: i % universe.nodes });
-        await h.apply({ k: 'attached', v: i % universe.volumes, n: (i * 7) % universe.nodes });
+        await h.apply({ k: 'attached', v: i % universe.volumes, n: Math.floor(i / universe.volumes) % universe.nodes });
         if (i % 4000 === 0) await h.comparePlans({ maxWaitForUnmountMs: 1000, disableForceDetachOnTimeout: false });
       }
       h.compareState();
@@ -36,7 +36,7 @@ describe('growth across memory.grow', () => {
     } finally {
       await planner.close();
     }
-    assert.ok(memory.buffer.byteLength >= startBytes);
+    assert.ok(memory.buffer.byteLength > startBytes, 'memory.grow happened');
   });
 
   it('sees grown memory in the workers: 60k pairs added after the pool started', async () => {

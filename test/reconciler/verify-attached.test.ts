@@ -51,7 +51,7 @@ test('removes every entry the plugin no longer reports, in many slices with othe
   const { removed, stats } = await verifyAttachedVolumes({ state, plugins }, { budgetMs: 0, observeNode: (s) => observed.push(s) });
   done = true;
   assert.equal(observed.length, 401, 'one duration per node with attached entries (J4, per node)');
-  assert.ok(observed.every((s) => s >= 0 && s < 1));
+  assert.ok(observed.every((s) => Number.isFinite(s) && s >= 0), 'durations in seconds');
   assert.equal(removed, 400 - 1 + 1, 'one per node (the owned pair kept), plus the late node');
   // The cost it reports: every node once (the late and empty ones too), 63 per slice with a zero budget (the
   // clock is read before every 64th item).
