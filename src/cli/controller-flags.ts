@@ -20,9 +20,9 @@ export const CONTROLLER_FLAGS = {
   'dsw-populator-period': { kind: 'duration', default: 60_000, min: 1, help: 'desired-state removal pass period', upstream: 'fixed 1m' },
   'dsw-list-pods-period': { kind: 'duration', default: 180_000, min: 1, help: 'desired-state full pod pass period', upstream: 'fixed 3m' },
   'csi-timeout': { kind: 'duration', default: 120_000, min: 1, help: 'wait for the external attacher per attach/detach', upstream: 'fixed 2m' },
-  'kube-api-qps': { kind: 'float', default: 20, min: 0.1, help: 'client-side rate limit of API writes', upstream: '--kube-api-qps' },
+  'kube-api-qps': { kind: 'float', default: 20, min: 0.1, help: "client-side rate limit of the controller's API calls (lists, watches and leases are not limited)", upstream: '--kube-api-qps' },
   'kube-api-burst': { kind: 'int', default: 30, min: 1, help: 'burst of that rate limit', upstream: '--kube-api-burst' },
-  'kube-api-http2': { kind: 'bool', default: true, help: 'hot API calls (VolumeAttachment writes, Node reads and status patches) over one HTTP/2 connection when the server offers it; false: HTTP/1.1 keep-alive', upstream: 'client-go: HTTP/2 unless DISABLE_HTTP2' },
+  'kube-api-http2': { kind: 'bool', default: true, help: 'hot API calls (VolumeAttachment writes, Node reads and status patches, Event writes) over one HTTP/2 connection when the server offers it; false: HTTP/1.1 keep-alive', upstream: 'client-go: HTTP/2 unless DISABLE_HTTP2' },
   'kube-api-max-in-flight': { kind: 'int', default: 96, min: 1, max: 4096, help: 'controller API requests on the wire at once (node status writes and VolumeAttachment deletes first); the rest wait without their timeout running' },
   'list-page-size': { kind: 'int', default: 500, min: 1, max: 100_000, help: 'objects per page of the initial lists and relists (limit/continue)', upstream: "client-go's pager: 500" },
   'max-operation-starts-per-pass': { kind: 'int', default: 5000, min: 1, help: 'attach/detach operations one reconcile pass may start; the rest wait for a later pass' },
@@ -30,13 +30,13 @@ export const CONTROLLER_FLAGS = {
   workers: { kind: 'int', default: Math.max(1, availableParallelism() - 1), min: 0, max: 64, help: 'plan worker threads (0 = main thread)' },
   'inline-plan-below-pairs': { kind: 'int', default: 4_000_000, min: 0, help: 'plans over fewer (volume, node) pair slots run on the main thread even with workers (0: always in the pool)' },
   'leader-elect': { kind: 'bool', default: true, help: 'leader election on a coordination.k8s.io Lease', upstream: '--leader-elect' },
-  'leader-elect-namespace': { kind: 'string', default: 'kube-system', help: 'namespace of the Lease', upstream: '--leader-elect-resource-namespace' },
+  'leader-elect-resource-namespace': { kind: 'string', default: 'kube-system', help: 'namespace of the Lease', upstream: '--leader-elect-resource-namespace' },
   'leader-elect-resource-name': { kind: 'string', default: 'fleet-attach', help: 'name of the Lease', upstream: '--leader-elect-resource-name' },
   'leader-elect-lease-duration': { kind: 'duration', default: 15_000, min: 1, help: 'lease duration', upstream: '--leader-elect-lease-duration' },
   'leader-elect-renew-deadline': { kind: 'duration', default: 10_000, min: 1, help: 'renew deadline', upstream: '--leader-elect-renew-deadline' },
   'leader-elect-retry-period': { kind: 'duration', default: 2_000, min: 1, help: 'retry period', upstream: '--leader-elect-retry-period' },
   listen: { kind: 'string', default: '127.0.0.1:8080', help: 'inspection API and /metrics address (port 0 picks one)' },
-  'http-token': { kind: 'string', default: '', help: 'bearer token for /api/* and /metrics; required off loopback' },
+  'http-token': { kind: 'string', default: '', help: 'bearer token every path but /healthz and /readyz then requires (on loopback too); required off loopback' },
   'http-token-file': { kind: 'string', default: '', help: 'file holding the bearer token (e.g. a mounted Secret)' },
   'per-node-volume-metric': { kind: 'bool', default: false, help: 'export storage_count_attachable_volumes_in_use (one series per node)' },
   'multi-attach-event-text': { kind: 'enum', default: 'waiting-for-detach', values: ['waiting-for-detach', 'multi-attach-error'], help: 'Multi-Attach event wording: current upstream (H6) or older releases (H3)' },
@@ -45,7 +45,7 @@ export const CONTROLLER_FLAGS = {
 export type ControllerFlags = ParsedFlags<typeof CONTROLLER_FLAGS>;
 
 /** Maps parsed flags to controller options; validates cross-flag rules, naming the flags. */
-export function controllerOptionsFromFlags(f: ControllerFlags): Omit<ControllerOptions, 'kubeconfig'> & { httpToken?: string } {
+export function controllerOptionsFromFlags(f: Omit<ControllerFlags, 'kubeconfig'>): Omit<ControllerOptions, 'kubeconfig'> & { httpToken?: string } {
   const lease = f['leader-elect-lease-duration'];
   const renew = f['leader-elect-renew-deadline'];
   const retry = f['leader-elect-retry-period'];
@@ -80,7 +80,7 @@ export function controllerOptionsFromFlags(f: ControllerFlags): Omit<ControllerO
     workers: f.workers,
     inlinePlanBelowPairs: f['inline-plan-below-pairs'],
     leaderElect: f['leader-elect'],
-    leaderElectNamespace: f['leader-elect-namespace'],
+    leaderElectNamespace: f['leader-elect-resource-namespace'],
     leaderElectName: f['leader-elect-resource-name'],
     leaderElectLeaseDurationMs: lease,
     leaderElectRenewDeadlineMs: renew,

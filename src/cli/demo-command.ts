@@ -11,8 +11,12 @@ import { SIMULATOR_CLIENT_SIZING, startSimulator } from '../sim/server/index.js'
 import { startControllerWithApi, untilSignal } from '../manager/run-controller.js';
 import { createProgress } from './demo-progress.js';
 
+// The demo's cluster is its own simulator, so `run`'s --kubeconfig is not a demo flag (an
+// accepted but ignored one would mislead).
+const { kubeconfig: _runOnly, ...SHARED_FLAGS } = CONTROLLER_FLAGS;
+
 const DEMO_FLAGS = {
-  ...CONTROLLER_FLAGS,
+  ...SHARED_FLAGS,
   'leader-elect': { ...CONTROLLER_FLAGS['leader-elect'], default: false },
   // The client limits sized to the embedded simulator (client-sizing.ts says why).
   'kube-api-qps': { ...CONTROLLER_FLAGS['kube-api-qps'], default: SIMULATOR_CLIENT_SIZING.kubeApiQps },
@@ -22,7 +26,7 @@ const DEMO_FLAGS = {
   nodes: { kind: 'int', default: 5000, min: 0, max: 200_000, help: 'simulated nodes' },
   'pods-per-node': { kind: 'int', default: 10, min: 0, max: 100, help: 'pods (each with its own PVC) per node' },
   'rwx-fraction': { kind: 'float', default: 0.1, min: 0, max: 1, help: 'fraction of ReadWriteMany volumes' },
-  churn: { kind: 'float', default: 50, min: 0, help: 'pod changes per second once converged' },
+  churn: { kind: 'float', default: 50, min: 0, help: 'pod changes per second, from the moment the fleet is built' },
   'node-failure-rate': { kind: 'float', default: 0.05, min: 0, help: 'node failures per second (NotReady, then back)' },
   seed: { kind: 'int', default: 1, help: 'seed of the simulated fleet' },
   duration: { kind: 'duration', default: 0, min: 0, help: 'stop after this long (0 = until Ctrl-C)' },

@@ -64,7 +64,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   installOpenApi(app, {
     title: 'fleet-attach inspection API',
     version: '1.0.0',
-    description: 'Live, read-only view of the attach/detach controller state. Off loopback every path except /healthz and /readyz needs a bearer token.',
+    description: 'Live, read-only view of the attach/detach controller state. With --http-token (mandatory off loopback) every path except /healthz and /readyz needs it as a bearer token.',
   });
   const routeDeps = { state: deps.state, view: deps.view, metrics: deps.metrics };
   for (const group of [healthRoutes, metricsRoutes, summaryRoutes, nodeRoutes, volumeRoutes, operationRoutes]) {

@@ -144,7 +144,7 @@ export function createControllerMetrics(opts: { perNodeVolumeMetric?: boolean; p
       help: 'Event-loop time of one completed periodic pass, summed over its slices (verify: M1 verification of attached volumes; pods-removed: C9; pods-listed: C10)',
       labelNames: ['pass'], buckets: PERIODIC_BUCKETS, registers: [registry],
     }),
-    rateLimiterWait: new Histogram({ name: 'fleet_attach_rate_limiter_wait_seconds', help: 'Time API writes waited for the client-side rate limiter', buckets: LOOP_BUCKETS, registers: [registry] }),
+    rateLimiterWait: new Histogram({ name: 'fleet_attach_rate_limiter_wait_seconds', help: 'Time API calls waited for the client-side rate limiter (--kube-api-qps)', buckets: LOOP_BUCKETS, registers: [registry] }),
     leader: new Gauge({ name: 'fleet_attach_leader', help: '1 while this replica holds the leader lease', registers: [registry] }),
     setSources(s) {
       sources = s;

@@ -69,7 +69,12 @@ test('deploy manifests: two replicas with leader election, probes on /healthz an
   assert.equal(c.readinessProbe.httpGet.path, '/readyz');
   assert.equal(portOf(c.livenessProbe.httpGet.port), listenPort);
   assert.equal(portOf(c.readinessProbe.httpGet.port), listenPort);
-  assert.equal(Number(d.spec.template.metadata.annotations?.['prometheus.io/port']), listenPort, 'metrics scraped on the listen port');
+  // The token file comes from a mounted Secret volume (the pod cannot start without one).
+  const mounts = (c as unknown as { volumeMounts?: Array<{ name: string; mountPath: string }> }).volumeMounts ?? [];
+  const volumes = (pod as unknown as { volumes?: Array<{ name: string; secret?: { secretName: string } }> }).volumes ?? [];
+  const mount = mounts.find((m) => flags['http-token-file'].startsWith(`${m.mountPath}/`));
+  assert.ok(mount, 'the token file lies in a mounted volume');
+  assert.ok(volumes.find((v) => v.name === mount.name)?.secret?.secretName, 'that volume is a Secret');
 
   const sa = one(rbac, 'ServiceAccount');
   assert.equal(pod.serviceAccountName, sa.metadata.name);
@@ -83,7 +88,7 @@ test('deploy manifests: two replicas with leader election, probes on /healthz an
   assert.deepEqual(rb.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.metadata.name });
   assert.equal(rb.metadata.namespace, role.metadata.namespace);
   assert.ok(subjectOk(rb));
-  assert.equal(role.metadata.namespace, flags['leader-elect-namespace'], 'the Role covers the Lease namespace');
+  assert.equal(role.metadata.namespace, flags['leader-elect-resource-namespace'], 'the Role covers the Lease namespace');
 });
 
 test('the ClusterRole and the Role grant exactly the (group, resource, verb) triples the controller uses, measured', { timeout: 60_000 }, async () => {

@@ -20,6 +20,12 @@ test('`fleet-attach demo` with a bad flag exits 2 naming the flag', async () => 
   assert.match(p.output(), /--nodes/);
 });
 
+test('`fleet-attach demo --kubeconfig` is refused: the demo runs against its own simulator', async () => {
+  const p = spawnBin(['demo', '--kubeconfig', '/tmp/kc']);
+  assert.equal(await p.exited, 2);
+  assert.match(p.output(), /unknown flag: --kubeconfig/);
+});
+
 test('`fleet-attach run` with an unreadable kubeconfig exits 2 naming the problem', async () => {
   const p = spawnBin(['run', '--kubeconfig', '/nonexistent/kubeconfig', '--listen', '127.0.0.1:0']);
   assert.equal(await p.exited, 2);
