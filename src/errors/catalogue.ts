@@ -30,6 +30,9 @@ export const ERRORS = {
   // Kubernetes API
   FA_ERR_KUBE_API: { status: 502, message: 'kubernetes API error' },
   FA_ERR_KUBE_OBJECT_INVALID: { status: 422, message: 'malformed object' },
+  // leader election: a call refused at the send because this replica no longer leads (expected
+  // while stepping down: recognised by isNotLeader and kept quiet)
+  FA_ERR_NOT_LEADER: { status: 503, message: 'this replica does not hold the leader lease' },
   // WASM state and kernel
   FA_ERR_STATE_CAPACITY: { status: 507, message: 'state table capacity exceeded' },
   FA_ERR_KERNEL: { status: 500, message: 'plan kernel failed' },

@@ -30,6 +30,11 @@ export function isFleetError(err: unknown, code?: ErrorCode): err is FleetError 
   return err instanceof FleetError && (code === undefined || err.code === code);
 }
 
+/** A call the API client refused to send because this replica stepped down (request-runner.ts `maySend`). */
+export function isNotLeader(err: unknown): boolean {
+  return isFleetError(err, 'FA_ERR_NOT_LEADER');
+}
+
 /** Expected, quiet outcomes: an operation refused because one is pending or the key is backing off. */
 export function isExpectedOperationRefusal(err: unknown): boolean {
   return isFleetError(err, 'FA_ERR_OP_ALREADY_PENDING') || isFleetError(err, 'FA_ERR_OP_BACKOFF');

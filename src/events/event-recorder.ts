@@ -5,7 +5,7 @@
  * (event-correlator.ts), queued, and written in the background by a bounded number of requests;
  * when the queue is full, events are dropped, as client-go's broadcaster does.
  */
-import { fleetError } from '../errors/index.js';
+import { fleetError, isNotLeader } from '../errors/index.js';
 import { logger, type Logger } from '../log/logger.js';
 import { EventCorrelator, type CorrelatedEvent, type EventType, type InvolvedPod } from './event-correlator.js';
 import {
@@ -183,7 +183,9 @@ class Recorder implements EventRecorder {
     const previous = this.tails.get(name) ?? Promise.resolve();
     const run: Promise<void> = previous
       .then(() => this.limited(write))
-      .catch((err: unknown) => this.log.warn({ err, event: name }, 'event write failed'))
+      .catch((err: unknown) => {
+        if (!isNotLeader(err)) this.log.warn({ err, event: name }, 'event write failed');
+      })
       .finally(() => {
         this.queued--;
         if (this.tails.get(name) === run) this.tails.delete(name);

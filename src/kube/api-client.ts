@@ -107,6 +107,8 @@ export interface KubeApiClientOptions {
    * patch) as raw requests (default true); false sends them through the generated client, for comparison.
    */
   rawWrites?: boolean;
+  /** Leadership, asked before each limited call is sent (request-runner.ts). */
+  maySend?: () => boolean;
 }
 
 const VA_PATH = '/apis/storage.k8s.io/v1/volumeattachments';

@@ -10,6 +10,7 @@ import type { InFlightLimiter, RequestPriority } from './in-flight-limiter.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { report, type RequestHook } from './request-hook.js';
 import { sleep } from './sleep.js';
+import { fleetError } from '../errors/index.js';
 
 export interface What {
   verb: string;
@@ -27,6 +28,13 @@ export interface RequestRunnerOptions {
   /** 429 retries per call (default 5) and the cap on one Retry-After wait (default 10 s; 1 s when absent). */
   maxRetries?: number;
   maxRetryAfterMs?: number;
+  /**
+   * Asked just before each limited call goes on the wire (after its slot and token, so after
+   * any wait in the queue); false refuses it with FA_ERR_NOT_LEADER. The controller answers
+   * with its leadership: a replica that stepped down sends none of the writes it queued while
+   * it led, which a successor could otherwise race (client-go's ReleaseOnCancel contract).
+   */
+  maySend?: () => boolean;
 }
 
 export interface RunOptions {
@@ -99,7 +107,12 @@ async function runAttempts<R>(
     // The slot is taken first so that the lanes, not the bucket's FIFO, order the sends.
     const release = limited && o.inFlight ? await o.inFlight.acquire(priority, signal) : undefined;
     try {
-      if (limited) await o.limiter.acquire(signal);
+      // Asked before the token (a refused call spends none) and again after its wait.
+      if (limited) {
+        refuseUnlessMaySend(o, what);
+        await o.limiter.acquire(signal);
+        refuseUnlessMaySend(o, what);
+      }
     } catch (err) {
       release?.();
       throw err;
@@ -122,6 +135,12 @@ async function runAttempts<R>(
       if (!retriable || attempt >= maxRetries || signal?.aborted) throw err;
       if (!(await sleep(Math.min(o.maxRetryAfterMs ?? 10_000, retryAfterMs ?? 1000), signal))) throw signal?.reason;
     }
+  }
+}
+
+function refuseUnlessMaySend(o: RequestRunnerOptions, what: What): void {
+  if (o.maySend && !o.maySend()) {
+    throw fleetError('FA_ERR_NOT_LEADER', `${what.verb} ${what.resource}${what.name ? ` ${what.name}` : ''} not sent: this replica no longer leads`);
   }
 }
 

@@ -12,9 +12,11 @@
  * observing that record. In-flight renew requests are aborted at the deadline, and `isLeader()`
  * checks the deadline itself, so a late timer never extends leadership.
  *
- * After losing the lease the elector stays a candidate; `onStartedLeading` may fire again.
- * `stop()` stops leading first (awaiting `onStoppedLeading`) and then releases the lease, so a
- * successor can acquire at once (client-go's ReleaseOnCancel).
+ * After losing the lease the elector stays a candidate (`onStartedLeading` may fire again) unless
+ * `campaignAgain` is false, as client-go's one-shot Run. `stop()` stops leading first (awaiting
+ * `onStoppedLeading`, also one already under way) and then releases the lease, so a successor
+ * can acquire at once (client-go's ReleaseOnCancel: everything the lease guarded must have
+ * ended by then, which `releaseOnStop` as a function lets the caller answer).
  */
 import { logger } from '../log/logger.js';
 import { isConflict } from '../kube/kube-errors.js';
@@ -36,8 +38,10 @@ export interface LeaderElectorOptions {
   renewDeadlineMs?: number;
   /** Default 2 s; must be < renewDeadlineMs / 1.2. */
   retryPeriodMs?: number;
-  /** Release the lease on stop (default true). */
-  releaseOnStop?: boolean;
+  /** Release the lease on stop (default true); a function is asked at that moment. */
+  releaseOnStop?: boolean | (() => boolean);
+  /** After losing the lease, campaign again (default true); false ends the loop at step-down. */
+  campaignAgain?: boolean;
   onStartedLeading(): void;
   /** Awaited on stop() before the lease is released. */
   onStoppedLeading(): void | Promise<void>;
@@ -82,6 +86,7 @@ class LeaseLeaderElector implements LeaderElector {
   private observed: LeaseRecord | undefined;
   private observedAt = 0;
   private attempt: AbortController | undefined;
+  private steppingDown: Promise<void> | undefined;
 
   constructor(
     private readonly opts: LeaderElectorOptions,
@@ -117,7 +122,9 @@ class LeaseLeaderElector implements LeaderElector {
     this.attempt?.abort();
     await this.running;
     await this.stepDown('stopped');
-    if (this.opts.releaseOnStop !== false) await this.release();
+    await this.steppingDown;
+    const release = this.opts.releaseOnStop ?? true;
+    if (typeof release === 'function' ? release() : release) await this.release();
   }
 
   private async run(): Promise<void> {
@@ -158,17 +165,21 @@ class LeaseLeaderElector implements LeaderElector {
     }
   }
 
-  private async stepDown(why: string): Promise<void> {
+  private stepDown(why: string): Promise<void> {
     clearTimeout(this.deadlineTimer);
-    if (!this.leading) return;
+    if (!this.leading) return Promise.resolve();
     this.leading = false;
     this.attempt?.abort();
+    if (this.opts.campaignAgain === false) this.abort.abort();
     this.log.info({ identity: this.opts.identity, why }, 'stopped leading');
-    try {
-      await this.opts.onStoppedLeading();
-    } catch (err) {
-      this.log.error({ err }, 'onStoppedLeading threw');
-    }
+    this.steppingDown = (async () => {
+      try {
+        await this.opts.onStoppedLeading();
+      } catch (err) {
+        this.log.error({ err }, 'onStoppedLeading threw');
+      }
+    })();
+    return this.steppingDown;
   }
 
   private observe(rec: LeaseRecord): void {
@@ -193,14 +204,15 @@ class LeaseLeaderElector implements LeaderElector {
     const { api, namespace, name, identity } = this.opts;
     const nowIso = new Date().toISOString();
     const desired = { namespace, name, holderIdentity: identity, leaseDurationSeconds: Math.ceil(this.leaseMs / 1000), renewTime: nowIso };
-    // Fast path: the leader renews from its cached record; a conflict falls back to a GET next time.
+    // Fast path: the leader renews from its cached record; a conflict falls through to the GET
+    // in the same attempt (client-go's tryAcquireOrRenew), not a retry period later.
     if (this.leading && this.observed?.holderIdentity === identity) {
       try {
         this.observe(await api.updateLease({ ...this.observed, ...desired }, { signal }));
         return true;
       } catch (err) {
         this.observed = undefined;
-        throw err;
+        if (!isConflict(err)) throw err;
       }
     }
     const old = await api.getLease(namespace, name, { signal });
@@ -220,19 +232,28 @@ class LeaseLeaderElector implements LeaderElector {
     return true;
   }
 
-  /** Clears the holder if the last observed record names us (we are no longer acting by now). */
+  /**
+   * Clears the holder if the Lease, read again, still names us (we are no longer acting by now),
+   * as client-go's tryRelease: the cached record may be stale (a renew aborted by stop() may
+   * have been committed), and a conflict is retried within the renew deadline.
+   */
   private async release(): Promise<void> {
-    const o = this.observed;
-    if (!o || o.holderIdentity !== this.opts.identity) return;
-    const nowIso = new Date().toISOString();
-    try {
-      await this.opts.api.updateLease(
-        { ...o, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: nowIso, renewTime: nowIso },
-        { signal: AbortSignal.timeout(this.renewMs) },
-      );
-      this.log.info({ identity: this.opts.identity }, 'released lease');
-    } catch (err) {
-      this.log.warn({ err }, 'lease release failed; successors wait for it to expire');
+    const { api, namespace, name, identity } = this.opts;
+    const signal = AbortSignal.timeout(this.renewMs);
+    for (let tries = 0; tries < 3 && !signal.aborted; tries++) {
+      try {
+        const o = await api.getLease(namespace, name, { signal });
+        if (!o || o.holderIdentity !== identity) return;
+        const nowIso = new Date().toISOString();
+        await api.updateLease({ ...o, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: nowIso, renewTime: nowIso }, { signal });
+        this.log.info({ identity }, 'released lease');
+        return;
+      } catch (err) {
+        if (isConflict(err)) continue;
+        this.log.warn({ err }, 'lease release failed; successors wait for it to expire');
+        return;
+      }
     }
+    this.log.warn('lease release gave up; successors wait for it to expire');
   }
 }

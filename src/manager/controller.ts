@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { createWorldState, type WorldState } from '../cache/world-state.js';
 import { createPlanner, type Planner } from '../kernel/planner.js';
 import { loadKubeConfig, type FleetKubeConfig } from '../kube/kube-config.js';
+import { apiSettled } from './api-settled.js';
 import { createKubeApiClient, type KubeApiClient } from '../kube/api-client.js';
 import { createReflector, type Reflector } from '../kube/reflector.js';
 import type { RequestHook } from '../kube/request-hook.js';
@@ -69,8 +70,10 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     if (r.queuedMs !== undefined) metrics.apiRequestQueue.observe({ verb: r.verb, resource: r.resource }, r.queuedMs / 1000);
     o.onRequest?.(r);
   };
-  // The reconciler is built below, after the client and the populator that wake it.
+  // The reconciler is built below, after the client and the populator that wake it; the elector
+  // once the watches have synced.
   let loop: Reconciler | undefined;
+  let elector: LeaderElector | undefined;
   const api = createKubeApiClient({
     kc,
     qps: o.kubeApiQps,
@@ -79,6 +82,9 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     onThrottle: (ms) => metrics.rateLimiterWait.observe(ms / 1000),
     onRequest,
     onBacklogDrained: () => loop?.apiRoom(),
+    // With leader election, nothing goes on the wire unless this replica leads at that moment
+    // (a standby never writes; one that stepped down sends none of what it had queued).
+    ...(o.leaderElect ? { maySend: () => elector?.isLeader() ?? false } : {}),
   });
   const state = createWorldState({});
   const planner: Planner = createPlanner({ state, workers: o.workers, inlineBelowPairs: o.inlinePlanBelowPairs, ...(o.kernelBuild ? { build: o.kernelBuild } : {}) });
@@ -134,6 +140,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   let filled = false;
   let stopped = false;
   let lostLease = false;
+  let settled = false;
   let lostResolve!: () => void;
   const lostPromise = new Promise<void>((r) => (lostResolve = r));
   let actingResolve!: () => void;
@@ -141,18 +148,26 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const abort = new AbortController();
   for (const r of reflectors) void r.start(abort.signal);
 
+  let filling = false;
   const act = async () => {
-    if (stopped || filled) return;
+    if (stopped || filled || filling) return;
+    filling = true;
+    // After the caller's turn: the elector's renew loop goes on while the state fills.
+    await new Promise<void>((r) => setImmediate(r));
+    const halted = () => stopped || lostLease;
+    if (halted()) return;
     const loaded = loadActualState({ state, nodes: nodes.values(), volumeAttachments: vas.values(), pv: (n) => pvs.get(n), plugins, translator, log, conditions });
     log.info(loaded, 'actual state loaded (A2–A3)');
     populator.start();
-    populator.addAllPods(); // A4
+    const t0 = performance.now();
+    if (!(await populator.fill(halted))) return; // A4, in slices
+    log.info({ ms: Math.round(performance.now() - t0) }, 'desired state filled (A4)');
+    if (halted()) return;
     filled = true;
     reconciler.start();
     actingResolve();
   };
 
-  let elector: LeaderElector | undefined;
   void Promise.all(reflectors.map((r) => new Promise<void>((res) => r.onSynced(res)))).then(() => {
     synced = true;
     log.info('all watches synced');
@@ -162,6 +177,12 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
       api, namespace: o.leaderElectNamespace, name: o.leaderElectName,
       identity: o.identity ?? `${hostname()}_${randomBytes(4).toString('hex')}`,
       leaseDurationMs: o.leaderElectLeaseDurationMs, renewDeadlineMs: o.leaderElectRenewDeadlineMs, retryPeriodMs: o.leaderElectRetryPeriodMs,
+      // One-shot, as client-go's Run: a replica whose loop and executor have stopped cannot act
+      // again, so it must not take the lease again either.
+      campaignAgain: false,
+      // The lease is released only once no call of this replica is on the wire or queued, so a
+      // successor cannot race a write of ours (the send check refuses the queued ones).
+      releaseOnStop: () => settled,
       onStartedLeading: () => { metrics.leader.set(1); void act(); },
       onStoppedLeading: async () => {
         metrics.leader.set(0);
@@ -169,6 +190,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
         await reconciler.stop();
         statusUpdater.close(); // no status writes from a replica that no longer leads
         executor.close();
+        settled = await apiSettled(api, o.leaderElectRenewDeadlineMs);
         if (stopped) return;
         // Its loop and executor cannot be restarted, so it must never take the lease again (it
         // would hold it without acting and starve the other replicas): stop campaigning, report

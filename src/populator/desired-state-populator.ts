@@ -69,8 +69,14 @@ export interface DesiredStatePopulatorDeps {
 export interface DesiredStatePopulator {
   /** Subscribes to the sources. Call after the actual state was loaded from them (A1–A3). */
   start(): void;
-  /** A4 and C10: (re-)processes every pod as a pod add. */
+  /** A4 and C10: (re-)processes every pod as a pod add, in one block (tests). */
   addAllPods(): void;
+  /**
+   * A4 at start-up: {@link addAllPods} in slices with only I/O between them, so that lease
+   * renewals, watch events and probes run during a fill that takes seconds on a large fleet.
+   * Resolves false if `cancelled` stopped it.
+   */
+  fill(cancelled: () => boolean): Promise<boolean>;
   /** C9: removes pods that are gone, re-created or terminated, and volumes no longer attachable. */
   removeStalePods(): void;
   /** Unique volume names resolved from PV `pvName` (normally one). */
@@ -343,5 +349,22 @@ class Populator implements DesiredStatePopulator {
   addAllPods(): void {
     this.lastFullList = this.now();
     for (const pod of this.d.pods.values()) this.processPod(pod);
+  }
+
+  // One block of a million pods is ~12 s at 100k nodes, longer than a leader's renew deadline
+  // (10 s): the lease would be lost before the first pass. Duty 1: the slices run back to back,
+  // as the block did, so the fill takes no longer; events that arrive between slices are
+  // applied by the handlers start() installed, and the fill reads each pod from the live cache.
+  async fill(cancelled: () => boolean): Promise<boolean> {
+    this.lastFullList = this.now();
+    const processPod = (pod: PodRecord) => {
+      try {
+        this.processPod(pod);
+      } catch (err) {
+        this.log.error({ err, pod: `${pod.namespace}/${pod.name}` }, 'start-up fill: pod skipped');
+      }
+    };
+    const stats = await runInSlices(this.d.pods.values(), processPod, { whenIdle: (fn) => this.idle(fn), duty: 1, cancelled });
+    return !stats.cancelled;
   }
 }

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  attachVolume, never, node, recordVolumeAttachments, startControllerOn, startHarness, uniqueName, vaLive, vaName, volumesAttached, waitFor,
+  attachVolume, createVolumeAndPod, never, node, recordVolumeAttachments, startControllerOn, startHarness, uniqueName, vaLive, vaName, volumesAttached, waitFor,
 } from './harness.js';
 import type { Controller } from '../../src/manager/controller.js';
 import type { RequestFacts } from '../../src/sim/server/index.js';
@@ -85,6 +85,36 @@ test('a leader that lost its lease never leads again without acting: it stops ca
     assert.ok(vaLive(h.sim, vaName('z1', 'node-a')), 'the first volume stays attached');
   } finally {
     await ctl2?.stop();
+    await h.stop();
+  }
+});
+
+test('a replica that stepped down sends none of the writes it had queued while it led', async () => {
+  let blockLeases = false;
+  const faults = { beforeRequest: (f: RequestFacts) => (blockLeases && f.resource === 'leases' ? new ApiError(500, 'InternalError', 'injected lease failure') : undefined) };
+  // Four writes a second: forty attaches queue in the client, as at a takeover's cold start.
+  const h = await startHarness({ ...LEASE, identity: 'replica-1', kubeApiQps: 4, kubeApiBurst: 1 }, { faults });
+  try {
+    await waitFor('replica-1 leads', () => h.ctl.role() === 'leader');
+    await h.ctl.acting();
+    h.sim.store.create('nodes', node('node-a'));
+    const created: number[] = [];
+    const unsubscribe = h.sim.store.subscribe((ev) => {
+      if (ev.resource === 'volumeattachments' && ev.type === 'ADDED') created.push(performance.now());
+    });
+    for (let i = 0; i < 40; i++) createVolumeAndPod(h.sim.store, 'default', `q${i}`, { nodeName: 'node-a' });
+    await waitFor('some creates sent', () => created.length >= 2);
+    blockLeases = true; // it can no longer renew
+    await waitFor('replica-1 stepped down', () => h.ctl.role() !== 'leader', 10_000);
+    const steppedDown = performance.now();
+    // A standby may lead from step-down + (lease − renew deadline); give the queue that long and more.
+    await new Promise((r) => setTimeout(r, 2 * (LEASE.leaderElectLeaseDurationMs - LEASE.leaderElectRenewDeadlineMs) + 1000));
+    unsubscribe();
+    assert.ok(created.length < 40, `the queue had not drained before the step-down (${created.length} created)`);
+    // A create already on the wire at the step-down may land just after it; none sent later.
+    const late = created.filter((t) => t > steppedDown + 200);
+    assert.deepEqual(late.map((t) => Math.round(t - steppedDown)), [], 'creates that reached the server after the step-down');
+  } finally {
     await h.stop();
   }
 });

@@ -169,4 +169,30 @@ describe('request runner with an in-flight bound', () => {
     await assert.rejects(failing);
     assert.equal(inFlight.inFlight(), 0);
   });
+
+  it('refuses at the send a limited call queued before leadership ended (FA_ERR_NOT_LEADER), never a lease call', async () => {
+    const inFlight = createInFlightLimiter({ max: 1 });
+    let leading = true;
+    const runner = createRequestRunner({ limiter: createRateLimiter({ qps: 0, burst: 100 }), inFlight, maySend: () => leading });
+    const sent: string[] = [];
+    let finishFirst!: () => void;
+    const first = runner.run({ verb: 'create', resource: 'volumeattachments' }, () => {
+      sent.push('first');
+      return new Promise<HttpInfo<string>>((resolve) => (finishFirst = () => resolve({ httpStatusCode: 201, data: 'one' } as HttpInfo<string>)));
+    });
+    // Queued behind the first while this replica still leads.
+    const queued = runner.run({ verb: 'delete', resource: 'volumeattachments', name: 'va-2' }, async () => {
+      sent.push('queued');
+      return { httpStatusCode: 200, data: 'two' } as HttpInfo<string>;
+    });
+    await tick();
+    leading = false; // stepped down
+    finishFirst();
+    assert.equal(await first, 'one', 'a call already on the wire completes');
+    await assert.rejects(queued, (err: unknown) => (err as { code?: string }).code === 'FA_ERR_NOT_LEADER' && /delete volumeattachments va-2/.test(String((err as Error).message)));
+    assert.deepEqual(sent, ['first'], 'the queued call never went on the wire');
+    assert.equal(inFlight.inFlight(), 0, 'its slot was released');
+    const lease = await runner.run({ verb: 'update', resource: 'leases' }, async () => ({ httpStatusCode: 200, data: 'lease' }) as HttpInfo<string>, { limited: false });
+    assert.equal(lease, 'lease', 'lease calls are not gated');
+  });
 });

@@ -112,6 +112,92 @@ describe('leader election on a Lease', () => {
     assert.deepEqual(t.log, ['a started', 'a stopped']);
   });
 
+  it('with campaignAgain false, a leader that lost the lease never takes it again', async () => {
+    const api = new FakeKubeApiClient();
+    let partitioned = false;
+    const fail = () => Promise.reject(kubeError(500, 'InternalError'));
+    const apiOfA: LeaseApi = {
+      getLease: (ns, n, o) => (partitioned ? fail() : api.getLease(ns, n, o)),
+      createLease: (l, o) => (partitioned ? fail() : api.createLease(l, o)),
+      updateLease: (l, o) => (partitioned ? fail() : api.updateLease(l, o)),
+    };
+    const log: string[] = [];
+    const a = createLeaderElector({
+      api: apiOfA, namespace: 'kube-system', name: 'fleet-attach', identity: 'a', ...TIMING, campaignAgain: false,
+      onStartedLeading: () => log.push('started'),
+      onStoppedLeading: () => { log.push('stopped'); },
+    });
+    const run = a.start();
+    await waitFor(() => a.isLeader(), 'a leads');
+    partitioned = true;
+    await waitFor(() => log.includes('stopped'), 'a steps down', 5000);
+    partitioned = false; // the record still names a: a campaigning elector would renew it at once
+    const ended = await Promise.race([run.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 1000))]);
+    assert.equal(ended, true, 'the loop ended at the step-down');
+    const calls = api.callsOf('updateLease').length;
+    await new Promise((r) => setTimeout(r, 5 * TIMING.retryPeriodMs));
+    assert.equal(api.callsOf('updateLease').length, calls, 'no lease call after the step-down');
+    assert.deepEqual(log, ['started', 'stopped']);
+    await a.stop();
+  });
+
+  it('releases from a fresh read: a renew committed after the cached record does not block the release', async () => {
+    const api = new FakeKubeApiClient();
+    const { a } = pair(api);
+    void a.start();
+    await waitFor(() => a.isLeader(), 'a leads');
+    // Another write of a's record behind its back (as a renew the stop aborted but the server
+    // committed): the elector's cached resourceVersion is now stale.
+    const key = 'kube-system/fleet-attach';
+    const cur = api.leases.get(key)!;
+    api.leases.set(key, { ...cur, resourceVersion: String(Number(cur.resourceVersion) + 1000) });
+    await a.stop();
+    assert.equal(api.leases.get(key)?.holderIdentity, '', 'released');
+  });
+
+  it('does not release while releaseOnStop says the guarded work has not ended', async () => {
+    const api = new FakeKubeApiClient();
+    const a = createLeaderElector({
+      api, namespace: 'kube-system', name: 'fleet-attach', identity: 'a', ...TIMING, releaseOnStop: () => false,
+      onStartedLeading() {}, onStoppedLeading() {},
+    });
+    void a.start();
+    await waitFor(() => a.isLeader(), 'a leads');
+    await a.stop();
+    assert.equal(api.leases.get('kube-system/fleet-attach')?.holderIdentity, 'a', 'left to expire');
+  });
+
+  it('a renew that conflicts reads the Lease again in the same attempt, not a retry period later', async () => {
+    const api = new FakeKubeApiClient();
+    const slow = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 1000 };
+    const calls: Array<{ m: string; at: number; conflict?: boolean }> = [];
+    let conflictNext = false;
+    const recorded: LeaseApi = {
+      getLease: (ns, n, o) => (calls.push({ m: 'get', at: performance.now() }), api.getLease(ns, n, o)),
+      createLease: (l, o) => (calls.push({ m: 'create', at: performance.now() }), api.createLease(l, o)),
+      updateLease: (l, o) => {
+        if (conflictNext) {
+          conflictNext = false;
+          calls.push({ m: 'update', at: performance.now(), conflict: true });
+          return Promise.reject(kubeError(409, 'Conflict'));
+        }
+        calls.push({ m: 'update', at: performance.now() });
+        return api.updateLease(l, o);
+      },
+    };
+    const a = createLeaderElector({ api: recorded, namespace: 'kube-system', name: 'fleet-attach', identity: 'a', ...slow, onStartedLeading() {}, onStoppedLeading() {} });
+    void a.start();
+    await waitFor(() => a.isLeader(), 'a leads');
+    conflictNext = true;
+    await waitFor(() => calls.findIndex((c) => c.conflict) >= 0 && calls.length > calls.findIndex((c) => c.conflict) + 2, 'the conflict and what followed', 5000);
+    const i = calls.findIndex((c) => c.conflict);
+    assert.deepEqual(calls.slice(i + 1, i + 3).map((c) => c.m), ['get', 'update']);
+    // Half a retry period: the re-read is in the same attempt (a later attempt sleeps the period first).
+    assert.ok(calls[i + 1].at - calls[i].at < slow.retryPeriodMs / 2, `re-read ${Math.round(calls[i + 1].at - calls[i].at)} ms after the conflict`);
+    assert.equal(a.isLeader(), true);
+    await a.stop();
+  });
+
   it('validates its timing', () => {
     const api = new FakeKubeApiClient();
     const base = { api, namespace: 'ns', name: 'l', identity: 'x', onStartedLeading() {}, onStoppedLeading() {} };

@@ -196,3 +196,38 @@ describe('start-up loader', () => {
     assert.equal(state.multiAttachForbidden(rwx), false);
   });
 });
+
+describe('desired-state populator: the start-up fill (A4)', () => {
+  const many = (s: ReturnType<typeof setup>, n: number) => {
+    for (let i = 0; i < n; i++) {
+      s.pvcs.items.set(`ns/c${i}`, pvc(`c${i}`, `pv-${i}`));
+      s.pvs.items.set(`pv-${i}`, pv(`pv-${i}`, `uid-c${i}`));
+      s.pods.items.set(`ns/p${i}`, podOf(`p${i}`, [`c${i}`]));
+    }
+  };
+
+  it('fills every pod in slices, letting timers run between them, as the one-block pass would', async () => {
+    const s = setup();
+    many(s, 20_000);
+    s.populator.start();
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    const done = await s.populator.fill(() => false);
+    clearInterval(timer);
+    assert.equal(done, true);
+    assert.equal(s.desired(), 20_000);
+    assert.ok(ticks > 0, 'a timer ran during the fill (a lease renewal would have)');
+    s.populator.stop();
+  });
+
+  it('stops when cancelled and says so', async () => {
+    const s = setup();
+    many(s, 20_000);
+    s.populator.start();
+    let cancel = false;
+    setImmediate(() => (cancel = true));
+    assert.equal(await s.populator.fill(() => cancel), false);
+    assert.ok(s.desired() < 20_000, `stopped early: ${s.desired()}`);
+    s.populator.stop();
+  });
+});
