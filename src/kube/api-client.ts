@@ -231,6 +231,8 @@ class GeneratedApiClient implements KubeApiClient {
 
   async updateLease(lease: LeaseRecord, opts: CallOptions = {}): Promise<LeaseRecord> {
     const what = { verb: 'update', resource: 'leases', name: lease.name };
+    // Without it the update would be unconditional: two candidates could both win.
+    if (!lease.resourceVersion) throw fleetError('FA_ERR_KUBE_OBJECT_INVALID', `update leases/${lease.name}: no resourceVersion to guard the write`);
     const body = leaseBody(lease);
     const { namespace, name } = lease;
     return must(projectLease(await this.runner.run(what, (o) => this.coordination.replaceNamespacedLeaseWithHttpInfo({ namespace, name, body }, o), { signal: opts.signal, limited: false })), what);
@@ -288,8 +290,9 @@ function leaseBody(l: LeaseRecord): V1Lease {
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
-    metadata: { name: l.name, namespace: l.namespace, ...(l.resourceVersion ? { resourceVersion: l.resourceVersion } : {}) },
+    metadata: { ...l.kept?.metadata, name: l.name, namespace: l.namespace, ...(l.resourceVersion ? { resourceVersion: l.resourceVersion } : {}) },
     spec: {
+      ...l.kept?.spec,
       holderIdentity: l.holderIdentity,
       leaseDurationSeconds: l.leaseDurationSeconds,
       acquireTime: micro(l.acquireTime),

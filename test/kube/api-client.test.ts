@@ -160,6 +160,39 @@ describe('KubeApiClient (generated client against a fake API server)', () => {
     assert.equal(got?.resourceVersion, created.resourceVersion);
     await api.updateLease({ ...created, holderIdentity: 'me' });
     await assert.rejects(api.updateLease({ ...created, holderIdentity: 'other' }), isConflict);
+    const { resourceVersion: _rv, ...unguarded } = created;
+    await assert.rejects(api.updateLease(unguarded), /no resourceVersion/, 'an update without resourceVersion is never sent');
+  });
+
+  it('renews a Lease keeping what it holds beyond the election record (labels, annotations, owner, strategy)', async () => {
+    const now = new Date().toISOString();
+    let stored: Record<string, unknown> = {
+      apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+      metadata: {
+        name: 'fa', namespace: 'kube-system', resourceVersion: '7', labels: { team: 'storage' }, annotations: { note: 'kept' },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: 'u-1' }],
+      },
+      spec: { holderIdentity: 'me', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 2, strategy: 'OldestEmulationVersion', preferredHolder: 'me' },
+    };
+    srv.route = (req, body, url) => {
+      if (!url.pathname.startsWith('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases')) return undefined;
+      if (req.method === 'GET') return { status: 200, body: stored };
+      const obj = JSON.parse(body);
+      stored = { ...obj, metadata: { ...obj.metadata, resourceVersion: '8' } };
+      return { status: 200, body: stored };
+    };
+    const api = createKubeApiClient({ kc });
+    const got = await api.getLease('kube-system', 'fa');
+    assert.ok(got);
+    await api.updateLease({ ...got, renewTime: new Date().toISOString() });
+    const sent = JSON.parse(srv.requests.at(-1)?.body ?? '{}');
+    assert.deepEqual(sent.metadata.labels, { team: 'storage' });
+    assert.deepEqual(sent.metadata.annotations, { note: 'kept' });
+    assert.equal(sent.metadata.ownerReferences?.[0]?.name, 'owner');
+    assert.equal(sent.metadata.resourceVersion, '7');
+    assert.equal(sent.spec.strategy, 'OldestEmulationVersion');
+    assert.equal(sent.spec.preferredHolder, 'me');
+    assert.equal(sent.spec.leaseTransitions, 2);
   });
 
   it('sends a VolumeAttachment delete ahead of queued creates and reads: it follows its live Node check (F9) at once', async () => {

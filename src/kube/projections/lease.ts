@@ -15,6 +15,23 @@ export interface LeaseRecord {
   acquireTime?: string;
   renewTime?: string;
   leaseTransitions: number;
+  /**
+   * What the Lease holds beyond the election's fields (labels, annotations, owner references,
+   * spec fields such as `strategy` and `preferredHolder`), written back unchanged by an update,
+   * as client-go's LeaseLock replaces only the election record.
+   */
+  kept?: { metadata: Record<string, unknown>; spec: Record<string, unknown> };
+}
+
+const ELECTION_SPEC = new Set(['holderIdentity', 'leaseDurationSeconds', 'acquireTime', 'renewTime', 'leaseTransitions']);
+const KEPT_METADATA = ['labels', 'annotations', 'ownerReferences'] as const;
+
+function keptFields(meta: Record<string, unknown>, spec: Record<string, unknown>): LeaseRecord['kept'] | undefined {
+  const m: Record<string, unknown> = {};
+  const s: Record<string, unknown> = {};
+  for (const k of KEPT_METADATA) if (meta[k] !== undefined) m[k] = meta[k];
+  for (const [k, v] of Object.entries(spec)) if (!ELECTION_SPEC.has(k) && v !== undefined) s[k] = v;
+  return Object.keys(m).length || Object.keys(s).length ? { metadata: m, spec: s } : undefined;
 }
 
 export function projectLease(raw: unknown) {
@@ -24,6 +41,7 @@ export function projectLease(raw: unknown) {
     const rv = optStr(meta.resourceVersion, 'metadata.resourceVersion');
     const acquireTime = optTimestamp(spec.acquireTime, 'spec.acquireTime');
     const renewTime = optTimestamp(spec.renewTime, 'spec.renewTime');
+    const kept = keptFields(meta, spec);
     return {
       namespace: str(meta.namespace, 'metadata.namespace'),
       name: str(meta.name, 'metadata.name'),
@@ -33,6 +51,7 @@ export function projectLease(raw: unknown) {
       ...(acquireTime ? { acquireTime } : {}),
       ...(renewTime ? { renewTime } : {}),
       leaseTransitions: optInt(spec.leaseTransitions, 'spec.leaseTransitions') ?? 0,
+      ...(kept ? { kept } : {}),
     };
   });
 }
