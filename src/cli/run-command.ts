@@ -16,12 +16,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (positional.length) throw fleetError('FA_ERR_FLAG_UNKNOWN', `unexpected argument: ${positional[0]}`);
   const options = controllerOptionsFromFlags(flags);
   const running = await startControllerWithApi({ ...options, kubeconfig: flags.kubeconfig ? { path: flags.kubeconfig } : {}, listen: flags.listen });
-  // Upstream exits when it loses its lease; a supervisor restarts it as a fresh standby.
-  const lost = running.ctl.lostLease().then(() => 'lost' as const);
-  const why = await Promise.race([untilSignal(), lost]);
+  // Upstream exits when it loses its lease; a supervisor restarts it as a fresh standby (also
+  // after a failed start-up).
+  const restart = running.ctl.mustRestart().then((reason) => ({ reason }));
+  const why = await Promise.race([untilSignal(), restart]);
   await running.stop();
-  if (why === 'lost') {
-    console.error('fleet-attach run: lost the leader lease; exiting so that a fresh replica can campaign');
+  if (typeof why === 'object') {
+    console.error(`fleet-attach run: ${why.reason}; exiting so that a fresh replica can start`);
     return 1;
   }
   return 0;

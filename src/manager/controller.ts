@@ -51,8 +51,12 @@ export interface Controller {
   ready(): { ready: boolean; reason?: string };
   /** Resolves once this replica acts (synced and leading). */
   acting(): Promise<void>;
-  /** Resolves if this replica loses its leader lease (it then never acts again: exit and restart). */
-  lostLease(): Promise<void>;
+  /**
+   * Resolves, with the reason, once this replica can never act again: it lost its leader lease,
+   * or its start-up failed. The process should exit and be restarted (upstream exits).
+   */
+  mustRestart(): Promise<string>;
+  /** Stops everything in order; concurrent calls share one stop. */
   stop(): Promise<void>;
 }
 
@@ -82,9 +86,10 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     onThrottle: (ms) => metrics.rateLimiterWait.observe(ms / 1000),
     onRequest,
     onBacklogDrained: () => loop?.apiRoom(),
-    // With leader election, nothing goes on the wire unless this replica leads at that moment
-    // (a standby never writes; one that stepped down sends none of what it had queued).
-    ...(o.leaderElect ? { maySend: () => elector?.isLeader() ?? false } : {}),
+    // Nothing goes on the wire once stop() has begun, nor, with leader election, unless this
+    // replica leads at that moment (a standby never writes; one that stepped down sends none of
+    // what it had queued). Lease calls are not asked.
+    maySend: () => !stopped && (!o.leaderElect || elector?.isLeader() === true),
   });
   const state = createWorldState({});
   const planner: Planner = createPlanner({ state, workers: o.workers, inlineBelowPairs: o.inlinePlanBelowPairs, ...(o.kernelBuild ? { build: o.kernelBuild } : {}) });
@@ -140,21 +145,26 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   let filled = false;
   let stopped = false;
   let lostLease = false;
+  let steppingDown = false;
   let settled = false;
-  let lostResolve!: () => void;
-  const lostPromise = new Promise<void>((r) => (lostResolve = r));
+  let restartReason: string | undefined;
+  let restartResolve!: (reason: string) => void;
+  const restartPromise = new Promise<string>((r) => (restartResolve = r));
+  const mustRestart = (reason: string) => {
+    if (restartReason !== undefined) return;
+    restartReason = reason;
+    restartResolve(reason);
+  };
   let actingResolve!: () => void;
   const actingPromise = new Promise<void>((r) => (actingResolve = r));
   const abort = new AbortController();
   for (const r of reflectors) void r.start(abort.signal);
 
   let filling = false;
-  const act = async () => {
-    if (stopped || filled || filling) return;
-    filling = true;
+  const fillAndStart = async () => {
     // After the caller's turn: the elector's renew loop goes on while the state fills.
     await new Promise<void>((r) => setImmediate(r));
-    const halted = () => stopped || lostLease;
+    const halted = () => stopped || steppingDown || lostLease;
     if (halted()) return;
     const loaded = loadActualState({ state, nodes: nodes.values(), volumeAttachments: vas.values(), pv: (n) => pvs.get(n), plugins, translator, log, conditions });
     log.info(loaded, 'actual state loaded (A2–A3)');
@@ -166,6 +176,17 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     filled = true;
     reconciler.start();
     actingResolve();
+  };
+  // Never throws: a start-up that fails leaves a replica that cannot act, so it asks for a restart.
+  const act = async () => {
+    if (stopped || filled || filling) return;
+    filling = true;
+    try {
+      await fillAndStart();
+    } catch (err) {
+      log.error({ err }, 'start-up failed; restart required');
+      mustRestart(`start-up failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
   };
 
   void Promise.all(reflectors.map((r) => new Promise<void>((res) => r.onSynced(res)))).then(() => {
@@ -185,6 +206,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
       releaseOnStop: () => settled,
       onStartedLeading: () => { metrics.leader.set(1); void act(); },
       onStoppedLeading: async () => {
+        steppingDown = true; // a fill under way must not start the loop after this
         metrics.leader.set(0);
         // Never two actors: a replica that lost the lease stops acting at once and exits its loop.
         await reconciler.stop();
@@ -196,7 +218,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
         // would hold it without acting and starve the other replicas): stop campaigning, report
         // not ready, and leave the restart to the supervisor (upstream exits).
         lostLease = true;
-        lostResolve();
+        mustRestart('lost the leader lease');
         void elector?.stop();
         log.error('lost the leader lease; stopped acting and campaigning, restart required');
         process.emitWarning('fleet-attach lost its leader lease');
@@ -204,6 +226,28 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     });
     void elector.start(abort.signal);
   });
+
+  let stopping: Promise<void> | undefined;
+  async function stopAll(): Promise<void> {
+    stopped = true;
+    const t0 = performance.now();
+    const step = (what: string) => log.info({ ms: Math.round(performance.now() - t0) }, `stop: ${what}`);
+    await reconciler.stop();
+    step('reconciler stopped');
+    statusUpdater.close();
+    executor.close();
+    csi.close();
+    populator.stop();
+    await elector?.stop();
+    step('leader election stopped');
+    abort.abort();
+    await Promise.all(reflectors.map((r) => r.stop()));
+    step('watches closed');
+    events.stop();
+    await planner.close();
+    kc.close();
+    step('done');
+  }
 
   return {
     state, metrics, reconciler, executor, populator, conditions, reflectors, kc, api,
@@ -213,32 +257,15 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
         const pending = reflectors.filter((r) => !r.synced()).map((r) => r.resource);
         return { ready: false, reason: `watches not synced: ${pending.join(', ')}` };
       }
-      if (lostLease) return { ready: false, reason: 'lost the leader lease; restart required' };
+      if (restartReason !== undefined) return { ready: false, reason: `${restartReason}; restart required` };
       if (o.leaderElect && !elector?.isLeader()) return { ready: true };
       return filled ? { ready: true } : { ready: false, reason: 'filling state' };
     },
     acting: () => actingPromise,
-    lostLease: () => lostPromise,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      const t0 = performance.now();
-      const step = (what: string) => log.info({ ms: Math.round(performance.now() - t0) }, `stop: ${what}`);
-      await reconciler.stop();
-      step('reconciler stopped');
-      statusUpdater.close();
-      executor.close();
-      csi.close();
-      populator.stop();
-      await elector?.stop();
-      step('leader election stopped');
-      abort.abort();
-      await Promise.all(reflectors.map((r) => r.stop()));
-      step('watches closed');
-      events.stop();
-      await planner.close();
-      kc.close();
-      step('done');
+    mustRestart: () => restartPromise,
+    stop() {
+      stopping ??= stopAll();
+      return stopping;
     },
   };
 }

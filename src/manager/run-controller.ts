@@ -27,13 +27,23 @@ export async function startControllerWithApi(o: Partial<ControllerOptions> & Pic
     await ctl.stop();
     throw err;
   }
-  const url = await listenServer(app, o.listen);
+  let url: string;
+  try {
+    url = await listenServer(app, o.listen);
+  } catch (err) {
+    // Without its API the controller must not run on (it would act unobserved until killed).
+    await ctl.stop();
+    throw err;
+  }
   return {
     ctl,
     url,
     async stop() {
-      await app.close();
-      await ctl.stop();
+      try {
+        await app.close();
+      } finally {
+        await ctl.stop();
+      }
     },
   };
 }

@@ -47,7 +47,7 @@ export async function verifyAttachedVolumes(d: VerifyDeps, o: VerifyOptions = {}
   const stats = await runInSlices(nodesOf(state), (node) => {
     if (state.node(node) !== undefined) removed += verifyNode(d, node, doubts, o.observeNode);
   }, { whenIdle: (fn) => state.whenIdle(fn), budgetMs: o.budgetMs, cancelled: o.cancelled });
-  if (doubts.length > 0 && !o.cancelled?.()) removed += await settleDoubts(state, doubts);
+  if (doubts.length > 0 && !o.cancelled?.()) removed += await settleDoubts(state, doubts, o.cancelled);
   return { removed, stats };
 }
 
@@ -62,10 +62,14 @@ interface Doubt {
   specs: VolumeSpec[];
 }
 
-/** The second look, node group by node group; an entry is removed only if still as it was judged. */
-async function settleDoubts(state: WorldState, doubts: readonly Doubt[]): Promise<number> {
+/**
+ * The second look, node group by node group; an entry is removed only if still as it was judged.
+ * Stops between groups once cancelled (each look is a live read: a stop must not wait for all).
+ */
+async function settleDoubts(state: WorldState, doubts: readonly Doubt[], cancelled?: () => boolean): Promise<number> {
   let removed = 0;
   for (const g of doubts) {
+    if (cancelled?.()) break;
     const attached = await g.plugin.recheckAttached!(g.specs, g.nodeName);
     await new Promise<void>((resolve) => state.whenIdle(() => {
       g.volumes.forEach((v, i) => {

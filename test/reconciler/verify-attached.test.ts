@@ -101,3 +101,20 @@ test('a second look (L6) keeps what it finds attached, and an entry that changed
   assert.equal(state.attachState(state.findVolume(`kubernetes.io/csi/${DRIVER}^n1-v0`)!, state.findNode('node-1')!), 'attached');
   assert.equal(state.attachState(v2, state.findNode('node-2')!), 'attached');
 });
+
+test('the second look stops between node groups once cancelled (a stop waits for one live read, not all)', async () => {
+  const { state, plugins } = fixture(5);
+  const plugin = plugins.findAttachablePluginBySpec({} as VolumeSpec) as ReturnType<typeof createFakeAttachablePlugin>;
+  const asked: string[] = [];
+  let cancel = false;
+  Object.assign(plugin, {
+    async recheckAttached(specs: readonly VolumeSpec[], nodeName: string) {
+      asked.push(nodeName);
+      cancel = true; // the stop comes while the first look is out
+      return specs.map(() => false);
+    },
+  });
+  const { removed } = await verifyAttachedVolumes({ state, plugins }, { budgetMs: 0, cancelled: () => cancel && asked.length > 0 });
+  assert.equal(asked.length, 1, `second looks asked after the cancel: ${asked.join(', ')}`);
+  assert.equal(removed, 1, 'the group already asked is settled');
+});

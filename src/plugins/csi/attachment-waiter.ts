@@ -47,10 +47,13 @@ class Waiter implements AttachmentWaiter {
   private readonly byName = new Map<string, Set<PendingWait>>();
   private count = 0;
   private unsubscribe: (() => void) | undefined;
+  /** Set by close(): later waits are rejected at once (no timer keeps a stopping process alive). */
+  private closedWith: Error | undefined;
 
   constructor(private readonly cache: VolumeAttachmentCache) {}
 
   wait(request: WaitRequest): Promise<void> {
+    if (this.closedWith) return Promise.reject(this.closedWith);
     return new Promise<void>((resolve, reject) => {
       const w: PendingWait = { request, resolve, reject, timer: undefined };
       // Judge the current state first: the change that settles it may already be in the cache.
@@ -69,6 +72,7 @@ class Waiter implements AttachmentWaiter {
   }
 
   close(reason: Error): void {
+    this.closedWith = reason;
     for (const set of [...this.byName.values()]) for (const w of [...set]) this.finish(w, reason);
   }
 
