@@ -63,10 +63,12 @@ export async function demoCommand(argv: string[]): Promise<number> {
     return new Promise<string>(() => {});
   }));
   if (flags['until-converged'] && flags.timeout > 0) stopReasons.push(new Promise((r) => setTimeout(() => r('timeout'), flags.timeout).unref()));
+  let failed = false;
+  stopReasons.push(running.ctl.mustRestart().then((why) => ((failed = true), why)));
   const reason = await Promise.race(stopReasons);
   progress.stop();
   console.log(`stopping: ${reason}`);
   await running.stop();
   await sim.stop();
-  return reason === 'timeout' ? 1 : 0;
+  return reason === 'timeout' || failed ? 1 : 0;
 }

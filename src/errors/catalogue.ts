@@ -30,9 +30,9 @@ export const ERRORS = {
   // Kubernetes API
   FA_ERR_KUBE_API: { status: 502, message: 'kubernetes API error' },
   FA_ERR_KUBE_OBJECT_INVALID: { status: 422, message: 'malformed object' },
-  // leader election: a call refused at the send because this replica no longer leads (expected
-  // while stepping down: recognised by isNotLeader and kept quiet)
-  FA_ERR_NOT_LEADER: { status: 503, message: 'this replica does not hold the leader lease' },
+  // leader election and stop: a call refused before it is sent because this replica does not
+  // lead or is stopping (expected then: recognised by isNotLeader and kept quiet)
+  FA_ERR_NOT_LEADER: { status: 503, message: 'not sent: the controller is stopping or does not lead' },
   // WASM state and kernel
   FA_ERR_STATE_CAPACITY: { status: 507, message: 'state table capacity exceeded' },
   FA_ERR_KERNEL: { status: 500, message: 'plan kernel failed' },

@@ -29,9 +29,10 @@ export interface RequestRunnerOptions {
   maxRetries?: number;
   maxRetryAfterMs?: number;
   /**
-   * Asked just before each limited call goes on the wire (after its slot and token, so after
-   * any wait in the queue); false refuses it with FA_ERR_NOT_LEADER. The controller answers
-   * with its leadership: a replica that stepped down sends none of the writes it queued while
+   * Asked for each limited call before its token and again after it, so after any wait in the
+   * queue (the send itself may still wait on credentials or a connection, holding its slot);
+   * false refuses the call with FA_ERR_NOT_LEADER. The controller answers with its leadership
+   * and whether it is stopping: a replica that stepped down sends none of the writes it queued while
    * it led, which a successor could otherwise race (client-go's ReleaseOnCancel contract).
    */
   maySend?: () => boolean;
@@ -140,7 +141,7 @@ async function runAttempts<R>(
 
 function refuseUnlessMaySend(o: RequestRunnerOptions, what: What): void {
   if (o.maySend && !o.maySend()) {
-    throw fleetError('FA_ERR_NOT_LEADER', `${what.verb} ${what.resource}${what.name ? ` ${what.name}` : ''} not sent: this replica no longer leads`);
+    throw fleetError('FA_ERR_NOT_LEADER', `${what.verb} ${what.resource}${what.name ? ` ${what.name}` : ''} not sent: the controller is stopping or does not lead`);
   }
 }
 

@@ -144,7 +144,6 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   let synced = false;
   let filled = false;
   let stopped = false;
-  let lostLease = false;
   let steppingDown = false;
   let settled = false;
   let restartReason: string | undefined;
@@ -164,7 +163,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const fillAndStart = async () => {
     // After the caller's turn: the elector's renew loop goes on while the state fills.
     await new Promise<void>((r) => setImmediate(r));
-    const halted = () => stopped || steppingDown || lostLease;
+    const halted = () => stopped || steppingDown;
     if (halted()) return;
     const loaded = loadActualState({ state, nodes: nodes.values(), volumeAttachments: vas.values(), pv: (n) => pvs.get(n), plugins, translator, log, conditions });
     log.info(loaded, 'actual state loaded (A2–A3)');
@@ -212,13 +211,13 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
         await reconciler.stop();
         statusUpdater.close(); // no status writes from a replica that no longer leads
         executor.close();
-        settled = await apiSettled(api, o.leaderElectRenewDeadlineMs);
-        if (stopped) return;
         // Its loop and executor cannot be restarted, so it must never take the lease again (it
-        // would hold it without acting and starve the other replicas): stop campaigning, report
-        // not ready, and leave the restart to the supervisor (upstream exits).
-        lostLease = true;
-        mustRestart('lost the leader lease');
+        // would hold it without acting and starve the other replicas): report not ready and ask
+        // for the restart at once (upstream exits); the lease is released once its calls settled.
+        const lost = !stopped;
+        if (lost) mustRestart('lost the leader lease');
+        settled = await apiSettled(api, o.leaderElectRenewDeadlineMs);
+        if (!lost) return;
         void elector?.stop();
         log.error('lost the leader lease; stopped acting and campaigning, restart required');
         process.emitWarning('fleet-attach lost its leader lease');

@@ -24,6 +24,7 @@ import type { EventRecorder, InvolvedPod } from '../events/index.js';
 import { CSI_PLUGIN_NAME, csiPersistentSource, type AttachableVolumePlugin, type VolumePluginManager, type VolumeSpec } from '../plugins/index.js';
 import { volumeInfoOf } from '../populator/volume-info.js';
 import { logger, type Logger } from '../log/logger.js';
+import { isNotLeader } from '../errors/index.js';
 import { controllerNow } from '../cache/controller-clock.js';
 
 export interface OperationExecutorDeps {
@@ -204,7 +205,7 @@ class Executor implements OperationExecutor {
       error = err;
     }
     if (this.closed) return;
-    this.observe(plugin, spec, 'volume_attach', t0, error === undefined);
+    if (!isNotLeader(error)) this.observe(plugin, spec, 'volume_attach', t0, error === undefined);
     state.whenIdle(() => {
       const pods = this.scheduledPods(volume, node);
       const specName = spec.name;
@@ -215,6 +216,8 @@ class Executor implements OperationExecutor {
         this.d.events.attachSucceeded(pods, specName);
       } else {
         settle(() => state.markUncertain(volume, node), () => state.completeOperation(volume, node, 'attach', false, this.now())); // J2: uncertain, never reported
+        // Not sent because this replica is stopping or not leading: nothing failed to tell the pod.
+        if (isNotLeader(error)) return;
         this.recordError(volume, 'attach', nodeName, error);
         this.d.events.attachFailed(pods, specName, error);
       }
@@ -247,12 +250,13 @@ class Executor implements OperationExecutor {
       error = err;
     }
     if (this.closed) return;
-    this.observe(plugin, spec, 'volume_detach', t0, error === undefined);
+    if (!isNotLeader(error)) this.observe(plugin, spec, 'volume_detach', t0, error === undefined);
     state.whenIdle(() => {
       if (error === undefined) {
         settle(() => state.markDetached(volume, node), () => state.completeOperation(volume, node, 'detach', true, this.now())); // J3
       } else {
         settle(() => state.markUncertain(volume, node), () => state.completeOperation(volume, node, 'detach', false, this.now())); // J3: uncertain, stays out of node status
+        if (isNotLeader(error)) return; // not sent: stopping or not leading
         this.recordError(volume, 'detach', nodeName, error);
         this.log.info({ volume: unique, node: nodeName, err: String(error) }, 'detach failed');
       }

@@ -176,7 +176,7 @@ class Populator implements DesiredStatePopulator {
   /**
    * The periodic passes (C9 every tick, C10 when due), in slices between which events and
    * reconcile passes run (run-in-slices.ts); one at a time. `removeStalePods`/`addAllPods` are the
-   * same passes in one block (start-up and tests).
+   * same passes in one block (tests and measurements; the start-up fill is `fill`).
    */
   private async periodic(): Promise<void> {
     if (this.passRunning || this.stopped) return;
@@ -357,14 +357,17 @@ class Populator implements DesiredStatePopulator {
   // applied by the handlers start() installed, and the fill reads each pod from the live cache.
   async fill(cancelled: () => boolean): Promise<boolean> {
     this.lastFullList = this.now();
+    let failed = 0;
     const processPod = (pod: PodRecord) => {
       try {
         this.processPod(pod);
       } catch (err) {
-        this.log.error({ err, pod: `${pod.namespace}/${pod.name}` }, 'start-up fill: pod skipped');
+        // The first failure in full; a systematic one would otherwise log once per pod.
+        if (failed++ === 0) this.log.error({ err, pod: `${pod.namespace}/${pod.name}` }, 'start-up fill: pod skipped');
       }
     };
     const stats = await runInSlices(this.d.pods.values(), processPod, { whenIdle: (fn) => this.idle(fn), duty: 1, cancelled });
+    if (failed > 1) this.log.error({ skipped: failed }, 'start-up fill: pods skipped');
     return !stats.cancelled;
   }
 }

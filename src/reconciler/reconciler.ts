@@ -56,6 +56,7 @@ import { createDurationWindow, type DurationWindow } from '../metrics/duration-w
 import type { OperationExecutor } from '../operations/operation-executor.js';
 import { volumeInfoOf } from '../populator/volume-info.js';
 import { logger, type Logger } from '../log/logger.js';
+import { isNotLeader } from '../errors/index.js';
 import { startDetaches } from './detach-pass.js';
 import { attachHeld, holdsAttach, ownEntry } from './attach-hold.js';
 import { verifyAttachedVolumes, type VerifyDeps } from './verify-attached.js';
@@ -370,7 +371,11 @@ class Loop implements Reconciler {
         if (!stats.cancelled) this.d.metrics.periodicPassBusy.observe({ pass: 'verify' }, stats.busyMs / 1000);
         if (removed > 0) this.log.info({ removed }, 'verification: volumes no longer attached removed from actual state');
       },
-      (err: unknown) => this.log.error({ err }, 'verification failed'),
+      (err: unknown) => {
+        // A read refused because this replica is stopping or no longer leads ends the walk quietly.
+        if (isNotLeader(err)) this.log.debug({ err }, 'verification ended: not leading');
+        else this.log.error({ err }, 'verification failed');
+      },
     ).finally(() => {
       this.verifying = undefined;
     });

@@ -94,12 +94,13 @@ test('a replica that stepped down sends none of the writes it had queued while i
   const faults = { beforeRequest: (f: RequestFacts) => (blockLeases && f.resource === 'leases' ? new ApiError(500, 'InternalError', 'injected lease failure') : undefined) };
   // Four writes a second: forty attaches queue in the client, as at a takeover's cold start.
   const h = await startHarness({ ...LEASE, identity: 'replica-1', kubeApiQps: 4, kubeApiBurst: 1 }, { faults });
+  let unsubscribe: (() => void) | undefined;
   try {
     await waitFor('replica-1 leads', () => h.ctl.role() === 'leader');
     await h.ctl.acting();
     h.sim.store.create('nodes', node('node-a'));
     const created: number[] = [];
-    const unsubscribe = h.sim.store.subscribe((ev) => {
+    unsubscribe = h.sim.store.subscribe((ev) => {
       if (ev.resource === 'volumeattachments' && ev.type === 'ADDED') created.push(performance.now());
     });
     for (let i = 0; i < 40; i++) createVolumeAndPod(h.sim.store, 'default', `q${i}`, { nodeName: 'node-a' });
@@ -109,12 +110,12 @@ test('a replica that stepped down sends none of the writes it had queued while i
     const steppedDown = performance.now();
     // A standby may lead from step-down + (lease − renew deadline); give the queue that long and more.
     await new Promise((r) => setTimeout(r, 2 * (LEASE.leaderElectLeaseDurationMs - LEASE.leaderElectRenewDeadlineMs) + 1000));
-    unsubscribe();
     assert.ok(created.length < 40, `the queue had not drained before the step-down (${created.length} created)`);
     // A create already on the wire at the step-down may land just after it; none sent later.
     const late = created.filter((t) => t > steppedDown + 200);
     assert.deepEqual(late.map((t) => Math.round(t - steppedDown)), [], 'creates that reached the server after the step-down');
   } finally {
+    unsubscribe?.();
     await h.stop();
   }
 });

@@ -33,6 +33,7 @@ test('no VolumeAttachment create queued at stop() reaches the server after it re
     assert.ok(creates.length < 6, 'the queue had not drained');
   } finally {
     unsubscribe();
+    await h.ctl.stop(); // memoised: a no-op when the test got that far
     await h.sim.stop();
   }
 });

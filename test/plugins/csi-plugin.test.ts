@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { attachmentName } from '../../src/plugins/csi/attachment-name.js';
 import { createCsiPlugin, DEFAULT_CSI_TIMEOUT_MS } from '../../src/plugins/csi/csi-plugin.js';
 import { createFakeCsiDrivers, createFakeVolumeAttachments } from '../../src/plugins/csi/fake-volume-attachments.js';
-import { isFleetError } from '../../src/errors/index.js';
+import { fleetError, isFleetError } from '../../src/errors/index.js';
 import type { AccessMode, VolumeSpec } from '../../src/plugins/volume-spec.js';
 
 const DRIVER = 'ebs.csi.aws.com';
@@ -204,6 +204,10 @@ test('L6, second look: a VolumeAttachment missing from the cache is read from th
   assert.deepEqual(await plugin.recheckAttached(specs, 'n'), [false, true, false, false]);
   vas.getError = new Error('connection refused');
   assert.deepEqual(await plugin.recheckAttached(specs, 'n'), [false, false, false, false]);
+  // A read the client refused to send (stopping, or not leading) is no answer: the look fails
+  // rather than calling the lagging volume detached.
+  vas.getError = fleetError('FA_ERR_NOT_LEADER');
+  await assert.rejects(plugin.recheckAttached(specs, 'n'), (err: unknown) => isFleetError(err, 'FA_ERR_NOT_LEADER'));
   // Without a live GET (a client that cannot read them) the cache is the whole answer.
   const cacheOnly = createCsiPlugin({ api: { create: vas.api.create, delete: vas.api.delete }, attachments: vas.cache, drivers: createFakeCsiDrivers() });
   vas.getError = undefined;
@@ -229,5 +233,8 @@ test('close abandons pending waits', async () => {
   await settle();
   plugin.close();
   await assert.rejects(p, /abandoned/);
+  assert.equal(plugin.pendingWaits(), 0);
+  // A create answered after the close (it was on the wire) starts no new wait, and no timer.
+  await assert.rejects(plugin.attach(pvSpec('pv-2', 'vol-2'), 'node-1'), /abandoned/);
   assert.equal(plugin.pendingWaits(), 0);
 });

@@ -1,7 +1,7 @@
 /**
  * Measures the populator's share of a pod add (volume resolution, pod tracking, interning into
  * the world state) without the API server or the reflector: pods, claims and PVs are projected
- * up front from the simulator's object builders, then `addAllPods` (A4, the start-up fill) runs
+ * up front from the simulator's object builders, then `addAllPods` (A4, the start-up fill's work in one block) runs
  * over a fresh state (after `start`), and again over the filled state (C10, every pod already desired), then
  * `removeStalePods` (C9, every pod present: the once-a-minute check finds nothing to do). Not a
  * test (no assertions; numbers depend on the machine): run it by hand, e.g.

@@ -17,8 +17,9 @@ export interface LeaseRecord {
   leaseTransitions: number;
   /**
    * What the Lease holds beyond the election's fields (labels, annotations, owner references,
-   * spec fields such as `strategy` and `preferredHolder`), written back unchanged by an update,
-   * as client-go's LeaseLock replaces only the election record.
+   * spec fields such as `strategy` and `preferredHolder`), written back unchanged by an update:
+   * client-go's LeaseLock keeps the metadata the same way; keeping the other spec fields is ours
+   * (it replaces the whole spec).
    */
   kept?: { metadata: Record<string, unknown>; spec: Record<string, unknown> };
 }

@@ -5,7 +5,7 @@
  * VolumeAttachment cache's change notifications, with a timer for the timeout (see
  * attachment-waiter.ts); outcomes and texts are upstream's.
  */
-import { fleetError } from '../../errors/index.js';
+import { fleetError, isNotLeader } from '../../errors/index.js';
 import { CSI_PLUGIN_NAME, csiVolumeName, splitCsiVolumeName } from '../unique-volume-name.js';
 import type { AttachResult, AttachableVolumePlugin } from '../volume-plugin.js';
 import { csiPersistentSource, type VolumeSpec } from '../volume-spec.js';
@@ -148,7 +148,9 @@ class CsiPluginImpl implements CsiPlugin {
   /**
    * L6 as upstream's `VolumesAreAttached` finishes it: a VolumeAttachment the cache does not
    * hold (a watch that has not seen it, a relist under way) is read from the API server, and a
-   * failed read counts as not attached, as upstream counts it. One the cache holds keeps the
+   * failed read counts as not attached, as upstream counts it; a read this replica refused to
+   * send (stopping or not leading) is no answer at all, so the look fails and removes nothing.
+   * One the cache holds keeps the
    * cache's answer. Misses are rare (every attached volume's object is in the cache once its
    * attach was confirmed), so these GETs are few.
    */
@@ -162,7 +164,10 @@ class CsiPluginImpl implements CsiPlugin {
         const name = attachmentName(src.volumeHandle, src.driver, nodeName);
         const cached = this.deps.attachments.get(name);
         if (cached !== undefined) return cached.attached;
-        return api.get!(name).then((va) => va?.attached === true, () => false);
+        return api.get!(name).then((va) => va?.attached === true, (err: unknown) => {
+          if (isNotLeader(err)) throw err;
+          return false;
+        });
       }),
     );
   }
