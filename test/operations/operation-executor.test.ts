@@ -12,19 +12,29 @@ import { createFakeAttachablePlugin } from '../../src/plugins/fake-attachable-pl
 import { createVolumePluginManager, type VolumeSpec } from '../../src/plugins/index.js';
 import { volumeInfoFor, volumeInfoOf } from '../../src/populator/volume-info.js';
 
-function fixture() {
+const UNIQUE = 'kubernetes.io/csi/test.csi.k8s.io^h1';
+
+/**
+ * An executor over a ReadWriteOnce CSI volume; `live` is what the live Node read (F9) answers,
+ * and every node it is asked for is recorded in `lookups`.
+ */
+function executorFixture(o: { live?: readonly string[] | 'not-found'; autoSucceed?: boolean } = {}) {
   const state = createWorldState();
-  const plugin = createFakeAttachablePlugin();
+  const plugin = createFakeAttachablePlugin({ autoSucceed: o.autoSucceed ?? false });
+  const lookups: string[] = [];
   const executor = createOperationExecutor({
     state,
     plugins: createVolumePluginManager({ plugins: [plugin] }),
     metrics: createControllerMetrics({ processMetrics: false }),
     events: createFakeEventRecorder(),
     podName: () => undefined,
-    liveVolumesInUse: async () => [],
+    liveVolumesInUse: async (nodeName) => {
+      lookups.push(nodeName);
+      return o.live ?? [];
+    },
     now: () => 1_000,
   });
-  const unique = 'kubernetes.io/csi/test.csi.k8s.io^h1';
+  const unique = UNIQUE;
   const spec: VolumeSpec = { name: 'pv-1', origin: 'pv', source: { type: 'csi', driver: 'test.csi.k8s.io', volumeHandle: 'h1' }, accessModes: ['ReadWriteOnce'], readOnly: false, migrated: false };
   const v = state.internVolume(unique);
   state.setVolumeInfo(v, volumeInfoFor(unique, spec, 'kubernetes.io/csi'));
@@ -36,13 +46,19 @@ function fixture() {
     state.setVolumesInUse(n, []);
     return n;
   };
-  // An attach to node-a whose pod is evicted and whose Node is deleted while the call runs.
-  const a = node('node-a');
+  return { state, plugin, executor, v, node, unique, lookups };
+}
+
+/** An attach to node-a whose pod is evicted and whose Node is deleted while the call runs. */
+function fixture() {
+  const f = executorFixture();
+  const { state, executor, v } = f;
+  const a = f.node('node-a');
   state.addDesiredPod(v, a, 'pod-1');
   assert.equal(executor.startAttach(v, a), 'started');
   state.removeDesiredPod(v, a, 'pod-1');
   assert.equal(state.removeNode(a), true);
-  return { state, plugin, executor, v, a, node };
+  return { ...f, a };
 }
 
 test('a volume-wide attach that succeeds after its node was deleted is recorded on that node, not on a newcomer', async () => {
@@ -173,4 +189,49 @@ test('an operation with no plugin for its volume leaves the actual state alone a
   assert.deepEqual(state.backoffFor(other, n, 1_000), []);
   assert.equal(plugin.calls.length, 1);
   assert.equal(executor.checkDetachable(v, n), true);
+});
+
+// F9: a detach that is not forced (verifySafeToDetach) first reads the Node live from the API
+// server and fails, sending nothing, while the volume is still in its status.volumesInUse: the
+// controller's own copy may be stale (a watch behind), and this check is what keeps a mounted
+// volume attached then. A forced detach (timeout, out-of-service) skips it, and so does a Node
+// the API server no longer has (NotFound).
+
+/** An attached volume on a healthy node whose cached volumesInUse says unmounted (stale). */
+function attachedOnHealthyNode(live: readonly string[] | 'not-found') {
+  const f = executorFixture({ live, autoSucceed: true });
+  const n = f.node('node-a');
+  f.state.markAttached(f.v, n);
+  return { ...f, n };
+}
+
+test('a safe detach of a volume the live Node still lists in volumesInUse fails without a detach call (F9, J3)', async () => {
+  const { state, plugin, executor, lookups, v, n } = attachedOnHealthyNode([UNIQUE]);
+  assert.equal(executor.startDetach(v, n, true), 'started');
+  await executor.idle();
+  assert.deepEqual(lookups, ['node-a'], 'the Node is read live');
+  assert.deepEqual(plugin.calls.filter((c) => c.op === 'detach'), [], 'nothing is sent to the plugin');
+  assert.equal(state.attachState(v, n), 'uncertain', 'J3: a failed detach leaves the entry Uncertain');
+  assert.match(volumeInfoOf(state, v)?.lastError?.message ?? '', /still in use by node/);
+  assert.deepEqual(state.pendingOperations(), []);
+  assert.equal(state.isSafeToRetry(v, n, 'detach', 1_000), false, 'the failure backs the detach off (I3)');
+});
+
+test('a forced detach skips the live check; a Node the API server no longer has skips it too (F9)', async () => {
+  {
+    const { state, plugin, executor, lookups, v, n } = attachedOnHealthyNode([UNIQUE]);
+    assert.equal(executor.startDetach(v, n, false), 'started');
+    await executor.idle();
+    assert.deepEqual(lookups, [], 'a forced detach reads no Node');
+    assert.equal(plugin.calls.filter((c) => c.op === 'detach').length, 1);
+    assert.equal(state.attachState(v, n), 'detached');
+  }
+  {
+    const { state, plugin, executor, lookups, v, n } = attachedOnHealthyNode('not-found');
+    assert.equal(executor.startDetach(v, n, true), 'started');
+    await executor.idle();
+    assert.deepEqual(lookups, ['node-a']);
+    assert.equal(plugin.calls.filter((c) => c.op === 'detach').length, 1);
+    assert.equal(state.attachState(v, n), 'detached');
+  }
 });

@@ -136,3 +136,42 @@ describe('attaches held off by entries elsewhere', () => {
     assert.deepEqual(r.events, [], 'upstream starts every detach first, so G1 skips each move');
   });
 });
+
+// The Uncertain hold on its own. In the tests above the competing entry's own attach or detach
+// takes the volume-wide key (I1) earlier in the same pass, so the key alone refuses the second
+// node and they would pass without the hold. Here nothing else stands in the way: the node to
+// hold comes first in plan order (its pair holds the volume's home slot), and the Uncertain
+// entry elsewhere starts no operation of its own this pass.
+describe('the Uncertain hold alone keeps a ReadWriteOnce volume off a second node', () => {
+  it('a new entry waits while an Uncertain entry elsewhere is wanted there, even when it comes first in plan order', async () => {
+    const state = createWorldState();
+    const a = node(state, 'node-a');
+    const b = node(state, 'node-b');
+    const v = rwoVolume(state, 'h');
+    state.addDesiredPod(v, b, 'pod-b'); // first pair of the volume: its home slot, planned first
+    state.markUncertain(v, a); // J2: node-a's attach failed; a VolumeAttachment may exist there
+    state.addDesiredPod(v, a, 'pod-a');
+    assert.equal(state.attachState(v, b), 'detached');
+    const r = await onePass(state);
+    assert.deepEqual(r.attaches, ['node-a'], 'node-a is retried; node-b is held, not attached');
+    assert.equal(state.pendingOperationFor(v, b)?.node, a);
+  });
+
+  it('a wanted Uncertain entry waits for an unwanted Uncertain entry elsewhere whose detach backs off', async () => {
+    const state = createWorldState();
+    const a = node(state, 'node-a');
+    const b = node(state, 'node-b');
+    const v = rwoVolume(state, 'h');
+    state.markUncertain(v, b); // found at start-up (A3), wanted by a pod: retried once free
+    state.addDesiredPod(v, b, 'pod-b');
+    state.markUncertain(v, a); // no pod wants it; its detach just failed (J3) and backs off (I3)
+    assert.equal(state.tryStartOperation(v, a, 'detach', 900), 'started');
+    assert.equal(state.completeOperation(v, a, 'detach', false, 900), true);
+    assert.equal(state.isSafeToRetry(v, a, 'detach', 1_000), false);
+    assert.equal(state.isSafeToRetry(v, b, 'attach', 1_000), true, 'a failed detach does not delay an attach (I3)');
+    const r = await onePass(state);
+    assert.deepEqual(r.detaches, [], 'the detach is inside its backoff window (F2)');
+    assert.deepEqual(r.attaches, [], 'node-a may still hold the volume: node-b waits for its detach');
+    assert.equal(state.attachState(v, a), 'uncertain');
+  });
+});
