@@ -49,6 +49,16 @@ export class Interner {
     return id !== EMPTY && this.live[id] === 1 ? id : undefined;
   }
 
+  /**
+   * Whether {@link intern}(name) now would hand out a new id at {@link highWater}: the name is
+   * bound to no id and no freed id is left. The tables behind the ids must grow first.
+   */
+  wouldExtend(name: string): boolean {
+    if (this.lookup(name, hashOf(name)) !== EMPTY) return false;
+    for (let i = this.free.length - 1; i >= 0; i--) if (this.live[this.free[i] as number] === 0) return false;
+    return true;
+  }
+
   /** The id of `name`, made live if needed; `created` tells which. */
   intern(name: string): number {
     const h = hashOf(name);

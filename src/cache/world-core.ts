@@ -103,7 +103,11 @@ export class WorldCore {
     return (this.t.vflags(id) & VF_LIVE) !== 0;
   }
 
+  // Room before the id: a table that cannot grow (memory refused, or the 2 GiB maximum) must
+  // refuse the name before it takes an id, or the id would stay live with no row behind it and
+  // every plan after would fail on a node or volume range past the table's end.
   internNode(name: string): number {
+    if (this.nodes.wouldExtend(name)) this.t.ensure('nodes', this.nodes.highWater);
     const id = this.nodes.intern(name);
     if (this.nodes.created) {
       this.t.ensure('nodes', id);
@@ -118,6 +122,7 @@ export class WorldCore {
   }
 
   internVolume(name: string): number {
+    if (this.volumes.wouldExtend(name)) this.t.ensure('volumes', this.volumes.highWater);
     const id = this.volumes.intern(name);
     if (this.volumes.created) {
       this.t.ensure('volumes', id);

@@ -6,6 +6,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { KernelWorkerData, TaskMap, TaskName, TaskRequest } from './tasks.js';
+import { logger } from '../log/logger.js';
 
 export interface KernelPool {
   readonly threads: number;
@@ -37,6 +38,9 @@ export function createKernelPool(options: KernelPoolOptions): KernelPool {
     idleTimeout: 60_000,
     workerData: options.data,
   });
+  // A worker that dies between tasks is reported here (Piscina replaces it); without a listener
+  // the 'error' event would end the process.
+  pool.on('error', (err: unknown) => logger('kernel-pool').error({ err }, 'plan worker failed outside a task; replaced'));
   return {
     threads: options.threads,
     run<K extends TaskName>(name: K, input: TaskMap[K]['input'], transfer?: ArrayBuffer[]): Promise<TaskMap[K]['output']> {

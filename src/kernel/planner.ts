@@ -174,7 +174,14 @@ class KernelPlanner implements Planner {
       }
       const inline = !this.pool || frame.pairEnd < this.inlineBelowPairs;
       if (!inline) this.poolPlans++;
-      const chunks = await Promise.all(descs.map((desc) => this.runShard(desc, u32, inline)));
+      // Every shard settles before the state reopens: a shard that failed must not leave the
+      // others writing pair flags and timers into tables the main thread may mutate (or relay
+      // out) once the plan has ended. After a failure the others dispatch no further task.
+      const abandoned = { failed: false };
+      const settled = await Promise.allSettled(descs.map((desc) => this.runShard(desc, u32, inline, abandoned)));
+      const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failure) throw failure.reason;
+      const chunks = settled.map((r) => (r as PromiseFulfilledResult<Uint32Array[]>).value);
       const builder = new PlanBuilder();
       for (const shardChunks of chunks) for (const c of shardChunks) builder.append(c, 0, c.length / 3);
       let omitted = 0;
@@ -195,11 +202,24 @@ class KernelPlanner implements Planner {
     return plan;
   }
 
-  /** Runs one shard to completion, draining its output whenever it fills up. */
-  private async runShard(desc: number, u32: Uint32Array, inline: boolean): Promise<Uint32Array[]> {
+  /**
+   * Runs one shard to completion, draining its output whenever it fills up. A failure marks the
+   * plan `abandoned`; a shard that sees the mark dispatches nothing more.
+   */
+  private async runShard(desc: number, u32: Uint32Array, inline: boolean, abandoned: { failed: boolean }): Promise<Uint32Array[]> {
+    try {
+      return await this.shardLoop(desc, u32, inline, abandoned);
+    } catch (err) {
+      abandoned.failed = true;
+      throw err;
+    }
+  }
+
+  private async shardLoop(desc: number, u32: Uint32Array, inline: boolean, abandoned: { failed: boolean }): Promise<Uint32Array[]> {
     const chunks: Uint32Array[] = [];
     const w = desc >>> 2;
     for (;;) {
+      if (abandoned.failed) throw fleetError('FA_ERR_KERNEL', 'plan abandoned: another shard failed');
       const status = this.pool && !inline ? (await this.pool.run('planShard', { desc })).status : this.kernel.planShard(desc) >>> 0;
       if (status !== STATUS_OK && status !== STATUS_OUTPUT_FULL) {
         throw fleetError('FA_ERR_KERNEL', `plan kernel returned status ${status}`);

@@ -1,0 +1,60 @@
+// A shard whose task fails in the pool (a WASM trap, a worker that died) fails the plan, but only
+// once every other shard has settled: until then the state stays closed to mutations, since the
+// other shards still write pair flags and timers into its tables; and after the failure they
+// dispatch no further task.
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { createWorldState } from '../../src/cache/world-state.js';
+import { createPlanner } from '../../src/kernel/planner.js';
+
+it('a failed shard ends the plan only after the others settled, and they send no task after it', async () => {
+  const state = createWorldState();
+  for (let n = 0; n < 20; n++) {
+    const node = state.internNode(`n${n}`);
+    state.setNodeManaged(node);
+    state.setNodeHealthy(node, true);
+    state.setVolumesInUse(node, []);
+    // Attached, unmounted and not wanted: each pair is a detach, so a small output room fills
+    // again and again and every shard needs many tasks.
+    for (let v = 0; v < 20; v++) state.markAttached(state.internVolume(`csi/d^n${n}-v${v}`), node);
+  }
+  const planner = createPlanner({ state, workers: 2, shards: 2, build: 'debug', outputRecords: 4, inlineBelowPairs: 0 });
+  const pool = planner.pool!;
+  const run = pool.run.bind(pool) as (name: string, input: { desc: number }) => Promise<{ status: number }>;
+  let failing: number | undefined;
+  let inFlight = 0;
+  let settledAfterFailure = 0;
+  let failedAt = -1;
+  let tasks = 0;
+  (pool as unknown as { run: typeof run }).run = (name, input) => {
+    tasks++;
+    failing ??= input.desc; // the first shard to run fails on its third task
+    inFlight++;
+    const p = input.desc === failing && tasks >= 3
+      ? Promise.reject(new Error('injected: worker died'))
+      : new Promise((r) => setTimeout(r, 5)).then(() => run(name, input));
+    return p.finally(() => {
+      inFlight--;
+      if (failedAt >= 0) settledAfterFailure++;
+    }).then((out) => out, (err: unknown) => {
+      if (failedAt < 0) failedAt = tasks;
+      throw err;
+    });
+  };
+  try {
+    let ended = -1;
+    state.whenIdle(() => (ended = inFlight)); // runs once the plan lets the state go
+    await assert.rejects(planner.plan(1_000, { maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false }), /injected: worker died/);
+    assert.equal(ended, 0, 'the state reopened while a shard task was still running');
+    assert.equal(inFlight, 0);
+    const sentBefore = tasks;
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(tasks, sentBefore, 'tasks dispatched after the plan failed');
+    // The next plan runs normally.
+    (pool as unknown as { run: typeof run }).run = run;
+    const plan = await planner.plan(1_000, { maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false });
+    assert.equal(plan.detaches.length, 400);
+  } finally {
+    await planner.close();
+  }
+});
