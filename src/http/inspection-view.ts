@@ -17,7 +17,7 @@ import type { AccessMode } from '../plugins/volume-spec.js';
 export type ReplicaRole = 'leader' | 'standby' | 'single';
 
 export interface Readiness {
-  /** Watches synced, worker pool up, start-up population (A1-A4) done. */
+  /** Watches synced, start-up population (A1-A4) done, reconcile passes not failing in a row. */
   readonly ready: boolean;
   /** Why not ready (e.g. "waiting for the pods watch to sync"); shown verbatim in /readyz. */
   readonly reason?: string;

@@ -12,6 +12,12 @@ export interface KernelPool {
   readonly threads: number;
   /** Runs one task; the buffers in `transfer` are moved to the worker (the caller loses them). */
   run<K extends TaskName>(name: K, input: TaskMap[K]['input'], transfer?: ArrayBuffer[]): Promise<TaskMap[K]['output']>;
+  /**
+   * Terminates every worker (stopping a kernel call that hangs: terminating a thread ends its
+   * WebAssembly too) and starts fresh ones; tasks under way reject. Later tasks run on the new
+   * workers, through this same object.
+   */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -31,21 +37,31 @@ export function createKernelPool(options: KernelPoolOptions): KernelPool {
   }
   // Under tsx (tests, benches) this file is .ts and so is the worker; in dist/ both are .js.
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  const pool = new Piscina({
-    filename: new URL(`./kernel-worker${ext}`, import.meta.url).href,
-    minThreads: options.threads,
-    maxThreads: options.threads,
-    idleTimeout: 60_000,
-    workerData: options.data,
-  });
-  // A worker that dies between tasks is reported here (Piscina replaces it); without a listener
-  // the 'error' event would end the process.
-  pool.on('error', (err: unknown) => logger('kernel-pool').error({ err }, 'plan worker failed outside a task; replaced'));
+  const start = () => {
+    const p = new Piscina({
+      filename: new URL(`./kernel-worker${ext}`, import.meta.url).href,
+      minThreads: options.threads,
+      maxThreads: options.threads,
+      idleTimeout: 60_000,
+      workerData: options.data,
+    });
+    // A worker that dies between tasks is reported here (Piscina replaces it); without a
+    // listener the 'error' event would end the process.
+    p.on('error', (err: unknown) => logger('kernel-pool').error({ err }, 'plan worker failed outside a task; replaced'));
+    return p;
+  };
+  let pool = start();
   return {
     threads: options.threads,
     run<K extends TaskName>(name: K, input: TaskMap[K]['input'], transfer?: ArrayBuffer[]): Promise<TaskMap[K]['output']> {
       const request = { name, input } as TaskRequest<K>;
       return pool.run(request, transfer ? { transferList: transfer } : {}) as Promise<TaskMap[K]['output']>;
+    },
+    async restart() {
+      const old = pool;
+      pool = start();
+      // Its tasks reject (their callers see why); the destroy's own outcome changes nothing.
+      await old.destroy().catch((err: unknown) => logger('kernel-pool').warn({ err }, 'old plan workers: destroy failed'));
     },
     close: () => pool.destroy(),
   };

@@ -32,6 +32,9 @@ import {
 import { createKernelPool, defaultWorkerCount, type KernelPool } from './kernel-pool.js';
 import { instantiateKernel, loadKernelModule, type KernelBuild, type KernelExports } from './kernel-module.js';
 import { PlanBuilder, type Plan } from './plan-result.js';
+import { logger } from '../log/logger.js';
+
+const log = logger('planner');
 
 export interface PlanOptions {
   /** F4: the force-detach timer (upstream: 6 min). At most 2^30 ms. */
@@ -65,6 +68,12 @@ export interface PlannerOptions {
    * below a few million pairs the kernel costs less than that wait (about 1 ms per million).
    */
   inlineBelowPairs?: number;
+  /**
+   * A pool plan still running after this long is abandoned (default 30 s; plans take
+   * milliseconds): the workers are restarted, which stops a kernel call that hangs, and the
+   * plan fails once every shard has settled, so the state reopens and the next pass plans again.
+   */
+  planDeadlineMs?: number;
 }
 
 export interface Planner {
@@ -100,7 +109,9 @@ export function createPlanner(options: PlannerOptions): Planner {
   if (!Number.isInteger(outputRecords) || outputRecords < 1) throw new RangeError('options.outputRecords must be a positive integer');
   const inlineBelowPairs = options.inlineBelowPairs ?? 0;
   if (!(inlineBelowPairs >= 0)) throw new RangeError('options.inlineBelowPairs must be a non-negative number');
-  return new KernelPlanner(options.state.kernelAccess(), workers, shards, options.build ?? 'release', outputRecords, inlineBelowPairs);
+  const deadline = options.planDeadlineMs ?? 30_000;
+  if (!(deadline > 0)) throw new RangeError('options.planDeadlineMs must be positive');
+  return new KernelPlanner(options.state.kernelAccess(), workers, shards, options.build ?? 'release', outputRecords, inlineBelowPairs, deadline);
 }
 
 const INITIAL_OUTPUT_RECORDS = 4096;
@@ -119,6 +130,7 @@ class KernelPlanner implements Planner {
     build: KernelBuild,
     private outputRecords: number,
     private readonly inlineBelowPairs: number,
+    private readonly planDeadlineMs: number,
   ) {
     const module = loadKernelModule(build);
     this.kernel = instantiateKernel(module, access.memory);
@@ -178,7 +190,9 @@ class KernelPlanner implements Planner {
       // others writing pair flags and timers into tables the main thread may mutate (or relay
       // out) once the plan has ended. After a failure the others dispatch no further task.
       const abandoned = { failed: false };
+      const deadline = inline ? undefined : setTimeout(() => this.abandon(abandoned), this.planDeadlineMs);
       const settled = await Promise.allSettled(descs.map((desc) => this.runShard(desc, u32, inline, abandoned)));
+      clearTimeout(deadline);
       const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failure) throw failure.reason;
       const chunks = settled.map((r) => (r as PromiseFulfilledResult<Uint32Array[]>).value);
@@ -200,6 +214,13 @@ class KernelPlanner implements Planner {
       this.access.endPlan(built && act ? () => act(built) : undefined);
     }
     return plan;
+  }
+
+  /** The deadline passed: no shard dispatches again, and the restart rejects the tasks under way. */
+  private abandon(abandoned: { failed: boolean }): void {
+    abandoned.failed = true;
+    log.error({ deadlineMs: this.planDeadlineMs }, 'plan exceeded its deadline; restarting the plan workers');
+    this.pool?.restart().catch((err: unknown) => log.error({ err }, 'plan worker restart failed'));
   }
 
   /**

@@ -7,14 +7,21 @@ import type { Controller } from './controller.js';
 import type { ControllerOptions } from './controller-options.js';
 import { controllerNow } from '../cache/controller-clock.js';
 
-export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions, 'maxWaitForUnmountMs' | 'disableForceDetachOnTimeout' | 'kubeApiMaxInFlight' | 'maxApiBacklog'>, extra: { poolUp?: () => boolean } = {}): InspectionView {
+/** Passes failing in a row (about a second at the default period) before readiness fails. */
+export const FAILING_PASSES_NOT_READY = 10;
+
+export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions, 'maxWaitForUnmountMs' | 'disableForceDetachOnTimeout' | 'kubeApiMaxInFlight' | 'maxApiBacklog'>): InspectionView {
   const { state } = ctl;
   const lastEventAt = new Map<string, { events: number; at: number }>();
   return {
     readiness() {
       const r = ctl.ready();
       const role = ctl.role();
-      if (extra.poolUp && !extra.poolUp()) return { ready: false, reason: 'plan worker pool is down', role };
+      // A loop whose every pass fails (a broken plan kernel or its workers) acts on nothing.
+      const failing = ctl.reconciler.failingPasses();
+      if (failing.count >= FAILING_PASSES_NOT_READY) {
+        return { ready: false, reason: `the last ${failing.count} reconcile passes failed: ${failing.lastError ?? 'unknown error'}`, role };
+      }
       return r.reason ? { ready: r.ready, reason: r.reason, role } : { ready: r.ready, role };
     },
     loop: { pass: ctl.reconciler.passTime, plan: ctl.reconciler.planTime },

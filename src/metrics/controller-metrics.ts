@@ -27,6 +27,7 @@ export interface ControllerMetrics {
   readonly forcedDetaches: Counter<'reason'>;
   readonly operationDuration: Histogram<'volume_plugin' | 'operation_name' | 'status' | 'migrated'>;
   readonly reconcileDuration: Histogram;
+  readonly reconcileFailures: Counter;
   readonly planDuration: Histogram;
   readonly watchEvents: Counter<'resource' | 'type'>;
   readonly watchRelists: Counter<'resource'>;
@@ -131,6 +132,7 @@ export function createControllerMetrics(opts: { perNodeVolumeMetric?: boolean; p
       registers: [registry],
     }),
     reconcileDuration: new Histogram({ name: 'fleet_attach_reconcile_duration_seconds', help: 'Duration of one reconcile pass (plan + acting on it)', buckets: LOOP_BUCKETS, registers: [registry] }),
+    reconcileFailures: new Counter({ name: 'fleet_attach_reconcile_failures_total', help: 'Reconcile passes that failed (the plan kernel or its workers); the loop goes on', registers: [registry] }),
     planDuration: new Histogram({ name: 'fleet_attach_plan_duration_seconds', help: 'Duration of the WASM plan of one pass', buckets: LOOP_BUCKETS, registers: [registry] }),
     watchEvents: new Counter({ name: 'fleet_attach_watch_events_total', help: 'Watch events received', labelNames: ['resource', 'type'], registers: [registry] }),
     watchRelists: new Counter({ name: 'fleet_attach_watch_relists_total', help: 'Full relists (initial, 410 Gone)', labelNames: ['resource'], registers: [registry] }),

@@ -124,6 +124,8 @@ export interface Reconciler {
   readonly passTime: DurationWindow;
   readonly planTime: DurationWindow;
   passes(): number;
+  /** Passes that failed in a row since the last that succeeded, and why the last one failed. */
+  failingPasses(): { count: number; lastError?: string };
 }
 
 export function createReconciler(deps: ReconcilerDeps): Reconciler {
@@ -140,6 +142,8 @@ class Loop implements Reconciler {
   private current: Promise<void> | undefined;
   private statusRound: Promise<void> | undefined;
   private passCount = 0;
+  private failedInRow = 0;
+  private lastFailure: string | undefined;
   private lastSync: number;
   private attachWindow = 0;
   private stopped = false;
@@ -166,6 +170,10 @@ class Loop implements Reconciler {
 
   passes(): number {
     return this.passCount;
+  }
+
+  failingPasses(): { count: number; lastError?: string } {
+    return this.failedInRow === 0 ? { count: 0 } : { count: this.failedInRow, ...(this.lastFailure ? { lastError: this.lastFailure } : {}) };
   }
 
   start(): void {
@@ -246,7 +254,11 @@ class Loop implements Reconciler {
       }, (plan) => this.act(plan, performance.now() - t0));
       this.startStatusRound();
       this.maybeVerify();
+      this.failedInRow = 0;
     } catch (err) {
+      this.failedInRow++;
+      this.lastFailure = err instanceof Error ? err.message : String(err);
+      this.d.metrics.reconcileFailures.inc();
       this.log.error({ err }, 'reconcile pass failed');
     } finally {
       this.lastEnd = performance.now();

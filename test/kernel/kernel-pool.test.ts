@@ -34,6 +34,13 @@ describe('kernel pool', () => {
         const inWorker = await pool.run('readFloor', { addr: r.addr, bytes });
         assert.equal(inWorker.checksum, main.readFloor(r.addr, bytes) >>> 0, r.name);
       }
+      // A restart rejects what was under way and serves later tasks from fresh workers.
+      const r0 = access.tableRanges()[0]!;
+      const bytes = Math.ceil(r0.bytes / 16) * 16;
+      const underWay = pool.run('readFloor', { addr: r0.addr, bytes }).then(() => 'done', () => 'rejected');
+      await pool.restart();
+      assert.ok(['done', 'rejected'].includes(await underWay));
+      assert.equal((await pool.run('readFloor', { addr: r0.addr, bytes })).checksum, main.readFloor(r0.addr, bytes) >>> 0, 'after the restart');
     } finally {
       await pool.close();
     }

@@ -7,6 +7,8 @@ import { it } from 'node:test';
 import { createWorldState } from '../../src/cache/world-state.js';
 import { createPlanner } from '../../src/kernel/planner.js';
 
+const OPTS = { maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false };
+
 it('a failed shard ends the plan only after the others settled, and they send no task after it', async () => {
   const state = createWorldState();
   for (let n = 0; n < 20; n++) {
@@ -44,7 +46,7 @@ it('a failed shard ends the plan only after the others settled, and they send no
   try {
     let ended = -1;
     state.whenIdle(() => (ended = inFlight)); // runs once the plan lets the state go
-    await assert.rejects(planner.plan(1_000, { maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false }), /injected: worker died/);
+    await assert.rejects(planner.plan(1_000, OPTS), /injected: worker died/);
     assert.equal(ended, 0, 'the state reopened while a shard task was still running');
     assert.equal(inFlight, 0);
     const sentBefore = tasks;
@@ -52,8 +54,42 @@ it('a failed shard ends the plan only after the others settled, and they send no
     assert.equal(tasks, sentBefore, 'tasks dispatched after the plan failed');
     // The next plan runs normally.
     (pool as unknown as { run: typeof run }).run = run;
-    const plan = await planner.plan(1_000, { maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false });
+    const plan = await planner.plan(1_000, OPTS);
     assert.equal(plan.detaches.length, 400);
+  } finally {
+    await planner.close();
+  }
+});
+
+it('a pool plan past its deadline restarts the workers and fails once every shard settled; the next plan runs', async () => {
+  const state = createWorldState();
+  const node = state.internNode('n0');
+  state.setNodeManaged(node);
+  state.setNodeHealthy(node, true);
+  state.setVolumesInUse(node, []);
+  for (let v = 0; v < 50; v++) state.markAttached(state.internVolume(`csi/d^v${v}`), node);
+  const planner = createPlanner({ state, workers: 2, shards: 2, build: 'debug', inlineBelowPairs: 0, planDeadlineMs: 200 });
+  const pool = planner.pool!;
+  const run = pool.run.bind(pool) as (name: string, input: { desc: number }) => Promise<{ status: number }>;
+  // A kernel call that never returns, as a hung worker's; the restart rejects it, as Piscina
+  // rejects the tasks of a destroyed pool (kernel-pool.test.ts restarts a real pool).
+  let hung: Array<(err: Error) => void> = [];
+  let restarts = 0;
+  (pool as unknown as { run: typeof run }).run = () => new Promise((_, reject) => hung.push(reject));
+  (pool as unknown as { restart: () => Promise<void> }).restart = async () => {
+    restarts++;
+    for (const reject of hung) reject(new Error('Terminating worker thread'));
+    hung = [];
+  };
+  try {
+    let reopened = false;
+    state.whenIdle(() => (reopened = true));
+    await assert.rejects(planner.plan(1_000, OPTS), /Terminating worker thread|abandoned/);
+    assert.equal(restarts, 1);
+    assert.equal(reopened, true, 'the state reopened');
+    (pool as unknown as { run: typeof run }).run = run;
+    const plan = await planner.plan(1_000, OPTS);
+    assert.equal(plan.detaches.length, 50, 'the next plan runs');
   } finally {
     await planner.close();
   }
