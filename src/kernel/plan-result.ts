@@ -5,9 +5,15 @@
  */
 import {
   ACTION_ATTACH, ACTION_CONFLICT, ACTION_DETACH, ACTION_MASK, ACTION_STATUS, DF_FORCED_TIMEOUT, DF_OUT_OF_SERVICE,
-  DF_TIMER_STARTED, DF_VERIFY_SAFE,
+  DF_TIMER_STARTED, DF_VERIFY_SAFE, OUT_CODE, OUT_NODE, OUT_RECORD_SIZE, OUT_VOLUME,
 } from './abi.js';
 import type { NodeId, VolumeId } from '../cache/world-state.js';
+
+// The decoding here and in the planner reads records as three words (volume, node, code) and
+// sorts them into one list per action 0..4: the ABI must say the same, or nothing is planned.
+if (OUT_RECORD_SIZE !== 12 || OUT_VOLUME !== 0 || OUT_NODE !== 4 || OUT_CODE !== 8 || ACTION_STATUS !== 4 || ACTION_MASK < ACTION_STATUS) {
+  throw new Error('plan-result.ts: the output record layout in abi.ts changed; update the decoding');
+}
 
 export interface PairAction {
   readonly volume: VolumeId;
