@@ -107,7 +107,7 @@ export class WorldCore {
   // refuse the name before it takes an id, or the id would stay live with no row behind it and
   // every plan after would fail on a node or volume range past the table's end.
   internNode(name: string): number {
-    if (this.nodes.wouldExtend(name)) this.t.ensure('nodes', this.nodes.highWater);
+    if (this.nodes.highWater >= this.t.caps.nodes && this.nodes.wouldExtend(name)) this.t.ensure('nodes', this.nodes.highWater);
     const id = this.nodes.intern(name);
     if (this.nodes.created) {
       this.t.ensure('nodes', id);
@@ -122,7 +122,7 @@ export class WorldCore {
   }
 
   internVolume(name: string): number {
-    if (this.volumes.wouldExtend(name)) this.t.ensure('volumes', this.volumes.highWater);
+    if (this.volumes.highWater >= this.t.caps.volumes && this.volumes.wouldExtend(name)) this.t.ensure('volumes', this.volumes.highWater);
     const id = this.volumes.intern(name);
     if (this.volumes.created) {
       this.t.ensure('volumes', id);

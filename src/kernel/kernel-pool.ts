@@ -58,10 +58,11 @@ export function createKernelPool(options: KernelPoolOptions): KernelPool {
       return pool.run(request, transfer ? { transferList: transfer } : {}) as Promise<TaskMap[K]['output']>;
     },
     async restart() {
+      // The old workers go first (their tasks reject, and destroy resolves once the threads
+      // have exited), so a failure to start new ones cannot leave a hung task holding a plan.
       const old = pool;
-      pool = start();
-      // Its tasks reject (their callers see why); the destroy's own outcome changes nothing.
       await old.destroy().catch((err: unknown) => logger('kernel-pool').warn({ err }, 'old plan workers: destroy failed'));
+      if (pool === old) pool = start();
     },
     close: () => pool.destroy(),
   };

@@ -110,11 +110,17 @@ export function createPlanner(options: PlannerOptions): Planner {
   const inlineBelowPairs = options.inlineBelowPairs ?? 0;
   if (!(inlineBelowPairs >= 0)) throw new RangeError('options.inlineBelowPairs must be a non-negative number');
   const deadline = options.planDeadlineMs ?? 30_000;
-  if (!(deadline > 0)) throw new RangeError('options.planDeadlineMs must be positive');
+  if (!(deadline > 0 && deadline <= 2 ** 31 - 1)) throw new RangeError('options.planDeadlineMs must be within (0, 2^31-1] ms');
   return new KernelPlanner(options.state.kernelAccess(), workers, shards, options.build ?? 'release', outputRecords, inlineBelowPairs, deadline);
 }
 
 const INITIAL_OUTPUT_RECORDS = 4096;
+
+/** One plan's failure mark: set when a shard fails or the deadline passes (then with the restart). */
+interface Abandoned {
+  failed: boolean;
+  restart?: Promise<void>;
+}
 
 class KernelPlanner implements Planner {
   private readonly kernel: KernelExports;
@@ -189,10 +195,16 @@ class KernelPlanner implements Planner {
       // Every shard settles before the state reopens: a shard that failed must not leave the
       // others writing pair flags and timers into tables the main thread may mutate (or relay
       // out) once the plan has ended. After a failure the others dispatch no further task.
-      const abandoned = { failed: false };
+      const abandoned: Abandoned = { failed: false };
       const deadline = inline ? undefined : setTimeout(() => this.abandon(abandoned), this.planDeadlineMs);
       const settled = await Promise.allSettled(descs.map((desc) => this.runShard(desc, u32, inline, abandoned)));
       clearTimeout(deadline);
+      if (abandoned.restart) {
+        // Terminated workers may still run a moment after their tasks were rejected: the state
+        // reopens only once they have exited.
+        await abandoned.restart;
+        throw fleetError('FA_ERR_KERNEL', `plan exceeded its deadline of ${this.planDeadlineMs} ms; the plan workers were restarted`);
+      }
       const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failure) throw failure.reason;
       const chunks = settled.map((r) => (r as PromiseFulfilledResult<Uint32Array[]>).value);
@@ -217,17 +229,17 @@ class KernelPlanner implements Planner {
   }
 
   /** The deadline passed: no shard dispatches again, and the restart rejects the tasks under way. */
-  private abandon(abandoned: { failed: boolean }): void {
+  private abandon(abandoned: Abandoned): void {
     abandoned.failed = true;
     log.error({ deadlineMs: this.planDeadlineMs }, 'plan exceeded its deadline; restarting the plan workers');
-    this.pool?.restart().catch((err: unknown) => log.error({ err }, 'plan worker restart failed'));
+    abandoned.restart = this.pool?.restart().catch((err: unknown) => log.error({ err }, 'plan worker restart failed'));
   }
 
   /**
    * Runs one shard to completion, draining its output whenever it fills up. A failure marks the
    * plan `abandoned`; a shard that sees the mark dispatches nothing more.
    */
-  private async runShard(desc: number, u32: Uint32Array, inline: boolean, abandoned: { failed: boolean }): Promise<Uint32Array[]> {
+  private async runShard(desc: number, u32: Uint32Array, inline: boolean, abandoned: Abandoned): Promise<Uint32Array[]> {
     try {
       return await this.shardLoop(desc, u32, inline, abandoned);
     } catch (err) {
@@ -236,7 +248,7 @@ class KernelPlanner implements Planner {
     }
   }
 
-  private async shardLoop(desc: number, u32: Uint32Array, inline: boolean, abandoned: { failed: boolean }): Promise<Uint32Array[]> {
+  private async shardLoop(desc: number, u32: Uint32Array, inline: boolean, abandoned: Abandoned): Promise<Uint32Array[]> {
     const chunks: Uint32Array[] = [];
     const w = desc >>> 2;
     for (;;) {

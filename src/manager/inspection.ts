@@ -17,9 +17,10 @@ export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions,
     readiness() {
       const r = ctl.ready();
       const role = ctl.role();
-      // A loop whose every pass fails (a broken plan kernel or its workers) acts on nothing.
+      // A loop whose every pass fails (a broken plan kernel or its workers) acts on nothing;
+      // the controller's own reason (syncing, filling, must restart) comes first.
       const failing = ctl.reconciler.failingPasses();
-      if (failing.count >= FAILING_PASSES_NOT_READY) {
+      if (r.ready && failing.count >= FAILING_PASSES_NOT_READY) {
         return { ready: false, reason: `the last ${failing.count} reconcile passes failed: ${failing.lastError ?? 'unknown error'}`, role };
       }
       return r.reason ? { ready: r.ready, reason: r.reason, role } : { ready: r.ready, role };

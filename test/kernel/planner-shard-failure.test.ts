@@ -9,7 +9,7 @@ import { createPlanner } from '../../src/kernel/planner.js';
 
 const OPTS = { maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false };
 
-it('a failed shard ends the plan only after the others settled, and they send no task after it', async () => {
+it('a failed shard ends the plan only after the others settled, and they send no task after it', { timeout: 20_000 }, async () => {
   const state = createWorldState();
   for (let n = 0; n < 20; n++) {
     const node = state.internNode(`n${n}`);
@@ -45,8 +45,9 @@ it('a failed shard ends the plan only after the others settled, and they send no
   };
   try {
     let ended = -1;
-    state.whenIdle(() => (ended = inFlight)); // runs once the plan lets the state go
-    await assert.rejects(planner.plan(1_000, OPTS), /injected: worker died/);
+    const planning = planner.plan(1_000, OPTS);
+    state.whenIdle(() => (ended = inFlight)); // queued behind the plan: runs once it lets the state go
+    await assert.rejects(planning, /injected: worker died/);
     assert.equal(ended, 0, 'the state reopened while a shard task was still running');
     assert.equal(inFlight, 0);
     const sentBefore = tasks;
@@ -61,7 +62,7 @@ it('a failed shard ends the plan only after the others settled, and they send no
   }
 });
 
-it('a pool plan past its deadline restarts the workers and fails once every shard settled; the next plan runs', async () => {
+it('a pool plan past its deadline restarts the workers and fails once every shard settled and the restart ended; the next plan runs', { timeout: 10_000 }, async () => {
   const state = createWorldState();
   const node = state.internNode('n0');
   state.setNodeManaged(node);
@@ -75,18 +76,22 @@ it('a pool plan past its deadline restarts the workers and fails once every shar
   // rejects the tasks of a destroyed pool (kernel-pool.test.ts restarts a real pool).
   let hung: Array<(err: Error) => void> = [];
   let restarts = 0;
+  let restartEnded = false;
   (pool as unknown as { run: typeof run }).run = () => new Promise((_, reject) => hung.push(reject));
   (pool as unknown as { restart: () => Promise<void> }).restart = async () => {
     restarts++;
     for (const reject of hung) reject(new Error('Terminating worker thread'));
     hung = [];
+    await new Promise((r) => setTimeout(r, 50)); // the threads exit a moment after their tasks reject
+    restartEnded = true;
   };
   try {
-    let reopened = false;
-    state.whenIdle(() => (reopened = true));
-    await assert.rejects(planner.plan(1_000, OPTS), /Terminating worker thread|abandoned/);
+    let reopenedAfterRestart: boolean | undefined;
+    const planning = planner.plan(1_000, OPTS);
+    state.whenIdle(() => (reopenedAfterRestart = restartEnded)); // queued behind the plan
+    await assert.rejects(planning, /exceeded its deadline of 200 ms/);
     assert.equal(restarts, 1);
-    assert.equal(reopened, true, 'the state reopened');
+    assert.equal(reopenedAfterRestart, true, 'the state reopened only once the restart had ended');
     (pool as unknown as { run: typeof run }).run = run;
     const plan = await planner.plan(1_000, OPTS);
     assert.equal(plan.detaches.length, 50, 'the next plan runs');
