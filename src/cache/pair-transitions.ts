@@ -16,6 +16,7 @@ export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string): 
   if ((c.t.pairFlags[slot] & PF_DESIRED) === 0) {
     c.t.pairFlags[slot] = (c.t.pairFlags[slot] | PF_DESIRED) & ~PF_MAE_REPORTED;
     c.counters.desiredPairs++;
+    if (c.t.pairFlags[slot] & PF_ATTACHED) c.counters.desiredAttached++;
     c.pluginTotals.add(c.pairVolume(slot), 1, 0);
     c.refreshConflict(slot);
   }
@@ -28,6 +29,7 @@ export function removePod(c: WorldCore, pods: PodSets, slot: number, uid: string
   if (c.podFirst[slot] === undefined) {
     c.t.pairFlags[slot] &= ~(PF_DESIRED | PF_MAE_REPORTED);
     c.counters.desiredPairs--;
+    if (c.t.pairFlags[slot] & PF_ATTACHED) c.counters.desiredAttached--;
     c.pluginTotals.add(c.pairVolume(slot), -1, 0);
     c.refreshConflict(slot);
     c.maybeFreePair(slot);
@@ -39,7 +41,10 @@ export function removePod(c: WorldCore, pods: PodSets, slot: number, uid: string
 export function markAttached(c: WorldCore, slot: number): void {
   const f = c.t.pairFlags[slot];
   if (f & PF_UNCERTAIN) c.counters.uncertain--;
-  if ((f & PF_ATTACHED) === 0) c.counters.attached++;
+  if ((f & PF_ATTACHED) === 0) {
+    c.counters.attached++;
+    if (f & PF_DESIRED) c.counters.desiredAttached++;
+  }
   if ((f & (PF_ATTACHED | PF_UNCERTAIN)) === 0) c.pluginTotals.add(c.pairVolume(slot), 0, 1);
   c.t.pairFlags[slot] = (f & ~PF_UNCERTAIN) | PF_ATTACHED;
   c.addToReport(slot);
@@ -71,6 +76,7 @@ export function markDetached(c: WorldCore, slot: number): void {
 
 function leftAttached(c: WorldCore, slot: number): void {
   c.counters.attached--;
+  if (c.t.pairFlags[slot] & PF_DESIRED) c.counters.desiredAttached--;
   // The volume's summary first, so the pair never enters the conflict set only to leave it.
   c.refreshAttachedAny(c.pairVolume(slot));
   c.refreshConflict(slot);

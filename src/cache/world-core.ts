@@ -37,6 +37,7 @@ export interface Counters {
   managedNodes: number;
   pairs: number;
   desiredPairs: number;
+  desiredAttached: number;
   attached: number;
   uncertain: number;
   reportedAttached: number;
@@ -76,7 +77,7 @@ export class WorldCore {
   readonly devicePaths = new Map<number, string>();
   readonly conflictSlots = new Set<number>();
   readonly counters: Counters = {
-    managedNodes: 0, pairs: 0, desiredPairs: 0, attached: 0, uncertain: 0, reportedAttached: 0,
+    managedNodes: 0, pairs: 0, desiredPairs: 0, desiredAttached: 0, attached: 0, uncertain: 0, reportedAttached: 0,
     pendingOperations: 0, backoffOperations: 0, statusUpdatesNeeded: 0,
   };
   /** One past the highest pair slot ever used. */

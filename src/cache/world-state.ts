@@ -117,6 +117,8 @@ export interface WorldCounts {
   /** Live pair records (desired, actual, or holding operation state). */
   readonly pairs: number;
   readonly desiredPairs: number;
+  /** Desired pairs whose attachment is confirmed: desiredPairs when every wanted volume is attached. */
+  readonly desiredAttached: number;
   readonly attached: number;
   readonly uncertain: number;
   readonly reportedAttached: number;

@@ -11,6 +11,15 @@ export interface Progress {
   stop(): void;
 }
 
+/**
+ * Every wanted volume attached at this moment (detaches may still be pending: under churn the
+ * volumes of deleted pods always are, and they do not keep a pod waiting).
+ */
+function isConverged(ctl: Controller): boolean {
+  const c = ctl.state.counts();
+  return c.desiredAttached === c.desiredPairs && ctl.reconciler.passes() > 1;
+}
+
 export function createProgress(o: { ctl: Controller; intervalMs: number; tty: boolean; startedAt: number }): Progress {
   const { ctl } = o;
   let resolveConverged!: () => void;
@@ -27,15 +36,16 @@ export function createProgress(o: { ctl: Controller; intervalMs: number; tty: bo
     const ready = ctl.ready();
     const c = ctl.state.counts();
     const desired = c.desiredPairs;
-    const attached = Math.min(c.attached, desired);
-    const pct = desired === 0 ? (ready.ready ? 100 : 0) : (100 * attached) / desired;
+    const attached = c.desiredAttached;
+    // Rounded down: 100.0% only when every wanted volume is attached.
+    const pct = desired === 0 ? (ready.ready ? 100 : 0) : Math.floor((1000 * attached) / desired) / 10;
     const secs = ((now - o.startedAt) / 1000).toFixed(0);
     const line = ready.ready
       ? `[${secs}s] converged ${pct.toFixed(1)}%  attached/desired ${attached}/${desired}  pending ${c.pendingOperations}  backoff ${c.backoffOperations}  conflicts ${c.conflicts}  loop p50 ${ctl.reconciler.passTime.percentile(0.5).toFixed(1)}ms p99 ${ctl.reconciler.passTime.percentile(0.99).toFixed(1)}ms  watch ${rate.toFixed(0)} ev/s`
       : `[${secs}s] initial sync: ${ready.reason ?? 'starting'}`;
     if (o.tty) process.stdout.write(`\r\x1b[K${line}`);
     else console.log(line);
-    if (!done && ready.ready && desired === c.attached && c.pendingOperations === 0 && ctl.reconciler.passes() > 1) {
+    if (!done && ready.ready && isConverged(ctl)) {
       done = true;
       if (o.tty) process.stdout.write('\n');
       resolveConverged();
@@ -44,8 +54,7 @@ export function createProgress(o: { ctl: Controller; intervalMs: number; tty: bo
   const timer = setInterval(sample, o.tty ? 500 : o.intervalMs);
   // Convergence is checked more often than lines are printed.
   const check = setInterval(() => {
-    const c = ctl.state.counts();
-    if (!done && ctl.ready().ready && c.desiredPairs === c.attached && c.pendingOperations === 0 && ctl.reconciler.passes() > 1) sample();
+    if (!done && ctl.ready().ready && isConverged(ctl)) sample();
   }, 250);
   return {
     converged: () => converged,

@@ -29,7 +29,7 @@ describe('/api/v1/summary', () => {
     // Both nodes' report sets changed (D6), so both await a status write.
     assert.deepEqual(s.nodes, { total: 3, managed: 2, healthy: 1, outOfService: 1, statusUpdatesPending: 2 });
     assert.equal(s.volumes, 2);
-    assert.deepEqual(s.pairs, { total: 2, desired: 1, attached: 1, uncertain: 1, reportedAsAttached: 1 });
+    assert.deepEqual(s.pairs, { total: 2, desired: 1, desiredAttached: 1, attached: 1, uncertain: 1, reportedAsAttached: 1 });
     assert.deepEqual(s.operations, { pending: 1, backoff: 0 });
     assert.equal(s.conflicts, 0);
     assert.deepEqual(s.loop.pass, { lastMs: 100, p50Ms: 3, p99Ms: 100, samples: 5 });

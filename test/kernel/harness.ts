@@ -182,7 +182,7 @@ export class Harness {
   compareState(): void {
     const w = this.world;
     const r = this.ref;
-    let desired = 0, attached = 0, uncertain = 0, reported = 0, conflicts = 0, status = 0;
+    let desired = 0, desiredAttached = 0, attached = 0, uncertain = 0, reported = 0, conflicts = 0, status = 0;
     for (let n = 0; n < this.u.nodes; n++) {
       const node = nodeName(n);
       const id = w.findNode(node);
@@ -212,6 +212,7 @@ export class Harness {
         }
         assert.equal(vid === undefined ? false : w.isOperationPending(vid, id ?? -1), r.isOperationPending(volume, node), `pending ${where}`);
         if (d) desired++;
+        if (d && a?.attachConfirmed) desiredAttached++;
         if (a?.attachConfirmed) attached++;
         if (a && !a.attachConfirmed) uncertain++;
         if (refNode?.report.has(volume)) reported++;
@@ -223,9 +224,9 @@ export class Harness {
     assert.deepEqual(flagged, [...r.nodes].filter(([, n]) => n.statusUpdateNeeded).map(([name]) => name).sort(), 'nodes needing status');
     const c = w.counts();
     assert.deepEqual(
-      [c.desiredPairs, c.attached, c.uncertain, c.reportedAttached, c.conflicts, c.statusUpdatesNeeded, c.pendingOperations],
-      [desired, attached, uncertain, reported, conflicts, status, r.pending.size],
-      'counts: desired, attached, uncertain, reported, conflicts, status, pending',
+      [c.desiredPairs, c.desiredAttached, c.attached, c.uncertain, c.reportedAttached, c.conflicts, c.statusUpdatesNeeded, c.pendingOperations],
+      [desired, desiredAttached, attached, uncertain, reported, conflicts, status, r.pending.size],
+      'counts: desired, desired and attached, attached, uncertain, reported, conflicts, status, pending',
     );
     assert.equal(w.conflicts().length, conflicts);
   }

@@ -18,7 +18,7 @@ export function summary(deps: RouteDeps): Summary {
     role: r.role,
     nodes: { total: c.nodes, managed: c.managedNodes, healthy: nc.healthy, outOfService: nc.outOfService, statusUpdatesPending: c.statusUpdatesNeeded },
     volumes: c.volumes,
-    pairs: { total: c.pairs, desired: c.desiredPairs, attached: c.attached, uncertain: c.uncertain, reportedAsAttached: c.reportedAttached },
+    pairs: { total: c.pairs, desired: c.desiredPairs, desiredAttached: c.desiredAttached, attached: c.attached, uncertain: c.uncertain, reportedAsAttached: c.reportedAttached },
     operations: { pending: c.pendingOperations, backoff: c.backoffOperations },
     conflicts: c.conflicts,
     loop: { pass: timing(view.loop.pass), plan: timing(view.loop.plan) },

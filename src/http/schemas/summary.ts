@@ -20,6 +20,7 @@ export const Summary = Type.Object({
   pairs: Type.Object({
     total: Type.Integer(),
     desired: Type.Integer(),
+    desiredAttached: Type.Integer({ description: 'Desired pairs whose attachment is confirmed (equal to desired when every wanted volume is attached)' }),
     attached: Type.Integer({ description: 'Confirmed attachments (D1)' }),
     uncertain: Type.Integer(),
     reportedAsAttached: Type.Integer(),
