@@ -69,8 +69,8 @@ export interface PlannerOptions {
    */
   inlineBelowPairs?: number;
   /**
-   * A pool plan still running after this long is abandoned (default 30 s; plans take
-   * milliseconds): the workers are restarted, which stops a kernel call that hangs, and the
+   * A pool plan still running after this long is abandoned, at the watchdog's next look (a
+   * quarter of it later at most; default 30 s; plans take milliseconds): the workers are restarted, which stops a kernel call that hangs, and the
    * plan fails once every shard has settled, so the state reopens and the next pass plans again.
    */
   planDeadlineMs?: number;
@@ -126,6 +126,9 @@ class KernelPlanner implements Planner {
   private readonly kernel: KernelExports;
   readonly pool: KernelPool | undefined;
   private closed = false;
+  private watchdog: NodeJS.Timeout | undefined;
+  /** The pool plan under way, for the deadline watchdog. */
+  private inPool: { abandoned: Abandoned; startedAt: number } | undefined;
   planning = false;
   poolPlans = 0;
 
@@ -143,6 +146,8 @@ class KernelPlanner implements Planner {
     this.pool = workers > 0
       ? createKernelPool({ threads: workers, data: { module, memory: access.memory, abiVersion: ABI_VERSION } })
       : undefined;
+    // Checked at a quarter of the deadline: a plan is abandoned within 1.25 deadlines.
+    if (this.pool) this.watchdog = setInterval(() => this.watchDeadline(), Math.max(1, planDeadlineMs / 4)).unref();
   }
 
   async plan(now: number, options: PlanOptions, act?: (plan: Plan) => void): Promise<Plan> {
@@ -196,9 +201,9 @@ class KernelPlanner implements Planner {
       // others writing pair flags and timers into tables the main thread may mutate (or relay
       // out) once the plan has ended. After a failure the others dispatch no further task.
       const abandoned: Abandoned = { failed: false };
-      const deadline = inline ? undefined : setTimeout(() => this.abandon(abandoned), this.planDeadlineMs);
+      // Pool plans only: an inline one cannot hang without the thread (the watchdog) hanging too.
+      if (!inline) this.inPool = { abandoned, startedAt: performance.now() };
       const settled = await Promise.allSettled(descs.map((desc) => this.runShard(desc, u32, inline, abandoned)));
-      clearTimeout(deadline);
       if (abandoned.restart) {
         // Terminated workers may still run a moment after their tasks were rejected: the state
         // reopens only once they have exited.
@@ -221,11 +226,21 @@ class KernelPlanner implements Planner {
       }
       plan = builder.build(Math.floor(now), omitted, windowFull);
     } finally {
+      this.inPool = undefined;
       this.planning = false;
       const built = plan;
       this.access.endPlan(built && act ? () => act(built) : undefined);
     }
     return plan;
+  }
+
+  /**
+   * One timer for the planner's life, not one per plan (a plan every few milliseconds): it
+   * checks the pool plan under way, if any, against the deadline.
+   */
+  private watchDeadline(): void {
+    const p = this.inPool;
+    if (p && !p.abandoned.restart && performance.now() - p.startedAt > this.planDeadlineMs) this.abandon(p.abandoned);
   }
 
   /** The deadline passed: no shard dispatches again, and the restart rejects the tasks under way. */
@@ -240,36 +255,33 @@ class KernelPlanner implements Planner {
    * plan `abandoned`; a shard that sees the mark dispatches nothing more.
    */
   private async runShard(desc: number, u32: Uint32Array, inline: boolean, abandoned: Abandoned): Promise<Uint32Array[]> {
+    const chunks: Uint32Array[] = [];
+    const w = desc >>> 2;
     try {
-      return await this.shardLoop(desc, u32, inline, abandoned);
+      for (;;) {
+        if (abandoned.failed) throw fleetError('FA_ERR_KERNEL', 'plan abandoned: another shard failed');
+        const status = this.pool && !inline ? (await this.pool.run('planShard', { desc })).status : this.kernel.planShard(desc) >>> 0;
+        if (status !== STATUS_OK && status !== STATUS_OUTPUT_FULL) {
+          throw fleetError('FA_ERR_KERNEL', `plan kernel returned status ${status}`);
+        }
+        const out = u32[w + D_OUT / 4] >>> 2;
+        const length = u32[w + D_OUT_LENGTH / 4];
+        chunks.push(u32.slice(out, out + length * 3));
+        if (status === STATUS_OK) return chunks;
+        // Full: the next plans get twice the room; this one continues from the cursors.
+        this.outputRecords = Math.min(this.outputRecords * 2, 1 << 22);
+        u32[w + D_OUT_LENGTH / 4] = 0;
+      }
     } catch (err) {
       abandoned.failed = true;
       throw err;
     }
   }
 
-  private async shardLoop(desc: number, u32: Uint32Array, inline: boolean, abandoned: Abandoned): Promise<Uint32Array[]> {
-    const chunks: Uint32Array[] = [];
-    const w = desc >>> 2;
-    for (;;) {
-      if (abandoned.failed) throw fleetError('FA_ERR_KERNEL', 'plan abandoned: another shard failed');
-      const status = this.pool && !inline ? (await this.pool.run('planShard', { desc })).status : this.kernel.planShard(desc) >>> 0;
-      if (status !== STATUS_OK && status !== STATUS_OUTPUT_FULL) {
-        throw fleetError('FA_ERR_KERNEL', `plan kernel returned status ${status}`);
-      }
-      const out = u32[w + D_OUT / 4] >>> 2;
-      const length = u32[w + D_OUT_LENGTH / 4];
-      chunks.push(u32.slice(out, out + length * 3));
-      if (status === STATUS_OK) return chunks;
-      // Full: the next plans get twice the room; this one continues from the cursors.
-      this.outputRecords = Math.min(this.outputRecords * 2, 1 << 22);
-      u32[w + D_OUT_LENGTH / 4] = 0;
-    }
-  }
-
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.watchdog);
     await this.pool?.close();
   }
 }

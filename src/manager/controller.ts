@@ -159,7 +159,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const abort = new AbortController();
   for (const r of reflectors) void r.start(abort.signal);
 
-  let filling = false;
+  let filling = false; // from the first act() on: `filled` comes later, once the loop runs
   const fillAndStart = async () => {
     // After the caller's turn: the elector's renew loop goes on while the state fills.
     await new Promise<void>((r) => setImmediate(r));
@@ -178,7 +178,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   };
   // Never throws: a start-up that fails leaves a replica that cannot act, so it asks for a restart.
   const act = async () => {
-    if (stopped || filled || filling) return;
+    if (stopped || filling) return;
     filling = true;
     try {
       await fillAndStart();
