@@ -202,7 +202,10 @@ class KernelPlanner implements Planner {
       // out) once the plan has ended. After a failure the others dispatch no further task.
       const abandoned: Abandoned = { failed: false };
       // Pool plans only: an inline one cannot hang without the thread (the watchdog) hanging too.
-      if (!inline) this.inPool = { abandoned, startedAt: performance.now() };
+      if (!inline) {
+        this.inPool = { abandoned, startedAt: performance.now() };
+        this.watchdog?.ref(); // a pool plan under way keeps the process up until its deadline
+      }
       const settled = await Promise.allSettled(descs.map((desc) => this.runShard(desc, u32, inline, abandoned)));
       if (abandoned.restart) {
         // Terminated workers may still run a moment after their tasks were rejected: the state
@@ -227,6 +230,7 @@ class KernelPlanner implements Planner {
       plan = builder.build(Math.floor(now), omitted, windowFull);
     } finally {
       this.inPool = undefined;
+      this.watchdog?.unref();
       this.planning = false;
       const built = plan;
       this.access.endPlan(built && act ? () => act(built) : undefined);
