@@ -18,27 +18,17 @@
  */
 import type { WorldState } from '../cache/world-state.js';
 import type { NodeRecord, PodRecord, PvRecord, PvcRecord } from '../kube/projections/index.js';
-import type { ProjectionHandler } from '../kube/projection-store.js';
-import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
-import { flatCopy } from '../cache/flat-copy.js';
+import type { CsiTranslator, VolumePluginManager } from '../plugins/index.js';
 import { logger, type Logger } from '../log/logger.js';
 import { applyNodeRecord, deleteNodeRecord } from './node-events.js';
-import { PodTracker, trackedVolumes, type TrackedPod } from './pod-tracker.js';
-import { PvIndex } from './pv-index.js';
+import { guardItems, type ItemGuard } from './item-guard.js';
+import { PodProcessor, type Source } from './pod-processor.js';
 import { runInSlices, sumSliceStats, type PeriodicPassReport, type SliceStats } from './run-in-slices.js';
-import { SkippedVolumes } from './skipped-volumes.js';
 import type { NodeConditionCounter } from './node-condition-counter.js';
-import { isPodTerminated } from './pod-terminated.js';
-import { pvResolutionChanged, resolvePodVolume, type ResolverDeps, type SkipReason } from './volume-resolver.js';
-import { volumeInfoFor, volumeInfoOf } from './volume-info.js';
+import { pvResolutionChanged, type SkipReason } from './volume-resolver.js';
 import { controllerNow } from '../cache/controller-clock.js';
 
-/** The part of a reflector the populator reads. */
-export interface Source<T> {
-  get(key: string): T | undefined;
-  values(): IterableIterator<T>;
-  addHandler(h: ProjectionHandler<T>): () => void;
-}
+export type { Source } from './pod-processor.js';
 
 export interface DesiredStatePopulatorDeps {
   state: WorldState;
@@ -97,39 +87,35 @@ export function createDesiredStatePopulator(deps: DesiredStatePopulatorDeps): De
 }
 
 class Populator implements DesiredStatePopulator {
-  private readonly tracker = new PodTracker();
-  private readonly skipped = new SkippedVolumes();
   private readonly log: Logger;
   private readonly now: () => number;
+  private readonly pods: PodProcessor;
   private readonly unsubscribe: Array<() => void> = [];
   private timer: NodeJS.Timeout | undefined;
   private passRunning = false;
   private stopped = false;
   private lastFullList = -Infinity;
-  private readonly resolverDeps: ResolverDeps;
 
   constructor(private readonly d: DesiredStatePopulatorDeps) {
     this.log = d.log ?? logger('populator');
     this.now = d.now ?? controllerNow;
-    const lookups = {
-      pvc: (namespace: string, name: string) => d.pvcs.get(`${namespace}/${name}`),
-      pv: (name: string) => d.pvs.get(name),
-    };
-    this.resolverDeps = { lookups, plugins: d.plugins, translator: d.translator };
+    const { state, pods, pvcs, pvs, plugins, translator, onDesiredAdded } = d;
+    this.pods = new PodProcessor({ state, pods, pvcs, pvs, plugins, translator, onDesiredAdded, log: this.log });
   }
 
   start(): void {
     const d = this.d;
+    const p = this.pods;
     this.unsubscribe.push(
       d.nodes.addHandler({
-        add: (n) => this.idle(() => this.applyNode(n, true)),
-        update: (n) => this.idle(() => this.applyNode(n, false)),
-        delete: (n) => this.idle(() => deleteNodeRecord(this.d.state, this.d.conditions, n, this.log)),
+        add: (n) => this.idle(() => applyNodeRecord(d.state, d.conditions, n, true)),
+        update: (n) => this.idle(() => applyNodeRecord(d.state, d.conditions, n, false)),
+        delete: (n) => this.idle(() => deleteNodeRecord(d.state, d.conditions, n, this.log)),
       }),
       d.pods.addHandler({
-        add: (p) => this.idle(() => this.processPod(p)),
-        update: (p) => this.idle(() => this.processPod(p)),
-        delete: (p) => this.idle(() => this.removePod(p.uid, `${p.namespace}/${p.name}`)),
+        add: (pod) => this.idle(() => p.processPod(pod)),
+        update: (pod) => this.idle(() => p.processPod(pod)),
+        delete: (pod) => this.idle(() => p.removePod(pod.uid, `${pod.namespace}/${pod.name}`)),
       }),
       d.pvcs.addHandler({
         add: (c) => this.idle(() => this.syncPvc(c)),
@@ -154,18 +140,16 @@ class Populator implements DesiredStatePopulator {
     if (this.timer) clearInterval(this.timer);
   }
 
-  private readonly pvIndex = new PvIndex();
-
   volumesForPv(pvName: string): readonly string[] {
-    return this.pvIndex.volumesFor(pvName);
+    return this.pods.pvIndex.volumesFor(pvName);
   }
 
   skippedVolumes(): Array<{ reason: SkipReason; count: number }> {
-    return this.skipped.counts();
+    return this.pods.skipped.counts();
   }
 
   podName(uid: string): { namespace: string; name: string } | undefined {
-    const t = this.tracker.get(uid);
+    const t = this.pods.tracker.get(uid);
     return t ? { namespace: t.namespace, name: t.key.slice(t.namespace.length + 1) } : undefined;
   }
 
@@ -182,13 +166,7 @@ class Populator implements DesiredStatePopulator {
     if (this.passRunning || this.stopped) return;
     this.passRunning = true;
     const slices = { whenIdle: (fn: () => void) => this.idle(fn), cancelled: () => this.stopped };
-    const each = <T>(fn: (item: T) => void) => (item: T) => {
-      try {
-        fn(item);
-      } catch (err) {
-        this.log.error({ err }, 'periodic pass: item skipped');
-      }
-    };
+    const p = this.pods;
     try {
       // Live Map iterators, not copies (a copy of a million entries is one long block): a Map
       // iterator skips entries deleted after it started and visits those added, which is what
@@ -196,12 +174,16 @@ class Populator implements DesiredStatePopulator {
       const report = (pass: 'pods-removed' | 'pods-listed', s: SliceStats) => {
         if (!s.cancelled) this.d.onPeriodicPass?.(pass, s);
       };
-      const skipped = await runInSlices(this.skipped.entries(), each(([uid, s]) => this.checkSkipped(uid, s.podKey)), slices);
-      const tracked = await runInSlices(this.tracker.values(), each((t) => this.checkTracked(t)), slices);
+      const c9 = guardItems(this.log, 'C9 pass');
+      const skipped = await runInSlices(p.skipped.entries(), c9.wrap(([uid, s]) => p.checkSkipped(uid, s.podKey), ([, s]) => ({ pod: s.podKey })), slices);
+      const tracked = await runInSlices(p.tracker.values(), c9.wrap((t) => p.checkTracked(t), (t) => ({ pod: t.key })), slices);
+      c9.finish();
       report('pods-removed', sumSliceStats(skipped, tracked));
       if (this.now() - this.lastFullList >= this.d.listPodsPeriodMs) {
         this.lastFullList = this.now();
-        report('pods-listed', await runInSlices(this.d.pods.values(), each((pod) => this.processPod(pod)), slices));
+        const c10 = guardItems(this.log, 'C10 pass');
+        report('pods-listed', await runInSlices(this.d.pods.values(), this.processEach(c10), slices));
+        c10.finish();
       }
     } catch (err) {
       this.log.error({ err }, 'periodic pass failed');
@@ -210,74 +192,14 @@ class Populator implements DesiredStatePopulator {
     }
   }
 
-  // ---- nodes (B1–B4, D3–D4): node-events.ts --------------------------------------------
-  applyNode(n: NodeRecord, isAdd: boolean): void {
-    applyNodeRecord(this.d.state, this.d.conditions, n, isAdd);
-  }
-
-  // ---- pods (C1–C7) --------------------------------------------------------------------
-  processPod(pod: PodRecord): void {
-    const podKey = `${pod.namespace}/${pod.name}`;
-    if (!pod.nodeName) return; // C3: unscheduled pods are ignored
-    const storedKey = this.tracker.setClaims(podKey, pod.namespace, pod.volumes);
-    if (isPodTerminated(pod)) {
-      this.removePod(pod.uid, podKey);
-      return;
-    }
-    const { state } = this.d;
-    const node = state.findNode(pod.nodeName);
-    if (node === undefined || !state.node(node)?.managed) {
-      this.skipped.delete(pod.uid); // B3: not evaluated, so not counted
-      return;
-    }
-    let tracked: TrackedPod | undefined;
-    let skips: SkipReason[] | undefined;
-    for (const v of pod.volumes) {
-      const r = resolvePodVolume(pod, v, this.resolverDeps);
-      if (!r.ok) {
-        if (!r.quiet) this.log.warn({ pod: podKey, volume: v.name, reason: r.reason }, 'pod volume skipped');
-        if (v.kind !== 'other') (skips ??= []).push(r.code);
-        continue;
-      }
-      const vol = state.internVolume(r.uniqueName);
-      // The state's copy of the name (flat, one per volume) for everything kept beyond this call.
-      const unique = state.volumeName(vol) ?? r.uniqueName;
-      const prior = volumeInfoOf(state, vol);
-      const info = volumeInfoFor(unique, r.spec, r.plugin.name, prior);
-      if (info !== prior) {
-        state.setVolumeInfo(vol, info);
-        state.setVolumePlugin(vol, info.plugin);
-      }
-      if (r.spec.origin !== 'inline') this.pvIndex.add(r.spec.name, unique);
-      state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
-      const added = state.addDesiredPod(vol, node, pod.uid);
-      if (added === 'node-not-managed') continue;
-      if (added === 'added') this.d.onDesiredAdded?.();
-      tracked ??= this.tracker.get(pod.uid) ?? this.tracker.create(pod.uid, pod.namespace, storedKey ?? flatCopy(podKey), pod.nodeName);
-      this.tracker.addVolume(tracked, unique);
-    }
-    this.skipped.set(pod.uid, podKey, skips);
-  }
-
-  /** Undoes every pair the pod was added to. No-op for an untracked pod. */
-  removePod(uid: string, podKey?: string): void {
-    if (podKey) this.tracker.clearClaims(podKey);
-    this.skipped.delete(uid);
-    const t = this.tracker.get(uid);
-    if (!t) return;
-    const { state } = this.d;
-    const node = state.findNode(t.nodeName);
-    for (const unique of trackedVolumes(t)) {
-      const vol = state.findVolume(unique);
-      if (vol !== undefined && node !== undefined) state.removeDesiredPod(vol, node, uid);
-    }
-    this.tracker.delete(uid);
+  private processEach(guard: ItemGuard): (pod: PodRecord) => void {
+    return guard.wrap((pod: PodRecord) => this.pods.processPod(pod), (pod) => ({ pod: `${pod.namespace}/${pod.name}` }));
   }
 
   // ---- PVC worker (C8) -----------------------------------------------------------------
   private syncPvc(pvc: PvcRecord): void {
     if (pvc.phase !== 'Bound' || !pvc.volumeName) return;
-    this.processPodsOfClaim(`${pvc.namespace}/${pvc.name}`);
+    this.pods.processPodsOfClaim(`${pvc.namespace}/${pvc.name}`);
   }
 
   // ---- PV events (our addition, see the header) ----------------------------------------
@@ -293,62 +215,19 @@ class Populator implements DesiredStatePopulator {
     if (!ref) return;
     const claimKey = `${ref.namespace}/${ref.name}`;
     const pvc = this.d.pvcs.get(claimKey);
-    if (pvc?.phase === 'Bound' && pvc.volumeName === pv.name) this.processPodsOfClaim(claimKey);
+    if (pvc?.phase === 'Bound' && pvc.volumeName === pv.name) this.pods.processPodsOfClaim(claimKey);
   }
 
-  private processPodsOfClaim(claimKey: string): void {
-    for (const podKey of this.tracker.podsOfClaim(claimKey)) {
-      const pod = this.d.pods.get(podKey);
-      if (pod) this.processPod(pod);
-    }
-  }
-
-  // ---- periodic passes (C9, C10) -------------------------------------------------------
+  // ---- the same passes in one block (tests, measurements) ------------------------------
   removeStalePods(): void {
-    for (const [uid, s] of [...this.skipped.entries()]) this.checkSkipped(uid, s.podKey);
-    for (const t of this.tracker.values()) this.checkTracked(t);
-  }
-
-  private checkSkipped(uid: string, podKey: string): void {
-    const pod = this.d.pods.get(podKey);
-    if (!pod || pod.uid !== uid || isPodTerminated(pod)) this.skipped.delete(uid);
-  }
-
-  /**
-   * C9 for one tracked pod. `t` is the tracker's current entry for its uid: both passes read the
-   * tracker through a live Map iterator, which never yields an entry removed or replaced before
-   * the iterator reaches it (an event between two slices, or an earlier pod of the pass). This
-   * runs for every tracked pod once a minute (a million at 100k nodes), so the common case (pod
-   * present, every volume attachable) makes no copy and no node lookup.
-   */
-  private checkTracked(t: TrackedPod): void {
-    const { state, pods } = this.d;
-    const pod = pods.get(t.key);
-    if (!pod || pod.uid !== t.uid || isPodTerminated(pod)) {
-      this.removePod(t.uid);
-      return;
-    }
-    // C9 second half: volumes whose plugin no longer attaches them (e.g. attachRequired became false).
-    const vols = t.volumes;
-    if (vols === undefined) return;
-    if (typeof vols === 'string') this.dropUnattachable(t, vols);
-    else for (const unique of trackedVolumes(t)) this.dropUnattachable(t, unique);
-  }
-
-  private dropUnattachable(t: TrackedPod, unique: string): void {
-    const { state } = this.d;
-    const vol = state.findVolume(unique);
-    const spec = vol === undefined ? undefined : volumeInfoOf(state, vol)?.spec;
-    if (vol === undefined || !spec || this.d.plugins.canAttach(spec)) return;
-    const node = state.findNode(t.nodeName);
-    if (node === undefined) return;
-    state.removeDesiredPod(vol, node, t.uid);
-    this.tracker.removeVolume(t, unique);
+    const p = this.pods;
+    for (const [uid, s] of [...p.skipped.entries()]) p.checkSkipped(uid, s.podKey);
+    for (const t of p.tracker.values()) p.checkTracked(t);
   }
 
   addAllPods(): void {
     this.lastFullList = this.now();
-    for (const pod of this.d.pods.values()) this.processPod(pod);
+    for (const pod of this.d.pods.values()) this.pods.processPod(pod);
   }
 
   // One block of a million pods is ~12 s at 100k nodes, longer than a leader's renew deadline
@@ -357,17 +236,9 @@ class Populator implements DesiredStatePopulator {
   // applied by the handlers start() installed, and the fill reads each pod from the live cache.
   async fill(cancelled: () => boolean): Promise<boolean> {
     this.lastFullList = this.now();
-    let failed = 0;
-    const processPod = (pod: PodRecord) => {
-      try {
-        this.processPod(pod);
-      } catch (err) {
-        // The first failure in full; a systematic one would otherwise log once per pod.
-        if (failed++ === 0) this.log.error({ err, pod: `${pod.namespace}/${pod.name}` }, 'start-up fill: pod skipped');
-      }
-    };
-    const stats = await runInSlices(this.d.pods.values(), processPod, { whenIdle: (fn) => this.idle(fn), duty: 1, cancelled });
-    if (failed > 1) this.log.error({ skipped: failed }, 'start-up fill: pods skipped');
+    const guard = guardItems(this.log, 'start-up fill');
+    const stats = await runInSlices(this.d.pods.values(), this.processEach(guard), { whenIdle: (fn) => this.idle(fn), duty: 1, cancelled });
+    guard.finish();
     return !stats.cancelled;
   }
 }

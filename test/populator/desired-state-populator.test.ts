@@ -220,6 +220,20 @@ describe('desired-state populator: the start-up fill (A4)', () => {
     s.populator.stop();
   });
 
+  it('goes on past a pod whose processing throws: the others are filled', async () => {
+    const s = setup();
+    many(s, 100);
+    const get = s.pvcs.get.bind(s.pvcs);
+    s.pvcs.get = (key: string) => {
+      if (key === 'ns/c7' || key === 'ns/c42') throw new Error('claim lookup failed');
+      return get(key);
+    };
+    s.populator.start();
+    assert.equal(await s.populator.fill(() => false), true);
+    assert.equal(s.desired(), 98);
+    s.populator.stop();
+  });
+
   it('stops when cancelled and says so', async () => {
     const s = setup();
     many(s, 20_000);

@@ -1,0 +1,158 @@
+/**
+ * What the populator does to one pod, one claim or one tracked pod (rules C1–C9): resolves a
+ * scheduled pod's volumes into desired (volume, node) pairs, undoes them when the pod goes, and
+ * the C9 checks of a tracked or skipped pod. It holds the bookkeeping those need (the pod
+ * tracker, the skipped volumes, the PV index); the populator decides when each runs.
+ *
+ * Every method mutates the world state, so callers run them inside `state.whenIdle`.
+ */
+import type { WorldState } from '../cache/world-state.js';
+import type { PodRecord, PvRecord, PvcRecord } from '../kube/projections/index.js';
+import type { ProjectionHandler } from '../kube/projection-store.js';
+import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
+import { flatCopy } from '../cache/flat-copy.js';
+import type { Logger } from '../log/logger.js';
+import { PodTracker, trackedVolumes, type TrackedPod } from './pod-tracker.js';
+import { PvIndex } from './pv-index.js';
+import { SkippedVolumes } from './skipped-volumes.js';
+import { isPodTerminated } from './pod-terminated.js';
+import { resolvePodVolume, type ResolverDeps, type SkipReason } from './volume-resolver.js';
+import { volumeInfoFor, volumeInfoOf } from './volume-info.js';
+
+/** The part of a reflector the populator reads. */
+export interface Source<T> {
+  get(key: string): T | undefined;
+  values(): IterableIterator<T>;
+  addHandler(h: ProjectionHandler<T>): () => void;
+}
+
+export interface PodProcessorDeps {
+  state: WorldState;
+  pods: Source<PodRecord>;
+  pvcs: Source<PvcRecord>;
+  pvs: Source<PvRecord>;
+  plugins: VolumePluginManager;
+  translator: CsiTranslator;
+  onDesiredAdded?: () => void;
+  log: Logger;
+}
+
+export class PodProcessor {
+  readonly tracker = new PodTracker();
+  readonly skipped = new SkippedVolumes();
+  readonly pvIndex = new PvIndex();
+  private readonly resolverDeps: ResolverDeps;
+
+  constructor(private readonly d: PodProcessorDeps) {
+    const lookups = {
+      pvc: (namespace: string, name: string) => d.pvcs.get(`${namespace}/${name}`),
+      pv: (name: string) => d.pvs.get(name),
+    };
+    this.resolverDeps = { lookups, plugins: d.plugins, translator: d.translator };
+  }
+
+  // ---- pods (C1–C7) --------------------------------------------------------------------
+  processPod(pod: PodRecord): void {
+    const podKey = `${pod.namespace}/${pod.name}`;
+    if (!pod.nodeName) return; // C3: unscheduled pods are ignored
+    const storedKey = this.tracker.setClaims(podKey, pod.namespace, pod.volumes);
+    if (isPodTerminated(pod)) {
+      this.removePod(pod.uid, podKey);
+      return;
+    }
+    const { state } = this.d;
+    const node = state.findNode(pod.nodeName);
+    if (node === undefined || !state.node(node)?.managed) {
+      this.skipped.delete(pod.uid); // B3: not evaluated, so not counted
+      return;
+    }
+    let tracked: TrackedPod | undefined;
+    let skips: SkipReason[] | undefined;
+    for (const v of pod.volumes) {
+      const r = resolvePodVolume(pod, v, this.resolverDeps);
+      if (!r.ok) {
+        if (!r.quiet) this.d.log.warn({ pod: podKey, volume: v.name, reason: r.reason }, 'pod volume skipped');
+        if (v.kind !== 'other') (skips ??= []).push(r.code);
+        continue;
+      }
+      const vol = state.internVolume(r.uniqueName);
+      // The state's copy of the name (flat, one per volume) for everything kept beyond this call.
+      const unique = state.volumeName(vol) ?? r.uniqueName;
+      const prior = volumeInfoOf(state, vol);
+      const info = volumeInfoFor(unique, r.spec, r.plugin.name, prior);
+      if (info !== prior) {
+        state.setVolumeInfo(vol, info);
+        state.setVolumePlugin(vol, info.plugin);
+      }
+      if (r.spec.origin !== 'inline') this.pvIndex.add(r.spec.name, unique);
+      state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
+      const added = state.addDesiredPod(vol, node, pod.uid);
+      if (added === 'node-not-managed') continue;
+      if (added === 'added') this.d.onDesiredAdded?.();
+      tracked ??= this.tracker.get(pod.uid) ?? this.tracker.create(pod.uid, pod.namespace, storedKey ?? flatCopy(podKey), pod.nodeName);
+      this.tracker.addVolume(tracked, unique);
+    }
+    this.skipped.set(pod.uid, podKey, skips);
+  }
+
+  /** Undoes every pair the pod was added to. No-op for an untracked pod. */
+  removePod(uid: string, podKey?: string): void {
+    if (podKey) this.tracker.clearClaims(podKey);
+    this.skipped.delete(uid);
+    const t = this.tracker.get(uid);
+    if (!t) return;
+    const { state } = this.d;
+    const node = state.findNode(t.nodeName);
+    for (const unique of trackedVolumes(t)) {
+      const vol = state.findVolume(unique);
+      if (vol !== undefined && node !== undefined) state.removeDesiredPod(vol, node, uid);
+    }
+    this.tracker.delete(uid);
+  }
+
+  /** C8 (and our PV events): re-processes the scheduled pods that name claim `claimKey`. */
+  processPodsOfClaim(claimKey: string): void {
+    for (const podKey of this.tracker.podsOfClaim(claimKey)) {
+      const pod = this.d.pods.get(podKey);
+      if (pod) this.processPod(pod);
+    }
+  }
+
+  // ---- C9 ------------------------------------------------------------------------------
+  /** C9 for one pod with skipped volumes: forgets them once the pod is gone, re-created or terminated. */
+  checkSkipped(uid: string, podKey: string): void {
+    const pod = this.d.pods.get(podKey);
+    if (!pod || pod.uid !== uid || isPodTerminated(pod)) this.skipped.delete(uid);
+  }
+
+  /**
+   * C9 for one tracked pod. `t` is the tracker's current entry for its uid: both passes read the
+   * tracker through a live Map iterator, which never yields an entry removed or replaced before
+   * the iterator reaches it (an event between two slices, or an earlier pod of the pass). This
+   * runs for every tracked pod once a minute (a million at 100k nodes), so the common case (pod
+   * present, every volume attachable) makes no copy and no node lookup.
+   */
+  checkTracked(t: TrackedPod): void {
+    const pod = this.d.pods.get(t.key);
+    if (!pod || pod.uid !== t.uid || isPodTerminated(pod)) {
+      this.removePod(t.uid);
+      return;
+    }
+    // C9 second half: volumes whose plugin no longer attaches them (e.g. attachRequired became false).
+    const vols = t.volumes;
+    if (vols === undefined) return;
+    if (typeof vols === 'string') this.dropUnattachable(t, vols);
+    else for (const unique of trackedVolumes(t)) this.dropUnattachable(t, unique);
+  }
+
+  private dropUnattachable(t: TrackedPod, unique: string): void {
+    const { state } = this.d;
+    const vol = state.findVolume(unique);
+    const spec = vol === undefined ? undefined : volumeInfoOf(state, vol)?.spec;
+    if (vol === undefined || !spec || this.d.plugins.canAttach(spec)) return;
+    const node = state.findNode(t.nodeName);
+    if (node === undefined) return;
+    state.removeDesiredPod(vol, node, t.uid);
+    this.tracker.removeVolume(t, unique);
+  }
+}
