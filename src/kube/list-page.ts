@@ -35,6 +35,7 @@ export function readItem<T>(kind: ResourceKind<T>, raw: unknown): PageItem<T> {
     const m = readMeta(raw, kind.namespaced);
     key = keyOf(m.namespace, m.name);
     rv = m.resourceVersion ?? '';
+    if (m.bad !== undefined) return { key, rv, reason: m.bad };
   } catch (err) {
     return { reason: err instanceof Error ? err.message : String(err) };
   }

@@ -72,6 +72,22 @@ describe('list pages read off the main thread', () => {
     assert.match(page.items[2]!.reason ?? '', /spec\.volumes/);
   });
 
+  it('an item whose uid or resourceVersion has the wrong type keeps its key: a relist keeps its last good version', () => {
+    const items = [
+      { metadata: { name: 'u', namespace: 'ns', uid: 12345, resourceVersion: '7' }, spec: { nodeName: 'n1' }, status: { phase: 'Running' } },
+      { metadata: { name: 'r', namespace: 'ns', uid: 'uid-r', resourceVersion: 8 }, spec: { nodeName: 'n1' }, status: { phase: 'Running' } },
+    ];
+    const text = listText(items, { resourceVersion: '9' });
+    for (const page of [projectPage(POD_KIND, text), decodePage(POD_KIND, encodePage(projectPage(POD_KIND, text)))]) {
+      assert.equal(page.items[0]!.key, 'ns/u');
+      assert.match(page.items[0]!.reason ?? '', /metadata\.uid/);
+      assert.equal(page.items[1]!.key, 'ns/r');
+      assert.match(page.items[1]!.reason ?? '', /metadata\.resourceVersion/);
+      // A keyed item with a reason is "present but unprojectable": ProjectionStore.replace keeps it.
+      assert.equal(page.items.every((i) => i.value === undefined), true);
+    }
+  });
+
   it('pools the access-mode lists again: the crossed PV holds the very list the in-place one does', () => {
     const text = listText(PAGES[1]!.items, { resourceVersion: '1' });
     const inPlace = projectPage(PV_KIND, text).items[1]!.value as PvRecord;

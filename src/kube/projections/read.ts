@@ -161,15 +161,28 @@ export interface Meta {
   resourceVersion: string | undefined;
 }
 
-/** The identity part of metadata; `namespace` is required for namespaced kinds. */
-export function readMeta(raw: unknown, namespaced: boolean): Meta {
+/**
+ * The identity part of metadata; `namespace` is required for namespaced kinds. Throws only when
+ * the name or namespace cannot be read: they make the store key, and an item without a key is
+ * one a relist cannot keep (it would read as gone and be deleted). A `uid` or `resourceVersion`
+ * of the wrong type is returned in `bad` instead, so the caller can skip the item as malformed
+ * and keep its last good version.
+ */
+export function readMeta(raw: unknown, namespaced: boolean): Meta & { bad?: string } {
   const m = record(record(raw, 'object').metadata, 'metadata');
-  return {
+  const meta: Meta & { bad?: string } = {
     name: str(m.name, 'metadata.name'),
     namespace: namespaced ? str(m.namespace, 'metadata.namespace') : undefined,
-    uid: optStr(m.uid, 'metadata.uid'),
-    resourceVersion: optStr(m.resourceVersion, 'metadata.resourceVersion'),
+    uid: undefined,
+    resourceVersion: undefined,
   };
+  try {
+    meta.uid = optStr(m.uid, 'metadata.uid');
+    meta.resourceVersion = optStr(m.resourceVersion, 'metadata.resourceVersion');
+  } catch (err) {
+    meta.bad = err instanceof Error ? err.message : String(err);
+  }
+  return meta;
 }
 
 /** Store key: `namespace/name` or `name`. */
