@@ -16,6 +16,6 @@ export function isMultiAttachAllowed(spec: VolumeSpec | undefined): boolean {
   if (spec.origin === 'inline') {
     return spec.source.type !== 'azureDisk' && spec.source.type !== 'cinder';
   }
-  if (spec.accessModes.length === 0) return true;
+  if (spec.accessModes.length === 0) return spec.unknownAccessModes !== true;
   return spec.accessModes.some((m) => m === 'ReadWriteMany' || m === 'ReadOnlyMany');
 }

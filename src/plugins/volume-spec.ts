@@ -113,6 +113,12 @@ export interface VolumeSpec {
   readonly source: VolumeSource;
   /** The PV's `spec.accessModes`; empty for `inline` (and for PVs without modes). */
   readonly accessModes: readonly AccessMode[];
+  /**
+   * The PV also lists modes this controller does not know (left out of `accessModes`, e.g. a mode
+   * newer than it). Upstream forbids multi-attach for any non-empty list without ReadWriteMany
+   * or ReadOnlyMany, so a list of unknown modes alone forbids it too, where an empty one allows it.
+   */
+  readonly unknownAccessModes?: true;
   /** `persistentVolumeClaim.readOnly` of the pod (C4) or the inline source's readOnly. */
   readonly readOnly: boolean;
   /** True when the spec was translated from an in-tree source (C6). */

@@ -54,6 +54,13 @@ export class PodProcessor {
   // ---- pods (C1–C7) --------------------------------------------------------------------
   processPod(pod: PodRecord): void {
     const podKey = `${pod.namespace}/${pod.name}`;
+    let tracked: TrackedPod | undefined = this.tracker.get(pod.uid);
+    // The API forbids moving or unscheduling a pod, but a non-conforming server (or a bug) could:
+    // its pairs on the old node are undone first, as the tracker undoes pairs of one node only.
+    if (tracked !== undefined && tracked.nodeName !== pod.nodeName) {
+      this.removePod(pod.uid);
+      tracked = undefined;
+    }
     if (!pod.nodeName) return; // C3: unscheduled pods are ignored
     const storedKey = this.tracker.setClaims(podKey, pod.namespace, pod.volumes);
     if (isPodTerminated(pod)) {
@@ -66,7 +73,6 @@ export class PodProcessor {
       this.skipped.delete(pod.uid); // B3: not evaluated, so not counted
       return;
     }
-    let tracked: TrackedPod | undefined;
     let skips: SkipReason[] | undefined;
     for (const v of pod.volumes) {
       const r = resolvePodVolume(pod, v, this.resolverDeps);
@@ -89,7 +95,7 @@ export class PodProcessor {
       const added = state.addDesiredPod(vol, node, pod.uid);
       if (added === 'node-not-managed') continue;
       if (added === 'added') this.d.onDesiredAdded?.();
-      tracked ??= this.tracker.get(pod.uid) ?? this.tracker.create(pod.uid, pod.namespace, storedKey ?? flatCopy(podKey), pod.nodeName);
+      tracked ??= this.tracker.create(pod.uid, pod.namespace, storedKey ?? flatCopy(podKey), pod.nodeName);
       this.tracker.addVolume(tracked, unique);
     }
     this.skipped.set(pod.uid, podKey, skips);
@@ -136,6 +142,10 @@ export class PodProcessor {
     const pod = this.d.pods.get(t.key);
     if (!pod || pod.uid !== t.uid || isPodTerminated(pod)) {
       this.removePod(t.uid);
+      return;
+    }
+    if (pod.nodeName !== t.nodeName) {
+      this.processPod(pod); // moved: its pairs follow it (or go, once it is not scheduled)
       return;
     }
     // C9 second half: volumes whose plugin no longer attaches them (e.g. attachRequired became false).

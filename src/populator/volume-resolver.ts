@@ -77,14 +77,14 @@ function specOf(pod: PodRecord, volume: PodVolume, lookups: ResolverLookups): Vo
 export function pvSpec(pv: PvRecord, readOnly: boolean): VolumeSpec | Skip {
   const source = pvSource(pv);
   if (!source) return skip('unsupported_source', `PV ${pv.name} has a malformed ${pv.intree?.type ?? 'volume'} source`, false);
+  const allKnown = pv.accessModes.every((m) => ACCESS_MODES.has(m as AccessMode));
   return {
     name: pv.name,
     origin: 'pv',
     source,
     // The PV's own (shared) list when every mode is known: no array per volume.
-    accessModes: pv.accessModes.every((m) => ACCESS_MODES.has(m as AccessMode))
-      ? (pv.accessModes as readonly AccessMode[])
-      : pv.accessModes.filter((m): m is AccessMode => ACCESS_MODES.has(m as AccessMode)),
+    accessModes: allKnown ? (pv.accessModes as readonly AccessMode[]) : pv.accessModes.filter((m): m is AccessMode => ACCESS_MODES.has(m as AccessMode)),
+    ...(allKnown ? {} : { unknownAccessModes: true as const }),
     readOnly,
     migrated: false,
     ...(pv.zoneLabel !== undefined ? { zoneLabel: pv.zoneLabel } : {}),

@@ -4,6 +4,7 @@ import { createVolumePluginManager } from '../../src/plugins/volume-plugin-manag
 import { createCsiPlugin } from '../../src/plugins/csi/csi-plugin.js';
 import { createFakeCsiDrivers, createFakeVolumeAttachments } from '../../src/plugins/csi/fake-volume-attachments.js';
 import { isMultiAttachAllowed } from '../../src/plugins/multi-attach.js';
+import { pvSpec } from '../../src/populator/volume-resolver.js';
 import {
   csiUniqueVolumeName,
   splitCsiUniqueVolumeName,
@@ -87,6 +88,18 @@ test('H1 multi-attach policy table', () => {
     ['migrated inline ROX', spec('inline-migrated', csiSource, ['ReadOnlyMany']), true],
   ];
   for (const [label, s, allowed] of rows) assert.equal(isMultiAttachAllowed(s), allowed, label);
+});
+
+test('H1 on a PV listing modes this controller does not know: decided as upstream decides on the raw list', () => {
+  const allowed = (modes: string[]) => {
+    const s = pvSpec({ name: 'pv', phase: 'Bound', accessModes: modes, csi: { driver: 'd.example.com', volumeHandle: 'h', readOnly: false } }, false);
+    if (!('source' in s)) throw new Error('no spec');
+    return isMultiAttachAllowed(s);
+  };
+  assert.equal(allowed([]), true, 'no modes');
+  assert.equal(allowed(['ReadWriteOnceForever']), false, 'unknown modes only: non-empty, no RWX/ROX');
+  assert.equal(allowed(['ReadWriteOnceForever', 'ReadWriteMany']), true);
+  assert.equal(allowed(['ReadWriteOnceForever', 'ReadWriteOnce']), false);
 });
 
 test('the fake attachable plugin names volumes like CSI and ends calls when told', async () => {

@@ -61,7 +61,7 @@ function setup() {
   const pvcs = new FakeSource<PvcRecord>((c) => `${c.namespace}/${c.name}`);
   const pvs = new FakeSource<PvRecord>((v) => v.name);
   const nodes = new FakeSource<NodeRecord>((n) => n.name);
-  nodes.items.set('node-a', { name: 'node-a', uid: 'uid-node-a', managed: true, ready: true, outOfService: false, volumesInUse: [], volumesAttached: [] });
+  for (const n of ['node-a', 'node-b']) nodes.items.set(n, { name: n, uid: `uid-${n}`, managed: true, ready: true, outOfService: false, volumesInUse: [], volumesAttached: [] });
   const csi = createCsiPlugin({
     api: { create: async () => 'created', delete: async () => 'deleted' },
     attachments: { get: () => undefined, onChange: () => () => undefined },
@@ -139,6 +139,45 @@ describe('desired-state populator: PV events', () => {
     noPodProcessed('no claimRef', () => s.pvs.upsert({ ...pv('pv-other', 'uid-c'), claimRef: undefined } as PvRecord));
     s.pvcs.remove(pvc('c', 'pv-new'));
     noPodProcessed('claim gone', () => s.pvs.upsert(pv('pv-new', 'uid-c', 'other-handle')));
+    s.populator.stop();
+  });
+});
+
+describe('desired-state populator: a pod that moves (same uid; the API forbids it, a bad server may not)', () => {
+  const setupMoved = () => {
+    const s = setup();
+    s.populator.start();
+    s.pvcs.upsert(pvc('c', 'pv-1'));
+    s.pvs.upsert(pv('pv-1', 'uid-c'));
+    const on = (node: string) => {
+      const v = s.state.findVolume(`kubernetes.io/csi/${DRIVER}^pv-1`);
+      return v === undefined ? [] : s.state.desiredPods(v, s.state.findNode(node)!);
+    };
+    return { s, on };
+  };
+
+  it('its pairs follow it to the new node, and go with it when it is deleted', () => {
+    const { s, on } = setupMoved();
+    s.pods.upsert(podOf('p', ['c']));
+    assert.deepEqual(on('node-a'), ['uid-p']);
+    s.pods.upsert({ ...podOf('p', ['c']), nodeName: 'node-b' });
+    assert.deepEqual(on('node-a'), []);
+    assert.deepEqual(on('node-b'), ['uid-p']);
+    s.pods.remove({ ...podOf('p', ['c']), nodeName: 'node-b' });
+    assert.equal(s.desired(), 0);
+    s.populator.stop();
+  });
+
+  it('unscheduled, its pairs go; C9 moves the pairs of a pod it finds on another node', () => {
+    const { s, on } = setupMoved();
+    s.pods.upsert(podOf('p', ['c']));
+    s.pods.upsert({ ...podOf('p', ['c']), nodeName: '' });
+    assert.equal(s.desired(), 0);
+    s.pods.upsert(podOf('p', ['c']));
+    s.pods.items.set('ns/p', { ...podOf('p', ['c']), nodeName: 'node-b' }); // no event
+    s.populator.removeStalePods();
+    assert.deepEqual(on('node-a'), []);
+    assert.deepEqual(on('node-b'), ['uid-p']);
     s.populator.stop();
   });
 });

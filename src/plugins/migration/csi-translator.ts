@@ -106,6 +106,7 @@ export function translateInTreeSpecToCsi(spec: VolumeSpec): TranslationResult {
     accessModes: t.value.accessModes,
     readOnly: spec.readOnly,
     migrated: true,
+    ...(spec.unknownAccessModes ? { unknownAccessModes: true as const } : {}),
     ...(spec.zoneLabel !== undefined ? { zoneLabel: spec.zoneLabel } : {}),
   };
   return { status: 'translated', spec: translated, inTreePluginName };
