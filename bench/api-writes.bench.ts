@@ -75,7 +75,7 @@ async function runQuads(api: KubeApiClient, tag: string, quads: number, concurre
       const attached = Array.from({ length: 10 }, (_, v) => ({ name: volume(nodeName, v), devicePath: '' }));
       if ((await api.patchNodeStatus(nodeName, attached)) !== 'patched') throw new Error(`${nodeName}: patch not-found`);
       const node = await api.getNode(nodeName);
-      if (node?.volumesInUse.length !== 10) throw new Error(`${nodeName}: unexpected volumesInUse`);
+      if (node?.volumesInUse?.length !== 10) throw new Error(`${nodeName}: unexpected volumesInUse`);
       if ((await api.deleteVolumeAttachment(name)) !== 'deleted') throw new Error(`${name}: delete not-found`);
     }
   };

@@ -92,10 +92,13 @@ export function fromItem<T>(core: ReflectorCore<T>, item: PageItem<T>): ReadObje
     malformed(core, item.key, item.reason);
     return { key: item.key, rv };
   }
-  return { key: item.key, rv, entry: { value: item.value as T, rv } };
+  const value = item.value as T;
+  const unreadable = core.opts.kind.unreadableOf?.(value);
+  if (unreadable !== undefined) malformed(core, item.key, unreadable.join('; '), 'object read in part: unreadable fields take their safe values');
+  return { key: item.key, rv, entry: { value, rv } };
 }
 
-function malformed<T>(core: ReflectorCore<T>, key: string | undefined, reason: string): void {
+function malformed<T>(core: ReflectorCore<T>, key: string | undefined, reason: string, msg = 'skipping malformed object'): void {
   core.counters.malformed++;
-  core.log.warn({ key, reason }, 'skipping malformed object');
+  core.log.warn({ key, reason }, msg);
 }

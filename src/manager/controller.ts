@@ -25,6 +25,7 @@ import { createEventRecorder } from '../events/index.js';
 import { createLeaderElector, type LeaderElector } from '../leaderelection/index.js';
 import { createControllerMetrics, type ControllerMetrics } from '../metrics/controller-metrics.js';
 import { createDesiredStatePopulator, type DesiredStatePopulator } from '../populator/desired-state-populator.js';
+import { fleetError } from '../errors/index.js';
 import { loadActualState } from '../populator/actual-state-loader.js';
 import { NodeConditionCounter } from '../populator/node-condition-counter.js';
 import { createOperationExecutor, type OperationExecutor } from '../operations/operation-executor.js';
@@ -128,7 +129,13 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const podName = (uid: string) => populator.podName(uid);
   const executor = createOperationExecutor({
     state, plugins, metrics, events, podName,
-    liveVolumesInUse: async (name) => (await api.getNode(name))?.volumesInUse ?? 'not-found',
+    liveVolumesInUse: async (name) => {
+      const node = await api.getNode(name);
+      if (node === undefined) return 'not-found';
+      // Unreadable is not empty: the detach must not go ahead on it (F9 fails, the pair stays).
+      if (node.volumesInUse === null) throw fleetError('FA_ERR_KUBE_OBJECT_INVALID', `node ${name}: status.volumesInUse could not be read`);
+      return node.volumesInUse;
+    },
   });
   const statusUpdater = createNodeStatusUpdater({ api: adapt.nodeStatusApi(api), attachments: adapt.reportedAttachments(state), nodes: adapt.nodeLookup(nodes) });
   const reconciler = createReconciler({

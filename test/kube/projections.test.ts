@@ -127,16 +127,41 @@ describe('other projections', () => {
     assert.deepEqual([bare.managed, bare.ready, bare.outOfService], [false, false, false]);
   });
 
-  it('Node, PVC: a malformed list item is rejected with its index in the path', () => {
-    const node = (status: Record<string, unknown>, spec: Record<string, unknown> = {}) => projectNode({ metadata: { name: 'n' }, spec, status });
-    assert.match(reason(node({ volumesAttached: [{ name: 'a' }, { name: 7 }] })), /^status\.volumesAttached\[1\]\.name: /);
-    assert.match(reason(node({ volumesAttached: [{ name: 'a', devicePath: 1 }] })), /^status\.volumesAttached\[0\]\.devicePath: not a string/);
-    assert.match(reason(node({ volumesAttached: ['a'] })), /^status\.volumesAttached\[0\]: not an object/);
-    assert.match(reason(node({ volumesInUse: ['a', ''] })), /^status\.volumesInUse\[1\]: /);
-    assert.match(reason(node({ conditions: [{ type: 'Ready', status: 'False' }, null] })), /^status\.conditions\[1\]: not an object/);
-    assert.match(reason(node({}, { taints: [{ key: 'k' }, 'x'] })), /^spec\.taints\[1\]: not an object/);
+  it('Node: an unreadable part takes the value that detaches nothing early, named with its path', () => {
+    const node = (status: unknown, spec: unknown = {}, annotations: unknown = {}) => ok(projectNode({ metadata: { name: 'n', annotations }, spec, status }));
+    const unreadable = (n: { unreadable?: string[] }) => (n.unreadable ?? []).join('; ');
+    // A bad volumesAttached entry is left out; a bad devicePath is ''.
+    let n = node({ volumesAttached: [{ name: 'a' }, { name: 7 }, 'b', { name: 'c', devicePath: '/dev/c' }] });
+    assert.deepEqual([n.volumesAttached, n.devicePaths], [['a', 'c'], ['', '/dev/c']]);
+    assert.match(unreadable(n), /status\.volumesAttached\[1\]\.name: .*status\.volumesAttached\[2\]: not an object/);
+    n = node({ volumesAttached: [{ name: 'a', devicePath: 1 }] });
+    assert.deepEqual([n.volumesAttached, n.devicePaths], [['a'], undefined]);
+    assert.match(unreadable(n), /^status\.volumesAttached\[0\]\.devicePath: not a string/);
+    // volumesInUse: not observed (null: everything on the node counts as mounted), never a shorter list.
+    n = node({ volumesInUse: ['a', ''] });
+    assert.equal(n.volumesInUse, null);
+    assert.match(unreadable(n), /^status\.volumesInUse\[1\]: /);
+    // Conditions: Ready (no forced detach); taints: not out of service; annotations: not managed.
+    n = node({ conditions: [{ type: 'Ready', status: 'False' }, null] });
+    assert.equal(n.ready, true);
+    assert.match(unreadable(n), /^status\.conditions\[1\]: not an object/);
+    n = node({}, { taints: ['x', { key: 'node.kubernetes.io/out-of-service' }] });
+    assert.equal(n.outOfService, false);
+    assert.match(unreadable(n), /^spec\.taints\[0\]: not an object/);
+    assert.equal(node({}, {}, 'x').managed, false);
+    // A status that is not an object: every status part at its safe value.
+    n = node('broken');
+    assert.deepEqual([n.ready, n.volumesInUse, n.volumesAttached], [true, null, []]);
     // The list is read only up to the first Ready=True condition (what follows is not needed).
-    assert.equal(ok(node({ conditions: [{ type: 'Ready', status: 'True' }, null] })).ready, true);
+    assert.equal(node({ conditions: [{ type: 'Ready', status: 'True' }, null] }).unreadable, undefined);
+    // Absent parts are not unreadable: no status is no Ready condition and empty lists.
+    n = node(undefined);
+    assert.deepEqual([n.ready, n.volumesInUse, n.volumesAttached, n.unreadable], [false, [], [], undefined]);
+    // The name is the one part without which there is no node.
+    assert.match(reason(projectNode({ metadata: { name: 7 } })), /metadata\.name/);
+  });
+
+  it('PVC: a malformed list item is rejected with its index in the path', () => {
     const pvc = (refs: unknown) => projectPvc({ metadata: { ...meta('c'), ownerReferences: refs }, spec: {} });
     assert.match(reason(pvc([{ controller: true, uid: 'u' }, { controller: 'yes' }])), /^metadata\.ownerReferences\[1\]\.controller: not a boolean/);
     assert.equal(ok(pvc([{ controller: false, uid: 'x' }, { controller: true, uid: 'owner' }])).controllerUid, 'owner');

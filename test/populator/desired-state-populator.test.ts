@@ -10,6 +10,7 @@ import { createWorldState } from '../../src/cache/world-state.js';
 import type { NodeRecord, PodRecord, PvRecord, PvcRecord, VolumeAttachmentRecord } from '../../src/kube/projections/index.js';
 import type { ProjectionHandler } from '../../src/kube/projection-store.js';
 import { createCsiPlugin, createCsiTranslator, createVolumePluginManager } from '../../src/plugins/index.js';
+import { projectNode } from '../../src/kube/projections/index.js';
 import { createDesiredStatePopulator, type Source } from '../../src/populator/desired-state-populator.js';
 import { loadActualState } from '../../src/populator/actual-state-loader.js';
 import { logger } from '../../src/log/logger.js';
@@ -233,6 +234,28 @@ describe('start-up loader', () => {
     assert.equal(state.attachState(rwo, state.findNode('node-a')!), 'uncertain');
     assert.equal(state.multiAttachForbidden(rwo), true);
     assert.equal(state.multiAttachForbidden(rwx), false);
+  });
+});
+
+describe('start-up loader: a node read in part', () => {
+  it('is present, managed, healthy and its attached volume attached and mounted: nothing about it allows a detach', () => {
+    const state = createWorldState({});
+    const unique = `kubernetes.io/csi/${DRIVER}^pv-1`;
+    const projected = projectNode({
+      metadata: { name: 'node-x', uid: 'ux', annotations: { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' } },
+      status: { conditions: [{ type: 'Ready', status: 'True' }], volumesInUse: [unique, 7], volumesAttached: [{ name: unique, devicePath: 0 }] },
+    });
+    assert.equal(projected.ok, true);
+    const nodeRecord = (projected as { value: NodeRecord }).value;
+    const csi = createCsiPlugin({ api: { create: async () => 'created', delete: async () => 'deleted' }, attachments: { get: () => undefined, onChange: () => () => undefined }, drivers: { attachRequired: () => true } });
+    loadActualState({
+      state, nodes: [nodeRecord], volumeAttachments: [], pv: () => undefined,
+      plugins: createVolumePluginManager({ plugins: [csi] }), translator: createCsiTranslator({ isMigrated: () => false }), log: logger('loader-test'),
+    });
+    const node = state.findNode('node-x')!;
+    assert.deepEqual([state.node(node)?.managed, state.node(node)?.healthy, state.node(node)?.volumesInUse], [true, true, null]);
+    const pair = state.pair(state.findVolume(unique)!, node)!;
+    assert.deepEqual([pair.attachState, pair.mounted], ['attached', true]);
   });
 });
 

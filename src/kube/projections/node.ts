@@ -1,6 +1,16 @@
 /**
  * Node projection: managed (B1), healthy (Ready), out-of-service taint (F), and the two status
  * lists the actual state reads (A2, D3).
+ *
+ * Lenient, unlike the other kinds: a node skipped as malformed would read as absent, and an
+ * absent node is unhealthy, which (once its max wait for unmount has passed) allows a forced
+ * detach of volumes still mounted on it (F6), on a node that may be running its pods. So a node
+ * whose name can be read always projects; each part that cannot be read takes the value under
+ * which the controller detaches nothing early, and is named in `unreadable`:
+ * annotations → not managed (pods on a new node are left alone; B2 never unmanages a known one),
+ * conditions → Ready, taints → not out of service, volumesInUse → not observed (every volume on
+ * the node counts as mounted, D3), a volumesAttached entry → left out (A2 then learns the
+ * attachment from its VolumeAttachment, as Uncertain), a devicePath → ''.
  */
 import { keepStrings } from './keep-strings.js';
 import { optRecord, optStr, project, readItems, record, someItem, str, stringArray, type ResourceKind } from './read.js';
@@ -24,7 +34,8 @@ export interface NodeRecord {
   ready: boolean;
   /** A taint with key `node.kubernetes.io/out-of-service` exists (any value, any effect). */
   outOfService: boolean;
-  volumesInUse: string[];
+  /** null: `status.volumesInUse` could not be read (D3: every pair on the node counts as mounted). */
+  volumesInUse: string[] | null;
   /** The unique names (U) of `status.volumesAttached`. */
   volumesAttached: string[];
   /**
@@ -32,36 +43,55 @@ export interface NodeRecord {
    * first status write puts them back, A6/K1); absent on CSI fleets, whose paths are all ''.
    */
   devicePaths?: string[];
+  /** The parts that could not be read and took their safe value (see the header), with why. */
+  unreadable?: string[];
 }
 
 export function projectNode(raw: unknown) {
   return project<NodeRecord>(raw, (o) => {
     const meta = record(o.metadata, 'metadata');
-    const spec = optRecord(o.spec, 'spec') ?? {};
-    const status = optRecord(o.status, 'status') ?? {};
-    const annotations = optRecord(meta.annotations, 'metadata.annotations') ?? {};
-    const ready = someItem(status.conditions, 'status.conditions', (c) => {
+    const name = str(meta.name, 'metadata.name');
+    let unreadable: string[] | undefined;
+    const safe = <T>(read: () => T, fallback: T): T => {
+      try {
+        return read();
+      } catch (err) {
+        (unreadable ??= []).push(err instanceof Error ? err.message : String(err));
+        return fallback;
+      }
+    };
+    const spec = safe(() => optRecord(o.spec, 'spec') ?? {}, {});
+    const status = safe(() => optRecord(o.status, 'status') ?? {}, undefined);
+    const annotations = safe(() => optRecord(meta.annotations, 'metadata.annotations') ?? {}, {});
+    const ready = status === undefined || safe(() => someItem(status.conditions, 'status.conditions', (c) => {
       const cond = record(c, '');
       return cond.type === 'Ready' && cond.status === 'True';
-    });
-    const outOfService = someItem(spec.taints, 'spec.taints', (t) => record(t, '').key === OUT_OF_SERVICE_TAINT);
+    }), true);
+    const outOfService = safe(() => someItem(spec.taints, 'spec.taints', (t) => record(t, '').key === OUT_OF_SERVICE_TAINT), false);
+    const volumesAttached: string[] = [];
     let devicePaths: string[] | undefined;
-    const volumesAttached = readItems(status.volumesAttached, 'status.volumesAttached', (v, i) => {
-      const av = record(v, '');
-      const path = optStr(av.devicePath, 'devicePath') ?? '';
-      if (path !== '') (devicePaths ??= [])[i] = path;
-      return str(av.name, 'name');
-    });
+    const attached = status === undefined ? [] : safe(() => readItems(status.volumesAttached, 'status.volumesAttached', (v) => v), []);
+    for (let i = 0; i < attached.length; i++) {
+      const at = `status.volumesAttached[${i}]`;
+      const entry = safe(() => {
+        const av = record(attached[i], at);
+        return { name: str(av.name, `${at}.name`), path: safe(() => optStr(av.devicePath, `${at}.devicePath`) ?? '', '') };
+      }, undefined);
+      if (entry === undefined) continue;
+      if (entry.path !== '') (devicePaths ??= [])[volumesAttached.length] = entry.path;
+      volumesAttached.push(entry.name);
+    }
     const out: NodeRecord = {
-      name: str(meta.name, 'metadata.name'),
-      uid: optStr(meta.uid, 'metadata.uid') ?? '',
+      name,
+      uid: safe(() => optStr(meta.uid, 'metadata.uid') ?? '', ''),
       managed: Object.hasOwn(annotations, MANAGED_ANNOTATION),
       ready,
       outOfService,
-      volumesInUse: stringArray(status.volumesInUse, 'status.volumesInUse'),
+      volumesInUse: status === undefined ? null : safe(() => stringArray(status.volumesInUse, 'status.volumesInUse'), null),
       volumesAttached,
     };
     if (devicePaths !== undefined) out.devicePaths = Array.from({ length: volumesAttached.length }, (_, i) => devicePaths?.[i] ?? '');
+    if (unreadable !== undefined) out.unreadable = unreadable;
     return out;
   });
 }
@@ -72,11 +102,11 @@ export function projectNode(raw: unknown) {
  * most of what the projection keeps is unchanged by any one write.
  */
 export function keepNodeFrom(old: NodeRecord, fresh: NodeRecord): NodeRecord {
-  const volumesInUse = keepStrings(old.volumesInUse, fresh.volumesInUse);
+  const volumesInUse = old.volumesInUse === null || fresh.volumesInUse === null ? fresh.volumesInUse : keepStrings(old.volumesInUse, fresh.volumesInUse);
   const volumesAttached = keepStrings(old.volumesAttached, fresh.volumesAttached);
   if (fresh.name === old.name && fresh.uid === old.uid && fresh.managed === old.managed && fresh.ready === old.ready
     && fresh.outOfService === old.outOfService && volumesInUse === old.volumesInUse && volumesAttached === old.volumesAttached
-    && fresh.devicePaths === undefined && old.devicePaths === undefined) {
+    && fresh.devicePaths === undefined && old.devicePaths === undefined && fresh.unreadable === undefined && old.unreadable === undefined) {
     return old;
   }
   // `fresh` is this update's own projection, not yet seen by anyone: completed in place.
@@ -87,4 +117,6 @@ export function keepNodeFrom(old: NodeRecord, fresh: NodeRecord): NodeRecord {
   return fresh;
 }
 
-export const NODE_KIND: ResourceKind<NodeRecord> = { resource: 'nodes', path: '/api/v1/nodes', namespaced: false, project: projectNode, keepFrom: keepNodeFrom };
+export const NODE_KIND: ResourceKind<NodeRecord> = {
+  resource: 'nodes', path: '/api/v1/nodes', namespaced: false, project: projectNode, keepFrom: keepNodeFrom, unreadableOf: (n) => n.unreadable,
+};

@@ -48,6 +48,11 @@ export interface ResourceKind<T> {
    * PersistentVolumes, VolumeAttachments).
    */
   keepFrom?(old: T, fresh: T): T;
+  /**
+   * For a kind whose projection reads a malformed object in part (nodes: node.ts), the parts it
+   * could not read; counted and logged with the malformed objects, though the value is stored.
+   */
+  unreadableOf?(value: T): readonly string[] | undefined;
 }
 
 export type Obj = Record<string, unknown>;
