@@ -37,7 +37,7 @@ export const CONTROLLER_FLAGS = {
   'leader-elect-retry-period': { kind: 'duration', default: 2_000, min: 1, help: 'retry period', upstream: '--leader-elect-retry-period' },
   listen: { kind: 'string', default: '127.0.0.1:8080', help: 'inspection API and /metrics address (port 0 picks one)' },
   'http-token': { kind: 'string', default: '', help: 'bearer token every path but /healthz and /readyz then requires (on loopback too); required off loopback' },
-  'http-token-file': { kind: 'string', default: '', help: 'file holding the bearer token (e.g. a mounted Secret)' },
+  'http-token-file': { kind: 'string', default: '', help: 'file holding the bearer token (e.g. a mounted Secret); one of the two token flags; a blank token or one with whitespace is refused (exit 2)' },
   'per-node-volume-metric': { kind: 'bool', default: false, help: 'export storage_count_attachable_volumes_in_use (one series per node)' },
   'multi-attach-event-text': { kind: 'enum', default: 'waiting-for-detach', values: ['waiting-for-detach', 'multi-attach-error'], help: 'Multi-Attach event wording: current upstream (H6) or older releases (H3)' },
 } as const satisfies FlagSpecs;
@@ -52,14 +52,7 @@ export function controllerOptionsFromFlags(f: Omit<ControllerFlags, 'kubeconfig'
   if (!(lease > renew && renew > 1.2 * retry)) {
     throw fleetError('FA_ERR_FLAG_INVALID', 'invalid leader election timing: need --leader-elect-lease-duration > --leader-elect-renew-deadline > 1.2 × --leader-elect-retry-period');
   }
-  let httpToken = f['http-token'] || undefined;
-  if (f['http-token-file']) {
-    try {
-      httpToken = readFileSync(f['http-token-file'], 'utf8').trim();
-    } catch (err) {
-      throw fleetError('FA_ERR_FLAG_INVALID', `--http-token-file: cannot read ${f['http-token-file']}: ${(err as Error).message}`);
-    }
-  }
+  const httpToken = tokenFromFlags(f['http-token'], f['http-token-file']);
   return {
     loopPeriodMs: f['loop-period'],
     loopWakeMinGapMs: f['loop-wake-min-gap'],
@@ -89,4 +82,28 @@ export function controllerOptionsFromFlags(f: Omit<ControllerFlags, 'kubeconfig'
     perNodeVolumeMetric: f['per-node-volume-metric'],
     ...(httpToken ? { httpToken } : {}),
   };
+}
+
+/**
+ * The bearer token of `--http-token` or `--http-token-file` (one of them), trimmed. A token given
+ * but blank, or holding whitespace, is refused: neither could ever match an Authorization
+ * header, and a blank one would silently turn authentication off on loopback.
+ */
+function tokenFromFlags(flagValue: string, file: string): string | undefined {
+  if (flagValue !== '' && file !== '') throw fleetError('FA_ERR_FLAG_INVALID', 'give --http-token or --http-token-file, not both');
+  let flag = '--http-token';
+  let token = flagValue.trim();
+  if (file !== '') {
+    flag = '--http-token-file';
+    try {
+      token = readFileSync(file, 'utf8').trim();
+    } catch (err) {
+      throw fleetError('FA_ERR_FLAG_INVALID', `--http-token-file: cannot read ${file}: ${(err as Error).message}`);
+    }
+  } else if (flagValue === '') {
+    return undefined;
+  }
+  if (token === '') throw fleetError('FA_ERR_FLAG_INVALID', `${flag}: the token is empty`);
+  if (/\s/.test(token)) throw fleetError('FA_ERR_FLAG_INVALID', `${flag}: the token must not contain whitespace (a bearer token is one word)`);
+  return token;
 }

@@ -14,6 +14,7 @@ export const ERRORS = {
   // HTTP inspection API
   FA_ERR_HTTP_BAD_REQUEST: { status: 400, message: 'bad request' },
   FA_ERR_HTTP_UNAUTHORIZED: { status: 401, message: 'unauthorized' },
+  FA_ERR_HTTP_FORBIDDEN_HOST: { status: 403, message: 'Host header names no loopback address' },
   FA_ERR_HTTP_NOT_FOUND: { status: 404, message: 'not found' },
   FA_ERR_HTTP_NODE_NOT_FOUND: { status: 404, message: 'node not found' },
   FA_ERR_HTTP_VOLUME_NOT_FOUND: { status: 404, message: 'volume not found' },

@@ -6,6 +6,10 @@
  *
  * The token is compared in constant time (SHA-256 digests, so lengths do not leak either) and
  * never logged or echoed.
+ *
+ * Without a token (loopback only), a request whose Host header names anything but a loopback
+ * address is refused: a web page the operator visits could otherwise reach the API through DNS
+ * rebinding (its own name resolved to 127.0.0.1) and read node, volume and pod names.
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -26,16 +30,24 @@ export function isLoopbackHost(host: string): boolean {
   return canonical === '[::1]' || canonical.startsWith('[::ffff:7f');
 }
 
-/**
- * Installs the check; throws FA_ERR_FLAG_INVALID when `listenHost` is not loopback and no token
- * is given.
- */
+/** Throws FA_ERR_FLAG_INVALID when `listenHost` is not loopback and no token is given. */
+export function requireTokenOffLoopback(listenHost: string, httpToken: string | undefined): void {
+  if ((httpToken === undefined || httpToken === '') && !isLoopbackHost(listenHost)) {
+    throw fleetError('FA_ERR_FLAG_INVALID', `--http-token is required when --listen is not a loopback address (host ${listenHost})`);
+  }
+}
+
+/** Installs the check; throws as {@link requireTokenOffLoopback} does. */
 export function installAuth(app: FastifyInstance, opts: { listenHost: string; httpToken?: string }): void {
+  requireTokenOffLoopback(opts.listenHost, opts.httpToken);
   const token = opts.httpToken === '' ? undefined : opts.httpToken;
   if (token === undefined) {
-    if (!isLoopbackHost(opts.listenHost)) {
-      throw fleetError('FA_ERR_FLAG_INVALID', `--http-token is required when --listen is not a loopback address (host ${opts.listenHost})`);
-    }
+    app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+      const host = request.headers.host;
+      // No Host (HTTP/1.0, a probe): not a browser, so not a rebinding.
+      if (host === undefined || OPEN_PATHS.has(pathOf(request.url)) || isLoopbackHost(hostOf(host))) return done();
+      done(fleetError('FA_ERR_HTTP_FORBIDDEN_HOST', 'without --http-token only loopback Host headers are served (localhost, 127.0.0.0/8, [::1])'));
+    });
     return;
   }
   const expected = digest(token);
@@ -46,6 +58,12 @@ export function installAuth(app: FastifyInstance, opts: { listenHost: string; ht
     reply.header('www-authenticate', 'Bearer realm="fleet-attach"');
     done(fleetError('FA_ERR_HTTP_UNAUTHORIZED', 'missing or invalid bearer token'));
   });
+}
+
+/** The host of a Host header, without its port (`[::1]:8080` → `[::1]`). */
+function hostOf(header: string): string {
+  const m = /^(\[[^\]]*\]|[^:]*)(?::\d*)?$/.exec(header);
+  return m === null ? header : m[1]!;
 }
 
 function pathOf(url: string): string {

@@ -43,7 +43,9 @@ const MAX_PARAM_LENGTH = 1024;
 /** Builds the app; throws FA_ERR_FLAG_INVALID off loopback without a token. */
 export function buildServer(deps: ServerDeps): FastifyInstance {
   const log: FastifyBaseLogger = (deps.logger ?? componentLogger('http')).child({}, {
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'httpToken'], censor: '[redacted]' },
+    // err.rawPacket: the bytes of a request Node's parser refused (fastify logs the error at
+    // trace level), Authorization header included.
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'httpToken', 'err.rawPacket'], censor: '[redacted]' },
   });
   const app = Fastify({
     loggerInstance: log,

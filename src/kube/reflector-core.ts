@@ -51,6 +51,8 @@ export interface ReflectorCounters {
   watchdogFires: number;
   /** Objects skipped because they could not be read or projected. */
   malformed: number;
+  /** When the last watch event or bookmark arrived (`controllerNow`, ms); absent before the first. */
+  lastEventAt?: number;
 }
 
 export interface ReflectorCore<T> {

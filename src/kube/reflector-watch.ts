@@ -6,6 +6,7 @@
 import { readObject, type ReflectorCore } from './reflector-core.js';
 import { report } from './request-hook.js';
 import { watchOnce, type WatchEnd } from './watch-once.js';
+import { controllerNow } from '../cache/controller-clock.js';
 
 export interface WatchRun {
   ended: Promise<WatchEnd>;
@@ -38,6 +39,7 @@ export function watchIntoStore<T>(core: ReflectorCore<T>, watchdogMs: number, on
 }
 
 function apply<T>(core: ReflectorCore<T>, type: string, raw: unknown): void {
+  core.counters.lastEventAt = controllerNow();
   if (type === 'BOOKMARK') {
     core.counters.bookmarks++;
     const rv = bookmarkRv(raw);

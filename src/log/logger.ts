@@ -13,7 +13,7 @@ export function rootLogger(): Logger {
   root ??= pino({
     level: process.env.LOG_LEVEL ?? (process.env.NODE_TEST_CONTEXT ? 'silent' : 'info'),
     base: { pid: process.pid },
-    redact: { paths: ['token', '*.token', 'authorization', '*.authorization', 'headers.authorization'], censor: '[redacted]' },
+    redact: { paths: ['token', '*.token', 'authorization', '*.authorization', 'headers.authorization', '*.rawPacket'], censor: '[redacted]' },
   });
   return root;
 }

@@ -12,7 +12,6 @@ export const FAILING_PASSES_NOT_READY = 10;
 
 export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions, 'maxWaitForUnmountMs' | 'disableForceDetachOnTimeout' | 'kubeApiMaxInFlight' | 'maxApiBacklog'>): InspectionView {
   const { state } = ctl;
-  const lastEventAt = new Map<string, { events: number; at: number }>();
   return {
     readiness() {
       const r = ctl.ready();
@@ -30,11 +29,8 @@ export function createInspectionView(ctl: Controller, o: Pick<ControllerOptions,
       const now = controllerNow();
       return ctl.reflectors.map((r) => {
         const s = r.stats();
-        const seen = s.events + s.bookmarks;
-        const prev = lastEventAt.get(s.resource);
-        if (!prev || prev.events !== seen) lastEventAt.set(s.resource, { events: seen, at: now });
-        const at = lastEventAt.get(s.resource)!.at;
-        return { resource: s.resource, synced: s.synced, events: s.events, relists: s.relists, restarts: s.restarts, ...(seen > 0 ? { lastEventAgeMs: now - at } : {}) };
+        const at = s.lastEventAt;
+        return { resource: s.resource, synced: s.synced, events: s.events, relists: s.relists, restarts: s.restarts, ...(at !== undefined ? { lastEventAgeMs: Math.max(0, now - at) } : {}) };
       });
     },
     volumesForPv: (pv) => ctl.populator.volumesForPv(pv),

@@ -9,6 +9,7 @@ import { startController, type Controller } from './controller.js';
 import { DEFAULT_CONTROLLER_OPTIONS, type ControllerOptions } from './controller-options.js';
 import { createInspectionView } from './inspection.js';
 import { parseListen } from '../http/server.js';
+import { requireTokenOffLoopback } from '../http/auth-hook.js';
 
 export interface RunningController {
   ctl: Controller;
@@ -18,6 +19,8 @@ export interface RunningController {
 
 export async function startControllerWithApi(o: Partial<ControllerOptions> & Pick<ControllerOptions, 'kubeconfig'> & { listen: string; httpToken?: string }): Promise<RunningController> {
   const { host } = parseListen(o.listen);
+  // Before anything starts: a refused configuration must not touch the cluster first.
+  requireTokenOffLoopback(host, o.httpToken);
   const ctl = await startController(o);
   const view = createInspectionView(ctl, { ...DEFAULT_CONTROLLER_OPTIONS, ...o });
   let app;

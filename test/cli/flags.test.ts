@@ -3,6 +3,10 @@ import assert from 'node:assert/strict';
 import { parseFlags } from '../../src/cli/flags.js';
 import { parseDuration, formatDuration } from '../../src/cli/duration.js';
 import { isFleetError } from '../../src/errors/index.js';
+import { CONTROLLER_FLAGS, controllerOptionsFromFlags } from '../../src/cli/controller-flags.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const specs = {
   'loop-period': { kind: 'duration', default: 100, help: 'loop period', min: 1 },
@@ -50,4 +54,23 @@ test('a duration longer than a Node timer can wait is refused, naming the flag',
   assert.equal(parseFlags(specs, ['--loop-period', '596h']).flags['loop-period'], 596 * 3_600_000);
   assert.throws(() => parseFlags(specs, ['--loop-period', '600h']),
     (e: unknown) => isFleetError(e) && e.message.includes('--loop-period') && e.message.includes('at most'));
+});
+
+test('the bearer token: one of --http-token and --http-token-file, trimmed, never blank or with whitespace', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fa-token-'));
+  const file = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    return join(dir, name);
+  };
+  const token = (argv: string[]) => controllerOptionsFromFlags(parseFlags(CONTROLLER_FLAGS, argv).flags).httpToken;
+  const refused = (argv: string[], flag: string, why: RegExp) =>
+    assert.throws(() => token(argv), (err: unknown) => isFleetError(err) && err.code === 'FA_ERR_FLAG_INVALID' && err.message.includes(flag) && why.test(err.message), argv.join(' '));
+  assert.equal(token([]), undefined);
+  assert.equal(token(['--http-token', ' abc ']), 'abc');
+  assert.equal(token(['--http-token-file', file('ok', 'from-secret\n')]), 'from-secret');
+  refused(['--http-token-file', file('empty', '\n')], '--http-token-file', /empty/);
+  refused(['--http-token', '   '], '--http-token', /empty/);
+  refused(['--http-token', 'abc def'], '--http-token', /whitespace/);
+  refused(['--http-token-file', file('two', 'abc\tdef\n')], '--http-token-file', /whitespace/);
+  refused(['--http-token', 'a', '--http-token-file', file('b', 'b')], '--http-token-file', /not both/);
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { controllerNow } from '../../src/cache/controller-clock.js';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { loadKubeConfig, type FleetKubeConfig } from '../../src/kube/kube-config.js';
 import { POD_KIND, type PodRecord } from '../../src/kube/projections/pod.js';
@@ -87,7 +88,10 @@ describe('reflector (list+watch against a fake API server)', () => {
     srv.put(PODS, pod('w1', { phase: 'Pending' }));
     srv.put(PODS, pod('w1', { phase: 'Running' }));
     srv.remove(PODS, 'ns/w1');
+    const beforeEvents = controllerNow();
     await waitFor(() => rec.deletes.length === 1, 'delete');
+    const at = r.stats().lastEventAt;
+    assert.ok(at !== undefined && at >= beforeEvents && at <= controllerNow(), 'the last event is timed when it arrives');
     assert.deepEqual(rec.adds, ['ns/w1']);
     assert.deepEqual(rec.updates, [{ key: 'ns/w1', phase: 'Running', oldPhase: 'Pending' }]);
     assert.equal(r.get('ns/w1'), undefined);
@@ -100,8 +104,10 @@ describe('reflector (list+watch against a fake API server)', () => {
     const target = String(srv.rv());
     assert.notEqual(r.stats().resourceVersion, target);
     srv.bookmark(PODS);
+    const beforeBookmark = controllerNow();
     await waitFor(() => r.stats().resourceVersion === target, 'bookmark rv');
     assert.equal(r.stats().bookmarks, 1);
+    assert.ok((r.stats().lastEventAt ?? 0) >= beforeBookmark, 'a bookmark counts as a sign of life');
     const n = srv.requests.length;
     srv.dropWatches();
     await waitFor(() => srv.requests.slice(n).some((q) => q.url.includes('watch=true')), 're-watch');
