@@ -25,7 +25,7 @@ import { guardItems, type ItemGuard } from './item-guard.js';
 import { PodProcessor, type Source } from './pod-processor.js';
 import { runInSlices, sumSliceStats, type PeriodicPassReport, type SliceStats } from './run-in-slices.js';
 import type { NodeConditionCounter } from './node-condition-counter.js';
-import { pvResolutionChanged, type SkipReason } from './volume-resolver.js';
+import { pvResolutionChanged, resolvePersistentVolumeOnAnyNode, type SkipReason } from './volume-resolver.js';
 import { controllerNow } from '../cache/controller-clock.js';
 
 export type { Source } from './pod-processor.js';
@@ -69,7 +69,7 @@ export interface DesiredStatePopulator {
   fill(cancelled: () => boolean): Promise<boolean>;
   /** C9: removes pods that are gone, re-created or terminated, and volumes no longer attachable. */
   removeStalePods(): void;
-  /** Unique volume names resolved from PV `pvName` (normally one). */
+  /** The unique volume name PV `pvName` resolves to, if the state has that volume (none once the PV is gone). */
   volumesForPv(pvName: string): readonly string[];
   /** Namespace and name of a tracked pod UID (for events and the inspection API). */
   podName(uid: string): { namespace: string; name: string } | undefined;
@@ -141,7 +141,11 @@ class Populator implements DesiredStatePopulator {
   }
 
   volumesForPv(pvName: string): readonly string[] {
-    return this.pods.pvIndex.volumesFor(pvName);
+    // Resolved from the PV as its pods resolve it, not kept in an index: one entry per PV ever
+    // seen (never dropped: the index grew with the churn) and ~2 µs per pod of the fill.
+    const pv = this.d.pvs.get(pvName);
+    const r = pv === undefined ? undefined : resolvePersistentVolumeOnAnyNode(pv, this.d.plugins);
+    return r?.ok && this.d.state.findVolume(r.uniqueName) !== undefined ? [r.uniqueName] : [];
   }
 
   skippedVolumes(): Array<{ reason: SkipReason; count: number }> {

@@ -2,7 +2,7 @@
  * What the populator does to one pod, one claim or one tracked pod (rules C1–C9): resolves a
  * scheduled pod's volumes into desired (volume, node) pairs, undoes them when the pod goes, and
  * the C9 checks of a tracked or skipped pod. It holds the bookkeeping those need (the pod
- * tracker, the skipped volumes, the PV index); the populator decides when each runs.
+ * tracker and the skipped volumes); the populator decides when each runs.
  *
  * Every method mutates the world state, so callers run them inside `state.whenIdle`.
  */
@@ -13,7 +13,6 @@ import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } fr
 import { flatCopy } from '../cache/flat-copy.js';
 import type { Logger } from '../log/logger.js';
 import { PodTracker, trackedVolumes, type TrackedPod } from './pod-tracker.js';
-import { PvIndex } from './pv-index.js';
 import { SkippedVolumes } from './skipped-volumes.js';
 import { isPodTerminated } from './pod-terminated.js';
 import { resolvePodVolume, type ResolverDeps, type SkipReason } from './volume-resolver.js';
@@ -40,7 +39,6 @@ export interface PodProcessorDeps {
 export class PodProcessor {
   readonly tracker = new PodTracker();
   readonly skipped = new SkippedVolumes();
-  readonly pvIndex = new PvIndex();
   private readonly resolverDeps: ResolverDeps;
 
   constructor(private readonly d: PodProcessorDeps) {
@@ -90,7 +88,6 @@ export class PodProcessor {
         state.setVolumeInfo(vol, info);
         state.setVolumePlugin(vol, info.plugin);
       }
-      if (r.spec.origin !== 'inline') this.pvIndex.add(r.spec.name, unique);
       state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
       const added = state.addDesiredPod(vol, node, pod.uid);
       if (added === 'node-not-managed') continue;

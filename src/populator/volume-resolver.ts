@@ -8,6 +8,7 @@
  * malformed or untranslatable source). `code` names the reason for the skipped-volumes metric.
  */
 import type { PodRecord, PodVolume, PvRecord, PvcRecord, InTreeSource as ProjectedInTree } from '../kube/projections/index.js';
+import { translateInTreeSpecToCsi, type TranslationResult } from '../plugins/migration/csi-translator.js';
 import { uniqueVolumeName, type AccessMode, type AttachableVolumePlugin, type CsiTranslator, type VolumePluginManager, type VolumeSource, type VolumeSpec } from '../plugins/index.js';
 
 export interface ResolverLookups {
@@ -106,10 +107,24 @@ export function resolvePersistentVolume(pv: PvRecord, nodeName: string, deps: Om
   return 'name' in spec ? finish(spec, nodeName, deps) : spec;
 }
 
+/**
+ * The unique name a PV's volume has wherever it is attached (the inspection API's lookup by PV):
+ * its CSI name, translated from an in-tree source as on a node that migrated the plugin (on one
+ * that did not, an in-tree volume is not attachable, C7). PV sources are immutable, so this is
+ * the name its pods resolved it to.
+ */
+export function resolvePersistentVolumeOnAnyNode(pv: PvRecord, plugins: VolumePluginManager): Resolution {
+  const spec = pvSpec(pv, false);
+  return 'name' in spec ? named(translateInTreeSpecToCsi(spec), plugins) : spec;
+}
+
 function finish(spec: VolumeSpec, nodeName: string, deps: Omit<ResolverDeps, 'lookups'>): Resolution {
-  const translated = deps.translator.translateForNode(spec, nodeName);
+  return named(deps.translator.translateForNode(spec, nodeName), deps.plugins);
+}
+
+function named(translated: TranslationResult, plugins: VolumePluginManager): Resolution {
   if (translated.status === 'skipped') return skip('unsupported_source', translated.reason, false);
-  const plugin = deps.plugins.findAttachablePluginBySpec(translated.spec);
+  const plugin = plugins.findAttachablePluginBySpec(translated.spec);
   if (!plugin) return skip('not_attachable', 'not attachable (C7)');
   // The plugin found is the one plugin supporting the spec: name the volume with it directly
   // (what `plugins.uniqueVolumeName` does after a second lookup).

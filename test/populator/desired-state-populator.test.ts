@@ -183,6 +183,22 @@ describe('desired-state populator: a pod that moves (same uid; the API forbids i
   });
 });
 
+describe('desired-state populator: volumes by PV (the inspection API)', () => {
+  it('resolves a PV to the volume its pods resolved it to, only while the state has it', () => {
+    const s = setup();
+    s.populator.start();
+    s.pvcs.upsert(pvc('c', 'pv-1'));
+    s.pvs.upsert(pv('pv-1', 'uid-c', 'handle-1'));
+    s.pvs.upsert(pv('pv-2', 'uid-d', 'handle-2')); // no pod: not in the state
+    assert.deepEqual(s.populator.volumesForPv('pv-1'), []);
+    s.pods.upsert(podOf('p', ['c']));
+    assert.deepEqual(s.populator.volumesForPv('pv-1'), [`kubernetes.io/csi/${DRIVER}^handle-1`]);
+    assert.deepEqual(s.populator.volumesForPv('pv-2'), []);
+    assert.deepEqual(s.populator.volumesForPv('no-such-pv'), []);
+    s.populator.stop();
+  });
+});
+
 describe('desired-state populator: skipped volumes', () => {
   it('counts by reason, replaces a pod\'s counts on re-processing, drops them with the pod', () => {
     const s = setup();
