@@ -89,6 +89,13 @@ test('deploy manifests: two replicas with leader election, probes on /healthz an
   assert.equal(rb.metadata.namespace, role.metadata.namespace);
   assert.ok(subjectOk(rb));
   assert.equal(role.metadata.namespace, flags['leader-elect-resource-namespace'], 'the Role covers the Lease namespace');
+
+  // runAsNonRoot needs a user the kubelet can check: a numeric USER in the image, or runAsUser.
+  const sc = (c as unknown as { securityContext?: { runAsNonRoot?: boolean; runAsUser?: number } }).securityContext ?? {};
+  if (sc.runAsNonRoot) {
+    const user = [...readFileSync(new URL('../../deploy/Dockerfile', import.meta.url), 'utf8').matchAll(/^USER\s+(\S+)/gm)].at(-1)?.[1] ?? '';
+    assert.ok(sc.runAsUser !== undefined || /^[1-9]\d*(:\d+)?$/.test(user), `runAsNonRoot with the image's USER ${user || '(root)'}: the kubelet cannot verify it`);
+  }
 });
 
 test('the ClusterRole and the Role grant exactly the (group, resource, verb) triples the controller uses, measured', { timeout: 60_000 }, async () => {
