@@ -7,6 +7,7 @@
  *   fleet-attach demo  [flags]   sim + run + inspection API in one process tree (`npm start`)
  */
 import { isFleetError } from '../errors/index.js';
+import { watchProcessStdout } from '../log/stdout-closed.js';
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -23,6 +24,7 @@ function usage(): string {
 
 /** Runs the command line; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
+  watchProcessStdout();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(usage());

@@ -5,6 +5,7 @@
  */
 import { buildServer, listenServer } from '../http/server.js';
 import { logger } from '../log/logger.js';
+import { stdoutClosed } from '../log/stdout-closed.js';
 import { startController, type Controller } from './controller.js';
 import { DEFAULT_CONTROLLER_OPTIONS, type ControllerOptions } from './controller-options.js';
 import { createInspectionView } from './inspection.js';
@@ -51,10 +52,10 @@ export async function startControllerWithApi(o: Partial<ControllerOptions> & Pic
   };
 }
 
-/** Resolves on the first SIGTERM or SIGINT. */
-export function untilSignal(): Promise<NodeJS.Signals> {
+/** Resolves on the first SIGTERM or SIGINT, or once stdout is closed (`… | head`: nothing can be shown or logged). */
+export function untilSignal(): Promise<NodeJS.Signals | 'stdout closed'> {
   return new Promise((resolve) => {
-    const on = (sig: NodeJS.Signals) => {
+    const on = (sig: NodeJS.Signals | 'stdout closed') => {
       process.off('SIGTERM', on);
       process.off('SIGINT', on);
       logger('manager').info({ signal: sig }, 'stopping');
@@ -62,5 +63,6 @@ export function untilSignal(): Promise<NodeJS.Signals> {
     };
     process.on('SIGTERM', on);
     process.on('SIGINT', on);
+    void stdoutClosed().then(() => on('stdout closed'));
   });
 }

@@ -1,6 +1,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { ensureBuilt, spawnBin } from './spawn.js';
+import { spawn } from 'node:child_process';
+import { BIN, ensureBuilt, spawnBin } from './spawn.js';
 
 before(() => ensureBuilt());
 
@@ -30,4 +31,19 @@ test('`fleet-attach run` with an unreadable kubeconfig exits 2 naming the proble
   const p = spawnBin(['run', '--kubeconfig', '/nonexistent/kubeconfig', '--listen', '127.0.0.1:0']);
   assert.equal(await p.exited, 2);
   assert.match(p.output(), /kubeconfig/);
+});
+
+test('`fleet-attach demo | head -1`: once its stdout is closed the demo stops cleanly and promptly', { timeout: 60_000 }, async () => {
+  // A reader that takes the first line and goes away, as `head -1` does.
+  const child = spawn(process.execPath, [BIN, 'demo', '--nodes', '50', '--pods-per-node', '2', '--duration', '30s', '--listen', '127.0.0.1:0'], {
+    env: { ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  child.stdout.once('data', () => child.stdout.destroy());
+  const t0 = performance.now();
+  const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+  assert.equal(code, 0, err);
+  assert.ok(performance.now() - t0 < 25_000, 'stopped well before its --duration');
+  assert.doesNotMatch(err, /EPIPE/);
 });
