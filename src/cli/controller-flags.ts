@@ -27,7 +27,7 @@ export const CONTROLLER_FLAGS = {
   'list-page-size': { kind: 'int', default: 500, min: 1, max: 100_000, help: 'objects per page of the initial lists and relists (limit/continue)', upstream: "client-go's pager: 500" },
   'max-operation-starts-per-pass': { kind: 'int', default: 5000, min: 1, help: 'attach/detach operations one reconcile pass may start; the rest wait for a later pass' },
   'max-api-backlog': { kind: 'int', default: 500, min: 0, help: 'start no operation while more API requests than this wait for a slot' },
-  workers: { kind: 'int', default: Math.max(1, availableParallelism() - 1), min: 0, max: 64, help: 'plan worker threads (0 = main thread)' },
+  workers: { kind: 'int', default: Math.min(64, Math.max(1, availableParallelism() - 1)), min: 0, max: 64, help: 'plan worker threads (0 = main thread)' },
   'inline-plan-below-pairs': { kind: 'int', default: 4_000_000, min: 0, help: 'plans over fewer (volume, node) pair slots run on the main thread even with workers (0: always in the pool)' },
   'leader-elect': { kind: 'bool', default: true, help: 'leader election on a coordination.k8s.io Lease', upstream: '--leader-elect' },
   'leader-elect-resource-namespace': { kind: 'string', default: 'kube-system', help: 'namespace of the Lease', upstream: '--leader-elect-resource-namespace' },
@@ -51,6 +51,13 @@ export function controllerOptionsFromFlags(f: Omit<ControllerFlags, 'kubeconfig'
   const retry = f['leader-elect-retry-period'];
   if (!(lease > renew && renew > 1.2 * retry)) {
     throw fleetError('FA_ERR_FLAG_INVALID', 'invalid leader election timing: need --leader-elect-lease-duration > --leader-elect-renew-deadline > 1.2 × --leader-elect-retry-period');
+  }
+  if (f['leader-elect']) {
+    // As client-go's leader election config validation: a lease needs a name and a namespace
+    // (the API refuses the create, and the replica would wait as a standby forever, ready).
+    for (const flag of ['leader-elect-resource-namespace', 'leader-elect-resource-name'] as const) {
+      if (f[flag].trim() === '') throw fleetError('FA_ERR_FLAG_INVALID', `--${flag} must not be empty with --leader-elect`);
+    }
   }
   const httpToken = tokenFromFlags(f['http-token'], f['http-token-file']);
   return {

@@ -10,6 +10,8 @@ import { fleetError } from '../errors/index.js';
 import { SIMULATOR_CLIENT_SIZING, startSimulator } from '../sim/server/index.js';
 import { startControllerWithApi, untilSignal } from '../manager/run-controller.js';
 import { createProgress } from './demo-progress.js';
+import { requireTokenOffLoopback } from '../http/auth-hook.js';
+import { parseListen, probeListen } from '../http/server.js';
 
 // The demo's cluster is its own simulator, so `run`'s --kubeconfig is not a demo flag (an
 // accepted but ignored one would mislead).
@@ -26,11 +28,11 @@ const DEMO_FLAGS = {
   nodes: { kind: 'int', default: 5000, min: 0, max: 200_000, help: 'simulated nodes' },
   'pods-per-node': { kind: 'int', default: 10, min: 0, max: 100, help: 'pods (each with its own PVC) per node' },
   'rwx-fraction': { kind: 'float', default: 0.1, min: 0, max: 1, help: 'fraction of ReadWriteMany volumes' },
-  churn: { kind: 'float', default: 50, min: 0, help: 'pod changes per second, from the moment the fleet is built' },
-  'node-failure-rate': { kind: 'float', default: 0.05, min: 0, help: 'node failures per second (NotReady, then back)' },
-  seed: { kind: 'int', default: 1, help: 'seed of the simulated fleet' },
+  churn: { kind: 'float', default: 50, min: 0, max: 1_000_000, help: 'pod changes per second, from the moment the fleet is built' },
+  'node-failure-rate': { kind: 'float', default: 0.05, min: 0, max: 1_000_000, help: 'node failures per second (NotReady, then back)' },
+  seed: { kind: 'int', default: 1, min: 0, max: 0xffffffff, help: 'seed of the simulated fleet' },
   duration: { kind: 'duration', default: 0, min: 0, help: 'stop after this long (0 = until Ctrl-C)' },
-  'until-converged': { kind: 'bool', default: false, help: 'exit 0 as soon as every desired volume is attached (smoke tests)' },
+  'until-converged': { kind: 'bool', default: false, help: 'exit 0 as soon as every desired volume is attached, 1 if --duration or --timeout passes first (smoke tests)' },
   timeout: { kind: 'duration', default: 0, min: 0, help: 'with --until-converged: exit 1 if not converged by then (0 = no limit)' },
   'progress-interval': { kind: 'duration', default: 3000, min: 100, help: 'progress line period when stdout is not a TTY' },
 } as const;
@@ -43,6 +45,10 @@ export async function demoCommand(argv: string[]): Promise<number> {
   }
   if (positional.length) throw fleetError('FA_ERR_FLAG_UNKNOWN', `unexpected argument: ${positional[0]}`);
   const options = controllerOptionsFromFlags(flags);
+  if (flags.timeout > 0 && !flags['until-converged']) throw fleetError('FA_ERR_FLAG_INVALID', '--timeout applies to --until-converged only (use --duration to stop a run)');
+  // Before the fleet is built (seconds at the default size): a --listen or token mistake now.
+  requireTokenOffLoopback(parseListen(flags.listen).host, options.httpToken);
+  await probeListen(flags.listen);
   const t0 = performance.now();
   console.log(`fleet-attach demo: building a simulated fleet of ${flags.nodes} nodes × ${flags['pods-per-node']} pods …`);
   const sim = await startSimulator({
@@ -52,7 +58,13 @@ export async function demoCommand(argv: string[]): Promise<number> {
     },
   });
   console.log(`simulator: ${sim.url} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
-  const running = await startControllerWithApi({ ...options, kubeconfig: { yaml: sim.kubeconfig }, listen: flags.listen });
+  let running;
+  try {
+    running = await startControllerWithApi({ ...options, kubeconfig: { yaml: sim.kubeconfig }, listen: flags.listen });
+  } catch (err) {
+    await sim.stop();
+    throw err;
+  }
   console.log(`inspection API: ${running.url}\n  try: ${running.url}/api/v1/summary  ${running.url}/api/v1/nodes?limit=5  ${running.url}/metrics  ${running.url}/openapi.json`);
   const progress = createProgress({ ctl: running.ctl, intervalMs: flags['progress-interval'], tty: Boolean(process.stdout.isTTY), startedAt: t0 });
   const stopReasons: Array<Promise<string>> = [untilSignal().then((s) => `signal ${s}`)];
@@ -70,5 +82,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   console.log(`stopping: ${reason}`);
   await running.stop();
   await sim.stop();
-  return reason === 'timeout' || failed ? 1 : 0;
+  // --until-converged promises convergence: any other end of the run is a failure, but a signal.
+  const short = flags['until-converged'] && (reason === 'timeout' || reason === 'duration reached');
+  return short || failed ? 1 : 0;
 }

@@ -9,6 +9,7 @@
  *
  * Route groups are plugins (routes/*) typed through the TypeBox type provider; errors become `{code, message}` in error-handler.ts only.
  */
+import net from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { WorldState } from '../cache/world-state.js';
 import { fleetError } from '../errors/index.js';
@@ -85,16 +86,52 @@ export async function listenServer(app: FastifyInstance, listen: string): Promis
   const urlOf = (p: number) => `http://${hostPart}:${p}`;
   let url = urlOf(port);
   // fastify logs this line once bound; the port is the bound one (port 0 picks one).
-  await app.listen({
-    host,
-    port,
-    listenTextResolver: () => {
-      const address = app.server.address();
-      url = urlOf(typeof address === 'object' && address !== null ? address.port : port);
-      return `listening on ${url}`;
-    },
-  });
+  try {
+    await app.listen({
+      host,
+      port,
+      listenTextResolver: () => {
+        const address = app.server.address();
+        url = urlOf(typeof address === 'object' && address !== null ? address.port : port);
+        return `listening on ${url}`;
+      },
+    });
+  } catch (err) {
+    throw listenError(listen, err);
+  }
   return url;
+}
+
+/**
+ * Binds `host:port` and lets go at once: tells whether {@link listenServer} could listen there
+ * before seconds of start-up work (the demo's fleet) are spent. Throws as listenServer does.
+ */
+export async function probeListen(listen: string): Promise<void> {
+  const { host, port } = parseListen(listen);
+  if (port === 0) return;
+  const server = net.createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ host, port, exclusive: true }, resolve);
+    });
+  } catch (err) {
+    throw listenError(listen, err);
+  }
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/** A bind failure that the --listen value explains, as a flag error naming it; others unchanged. */
+function listenError(listen: string, err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const why: Record<string, string> = {
+    EADDRINUSE: 'address already in use',
+    EADDRNOTAVAIL: 'address not available on this machine',
+    EACCES: 'permission denied (a port below 1024?)',
+    ENOTFOUND: 'host not found',
+    EAI_AGAIN: 'host not found (name resolution failed)',
+  };
+  return code !== undefined && why[code] ? fleetError('FA_ERR_FLAG_INVALID', `--listen ${listen}: ${why[code]} (${code})`) : err;
 }
 
 /** `host:port` → parts; throws FA_ERR_FLAG_INVALID naming --listen. */

@@ -74,3 +74,11 @@ test('the bearer token: one of --http-token and --http-token-file, trimmed, neve
   refused(['--http-token-file', file('two', 'abc\tdef\n')], '--http-token-file', /whitespace/);
   refused(['--http-token', 'a', '--http-token-file', file('b', 'b')], '--http-token-file', /not both/);
 });
+
+test('leader election needs a Lease name and namespace', () => {
+  const opts = (argv: string[]) => controllerOptionsFromFlags(parseFlags(CONTROLLER_FLAGS, argv).flags);
+  for (const flag of ['--leader-elect-resource-namespace', '--leader-elect-resource-name']) {
+    assert.throws(() => opts([`${flag}=`]), (err: unknown) => isFleetError(err) && err.code === 'FA_ERR_FLAG_INVALID' && err.message.includes(flag));
+    assert.doesNotThrow(() => opts([`${flag}=`, '--leader-elect=false']));
+  }
+});

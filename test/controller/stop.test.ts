@@ -46,7 +46,7 @@ test('a controller whose --listen address is taken is stopped before the error i
   try {
     sim.store.create('nodes', node('node-a'));
     createVolumeAndPod(sim.store, 'default', 'l1');
-    await assert.rejects(startControllerWithApi({ ...controllerDefaults(sim), listen: `127.0.0.1:${port}` }), /EADDRINUSE/);
+    await assert.rejects(startControllerWithApi({ ...controllerDefaults(sim), listen: `127.0.0.1:${port}` }), /--listen 127.0.0.1:\d+: address already in use \(EADDRINUSE\)/);
     // A running controller would attach the volume within a few passes.
     const acted = await waitFor('a VolumeAttachment', () => vaExists(sim, vaName('l1', 'node-a')), 3000).then(() => true, () => false);
     assert.equal(acted, false, 'the controller kept acting after its start failed');

@@ -1,6 +1,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import { BIN, ensureBuilt, spawnBin } from './spawn.js';
 
 before(() => ensureBuilt());
@@ -46,4 +47,28 @@ test('`fleet-attach demo | head -1`: once its stdout is closed the demo stops cl
   assert.equal(code, 0, err);
   assert.ok(performance.now() - t0 < 25_000, 'stopped well before its --duration');
   assert.doesNotMatch(err, /EPIPE/);
+});
+
+test('`fleet-attach demo` on a --listen address in use exits 2 naming it, before building the fleet', { timeout: 30_000 }, async () => {
+  const blocker = net.createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+  const port = (blocker.address() as net.AddressInfo).port;
+  try {
+    const p = spawnBin(['demo', '--nodes', '50', '--listen', `127.0.0.1:${port}`]);
+    assert.equal(await p.exited, 2, p.output());
+    assert.match(p.output(), new RegExp(`--listen 127\\.0\\.0\\.1:${port}: address already in use`));
+    assert.doesNotMatch(p.output(), /building a simulated fleet/);
+  } finally {
+    blocker.close();
+  }
+});
+
+test('`fleet-attach demo --until-converged` that runs out of --duration exits 1; --timeout alone is refused', { timeout: 60_000 }, async () => {
+  // Churn keeps volumes on their way: this fleet does not converge in 3 s.
+  const p = spawnBin(['demo', '--nodes', '300', '--pods-per-node', '5', '--churn', '200', '--listen', '127.0.0.1:0', '--until-converged', '--duration', '3s']);
+  assert.equal(await p.exited, 1, p.output());
+  assert.match(p.output(), /stopping: duration reached/);
+  const q = spawnBin(['demo', '--timeout', '3s']);
+  assert.equal(await q.exited, 2);
+  assert.match(q.output(), /--timeout applies to --until-converged/);
 });
