@@ -84,6 +84,11 @@ export interface KubeApiClient {
   rateLimiterStats(): { acquired: number; throttled: number; waitedMs: number };
   /** Controller requests waiting for an in-flight slot, and holding one. */
   backlog(): { waiting: number; inFlight: number };
+  /**
+   * Ends now, with FA_ERR_NOT_LEADER, the calls waiting for a rate-limiter token: for a client
+   * whose `maySend` has turned false, which would refuse each of them once its token came.
+   */
+  refuseWaiting(): void;
 }
 
 export interface KubeApiClientOptions {
@@ -244,6 +249,10 @@ class GeneratedApiClient implements KubeApiClient {
 
   backlog() {
     return { waiting: this.inFlight.waiting(), inFlight: this.inFlight.inFlight() };
+  }
+
+  refuseWaiting(): void {
+    this.limiter.cancelWaiting(fleetError('FA_ERR_NOT_LEADER', 'not sent: the controller is stopping or no longer leads'));
   }
 
   /** One raw call through the runner; resolves the parsed body (undefined when drained). */

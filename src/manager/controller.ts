@@ -214,6 +214,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
       onStoppedLeading: async () => {
         steppingDown = true; // a fill under way must not start the loop after this
         metrics.leader.set(0);
+        api.refuseWaiting(); // maySend is false now: the queued calls end at once
         // Never two actors: a replica that lost the lease stops acting at once and exits its loop.
         await reconciler.stop();
         statusUpdater.close(); // no status writes from a replica that no longer leads
@@ -236,6 +237,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   let stopping: Promise<void> | undefined;
   async function stopAll(): Promise<void> {
     stopped = true;
+    api.refuseWaiting(); // maySend is false now: the queued calls end at once
     const t0 = performance.now();
     const step = (what: string) => log.info({ ms: Math.round(performance.now() - t0) }, `stop: ${what}`);
     await reconciler.stop();

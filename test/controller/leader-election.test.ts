@@ -119,3 +119,22 @@ test('a replica that stepped down sends none of the writes it had queued while i
     await h.stop();
   }
 });
+
+test('a leader stopping with calls queued in its rate limiter refuses them at once and releases its lease', async () => {
+  // One write a second and a renew deadline (the bound on waiting for the calls to settle before
+  // the release) of 4 s: the queued creates would each wait for a token, then be refused at the
+  // send, and the lease would be left to expire instead of released.
+  const slow = { leaderElect: true, leaderElectLeaseDurationMs: 6000, leaderElectRenewDeadlineMs: 4000, leaderElectRetryPeriodMs: 1000 };
+  const h = await startHarness({ ...slow, identity: 'replica-1', kubeApiQps: 1, kubeApiBurst: 1 });
+  try {
+    await h.ctl.acting();
+    h.sim.store.create('nodes', node('node-a'));
+    for (let i = 0; i < 8; i++) createVolumeAndPod(h.sim.store, 'default', `q${i}`);
+    await waitFor('creates queued behind the rate limiter', () => h.ctl.executor.inFlight() >= 6);
+    assert.equal(holder(h), 'replica-1');
+    await h.ctl.stop();
+    assert.equal(holder(h) ?? '', '', 'the lease was released at the stop');
+  } finally {
+    await h.stop();
+  }
+});

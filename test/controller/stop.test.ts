@@ -22,11 +22,15 @@ test('no VolumeAttachment create queued at stop() reaches the server after it re
     h.sim.store.create('nodes', node('node-a'));
     for (let i = 0; i < 6; i++) createVolumeAndPod(h.sim.store, 'default', `s${i}`);
     await waitFor('the first VolumeAttachment', () => creates.length >= 1);
-    assert.ok(h.ctl.executor.inFlight() > 1, 'operations were queued at the stop');
+    const queued = h.ctl.executor.inFlight();
+    assert.ok(queued > 2, 'operations were queued at the stop');
+    const stopAt = performance.now();
     const first = h.ctl.stop();
     assert.equal(h.ctl.stop(), first, 'a second stop shares the first');
     await first;
     const stoppedAt = performance.now();
+    // The queued calls are refused at once, not each when its token comes (one a second here).
+    assert.ok(stoppedAt - stopAt < (queued - 1) * 1000, `stop took ${Math.round(stoppedAt - stopAt)} ms with ${queued} calls queued at 1/s`);
     await new Promise((r) => setTimeout(r, 3000)); // three more tokens of the rate limiter
     const after = creates.filter((t) => t > stoppedAt).map((t) => Math.round(t - stoppedAt));
     assert.deepEqual(after, [], 'creates that reached the server after stop() resolved (ms after)');

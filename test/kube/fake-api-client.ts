@@ -14,7 +14,7 @@ import type { KubeErrorDetails } from '../../src/kube/kube-errors.js';
 import type { AttachedVolume, NodeRecord } from '../../src/kube/projections/node.js';
 import type { VolumeAttachmentRecord } from '../../src/kube/projections/volume-attachment.js';
 
-type Method = Exclude<keyof KubeApiClient, 'rateLimiterStats' | 'backlog'>;
+type Method = Exclude<keyof KubeApiClient, 'rateLimiterStats' | 'backlog' | 'refuseWaiting'>;
 
 /** A FA_ERR_KUBE_API error as the real client raises it. */
 export function kubeError(code: number, reason?: string, what: { verb?: string; resource?: string; name?: string } = {}): FleetError {
@@ -152,6 +152,8 @@ export class FakeKubeApiClient implements KubeApiClient {
   backlog() {
     return { waiting: 0, inFlight: 0 };
   }
+
+  refuseWaiting(): void {}
 
   private async enter(method: Method, args: unknown[], signal?: AbortSignal): Promise<void> {
     this.calls.push({ method, args });

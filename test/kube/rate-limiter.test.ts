@@ -35,6 +35,21 @@ describe('token bucket rate limiter', () => {
     await assert.rejects(p, /stop/);
   });
 
+  it('cancelWaiting ends every caller still waiting for its token, and only those', async () => {
+    const slow = createRateLimiter({ qps: 1, burst: 1 });
+    await slow.acquire();
+    const ac = new AbortController();
+    const waiting = [slow.acquire(), slow.acquire(ac.signal), slow.acquire()];
+    ac.abort(new Error('aborted first'));
+    await assert.rejects(waiting[1]!, /aborted first/);
+    const t0 = performance.now();
+    assert.equal(slow.cancelWaiting(new Error('stopping')), 2);
+    await assert.rejects(waiting[0]!, /stopping/);
+    await assert.rejects(waiting[2]!, /stopping/);
+    assert.ok(performance.now() - t0 < 500, 'ended at once, not a token per second');
+    assert.equal(slow.cancelWaiting(new Error('again')), 0);
+  });
+
   it('rejects nonsense options', () => {
     assert.throws(() => createRateLimiter({ qps: 5, burst: 0 }), RangeError);
     assert.throws(() => createRateLimiter({ qps: Number.NaN, burst: 1 }), RangeError);
