@@ -217,12 +217,7 @@ export function loadKubeConfig(opts: LoadKubeConfigOptions = {}): FleetKubeConfi
       const files = env.KUBECONFIG.split(':').filter((f) => f.length > 0);
       const missing = files.filter((f) => !fs.existsSync(f));
       if (missing.length === files.length) throw new Error(`no such file: ${missing.join(', ')}`);
-      kc.loadFromFile(files.find((f) => !missing.includes(f)) as string);
-      for (const f of files.filter((x) => !missing.includes(x)).slice(1)) {
-        const extra = new KubeConfig();
-        extra.loadFromFile(f);
-        kc.mergeConfig(extra, true);
-      }
+      mergeKubeconfigFiles(kc, files.filter((f) => !missing.includes(f)));
     } else if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) {
       source = 'in-cluster service account';
       if (!fs.existsSync(SA_TOKEN)) throw new Error(`${SA_TOKEN} not found`);
@@ -236,6 +231,27 @@ export function loadKubeConfig(opts: LoadKubeConfigOptions = {}): FleetKubeConfi
   }
   validate(kc, source);
   return kc;
+}
+
+/**
+ * kubectl's merge of `$KUBECONFIG` files: the first file to define a cluster, user or context
+ * name wins, and the current-context is the first one set (client-node's mergeConfig refuses a
+ * name defined twice, which kubectl accepts).
+ */
+function mergeKubeconfigFiles(kc: KubeConfig, files: readonly string[]): void {
+  const clusters = new Map<string, KubeConfig['clusters'][number]>();
+  const users = new Map<string, KubeConfig['users'][number]>();
+  const contexts = new Map<string, KubeConfig['contexts'][number]>();
+  let currentContext = '';
+  for (const f of files) {
+    const one = new KubeConfig();
+    one.loadFromFile(f);
+    for (const c of one.clusters) if (!clusters.has(c.name)) clusters.set(c.name, c);
+    for (const u of one.users) if (!users.has(u.name)) users.set(u.name, u);
+    for (const c of one.contexts) if (!contexts.has(c.name)) contexts.set(c.name, c);
+    currentContext ||= one.currentContext ?? '';
+  }
+  kc.loadFromOptions({ clusters: [...clusters.values()], users: [...users.values()], contexts: [...contexts.values()], currentContext });
 }
 
 function sourceOf(opts: LoadKubeConfigOptions, env: NodeJS.ProcessEnv): string {

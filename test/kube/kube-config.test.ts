@@ -35,6 +35,19 @@ describe('loadKubeConfig', () => {
     assert.equal(loadKubeConfig({ env: { KUBECONFIG: `${dir}/missing.yaml:${b}` } }).server(), 'https://b.example:6443');
   });
 
+  it('merges KUBECONFIG files as kubectl does: the first definition of a name wins, and the first current-context set', () => {
+    const a = path.join(dir, 'merge-a.yaml');
+    const b = path.join(dir, 'merge-b.yaml');
+    const noContext = path.join(dir, 'merge-none.yaml');
+    fs.writeFileSync(a, good('https://a.example:6443'));
+    fs.writeFileSync(b, good('https://b.example:6443')); // the same names c1, u1, x
+    fs.writeFileSync(noContext, good('https://n.example:6443').replace('current-context: x', '').replace(/\bx\b/, 'other').replace(/\bc1\b/g, 'c9'));
+    assert.equal(loadKubeConfig({ env: { KUBECONFIG: `${a}:${b}` } }).server(), 'https://a.example:6443');
+    assert.equal(loadKubeConfig({ env: { KUBECONFIG: `${b}:${a}` } }).server(), 'https://b.example:6443');
+    // The first file sets no current-context: the second's is used.
+    assert.equal(loadKubeConfig({ env: { KUBECONFIG: `${noContext}:${b}` } }).server(), 'https://b.example:6443');
+  });
+
   it('names what is wrong', () => {
     assert.throws(() => loadKubeConfig({ path: path.join(dir, 'nope.yaml'), env: {} }), invalid(/nope\.yaml: file not found/));
     assert.throws(() => loadKubeConfig({ yaml: ': : not yaml [', env: {} }), invalid(/kubeconfig document/));
