@@ -3,6 +3,7 @@
  * conflicts, loop p50/p99 and watch events/s. Rewrites one line in place on a TTY, prints one
  * line per interval otherwise (logs, CI).
  */
+import { endStatusLine, showStatusLine } from '../log/status-line.js';
 import type { Controller } from '../manager/controller.js';
 
 export interface Progress {
@@ -43,11 +44,11 @@ export function createProgress(o: { ctl: Controller; intervalMs: number; tty: bo
     const line = ready.ready
       ? `[${secs}s] converged ${pct.toFixed(1)}%  attached/desired ${attached}/${desired}  pending ${c.pendingOperations}  backoff ${c.backoffOperations}  conflicts ${c.conflicts}  loop p50 ${ctl.reconciler.passTime.percentile(0.5).toFixed(1)}ms p99 ${ctl.reconciler.passTime.percentile(0.99).toFixed(1)}ms  watch ${rate.toFixed(0)} ev/s`
       : `[${secs}s] initial sync: ${ready.reason ?? 'starting'}`;
-    if (o.tty) process.stdout.write(`\r\x1b[K${line}`);
+    if (o.tty) showStatusLine(line);
     else console.log(line);
     if (!done && ready.ready && isConverged(ctl)) {
       done = true;
-      if (o.tty) process.stdout.write('\n');
+      endStatusLine();
       resolveConverged();
     }
   };
@@ -61,7 +62,7 @@ export function createProgress(o: { ctl: Controller; intervalMs: number; tty: bo
     stop() {
       clearInterval(timer);
       clearInterval(check);
-      if (o.tty) process.stdout.write('\n');
+      endStatusLine();
     },
   };
 }

@@ -5,6 +5,7 @@
  * unless debugging). A closed stdout (EPIPE) ends logging and is reported (stdout-closed.ts).
  */
 import { pino, type Logger } from 'pino';
+import { aroundStatusLine } from './status-line.js';
 import { markStdoutClosed } from './stdout-closed.js';
 
 export type { Logger };
@@ -14,6 +15,8 @@ let root: Logger | undefined;
 export function rootLogger(): Logger {
   if (root) return root;
   const out = pino.destination({ dest: 1, sync: true });
+  const write = out.write.bind(out);
+  out.write = (line: string) => aroundStatusLine(() => write(line));
   out.on('error', (err: NodeJS.ErrnoException) => {
     // Nowhere left to log to, whatever the error: lines are dropped from now on.
     out.write = () => true;
