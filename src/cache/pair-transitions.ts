@@ -32,7 +32,9 @@ export function removePod(c: WorldCore, pods: PodSets, slot: number, uid: string
     if (c.t.pairFlags[slot] & PF_ATTACHED) c.counters.desiredAttached--;
     c.pluginTotals.add(c.pairVolume(slot), -1, 0);
     c.refreshConflict(slot);
+    const node = c.pairNode(slot);
     c.maybeFreePair(slot);
+    c.desiredLeft(node);
   }
   return true;
 }

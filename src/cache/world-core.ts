@@ -20,7 +20,7 @@
  * not the whole table by half.
  */
 import {
-  NF_LIVE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED, PF_ATTACHED, PF_CONFLICT, PF_DESIRED, PF_LIVE,
+  NF_HEALTHY, NF_LIVE, NF_MANAGED, NF_OUT_OF_SERVICE, NF_REMOVED, NF_STATUS_NEEDED, NF_TRACKED, PF_ATTACHED, PF_CONFLICT, PF_DESIRED, PF_LIVE,
   PF_MOUNTED, PF_OP_HOLD, PF_PENDING, PF_REPORTED, PF_UNCERTAIN, PR_NODE, PR_TIMER, PR_VOLUME,
   VF_ATTACHED_ANY, VF_FORBIDDEN, VF_LIVE,
 } from '../kernel/abi.js';
@@ -86,6 +86,8 @@ export class WorldCore {
   private overflowHighWater = 0;
   /** Freed overflow slots; entries now below the volume capacity (home slots) are dropped when popped. */
   private readonly freeOverflow: number[] = [];
+  /** Nodes deleted while pods still wanted volumes on them (B2): removed when the last goes. */
+  private readonly removalDeferred = new Set<number>();
   ops!: OperationRefs;
 
   constructor(caps: Partial<Capacities>) {
@@ -118,6 +120,7 @@ export class WorldCore {
       this.inUseList[id] = null;
     } else {
       this.t.nodeFlags[id] &= ~NF_REMOVED;
+      this.removalDeferred.delete(id); // the node is back (an event names it again)
     }
     return id;
   }
@@ -133,11 +136,38 @@ export class WorldCore {
     return id;
   }
 
+  /**
+   * B2: removes a node whose object was deleted, unless pods still want volumes on it; then the
+   * removal waits (`deferred`) and happens when the last of them goes (removePod), instead of
+   * never: upstream keeps such a node for the life of the process, which on a fleet whose nodes
+   * come and go under new names grows without bound (ids, names, the plans' node range).
+   * Removed: unmanaged, unhealthy, untainted; its actual pairs and volumesInUse stay (D4) and its
+   * id is freed with its last pair. Returns whether it was removed now.
+   */
+  removeNode(node: number): boolean {
+    if (this.nodeHasDesired(node)) {
+      this.removalDeferred.add(node);
+      return false;
+    }
+    this.removalDeferred.delete(node);
+    const f = this.t.nodeFlags[node];
+    if (f & NF_MANAGED) this.counters.managedNodes--;
+    this.t.nodeFlags[node] = (f & ~(NF_MANAGED | NF_HEALTHY | NF_OUT_OF_SERVICE)) | NF_REMOVED;
+    this.maybeFreeNode(node);
+    return true;
+  }
+
+  /** After a node lost a desired pair: completes its deferred removal once none is left. */
+  desiredLeft(node: number): void {
+    if (this.removalDeferred.has(node)) this.removeNode(node);
+  }
+
   /** Frees a removed node nothing references (not even a pending status write, K3/K4). */
   maybeFreeNode(node: number): void {
     const f = this.t.nodeFlags[node];
     if ((f & NF_REMOVED) === 0 || (f & NF_STATUS_NEEDED) !== 0 || this.t.nodeHead[node] !== END) return;
     this.t.nodeFlags[node] = 0;
+    this.removalDeferred.delete(node);
     this.inUse[node] = null;
     this.inUseList[node] = null;
     this.nodes.release(node);

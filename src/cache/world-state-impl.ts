@@ -90,12 +90,7 @@ class WorldStateImpl implements WorldState {
   }
   removeNode(node: NodeId): boolean {
     this.liveNode(node);
-    const c = this.core;
-    if (c.nodeHasDesired(node)) return false;
-    this.nodeFlag(node, NF_MANAGED | NF_HEALTHY | NF_OUT_OF_SERVICE, false);
-    c.t.nodeFlags[node] |= NF_REMOVED;
-    c.maybeFreeNode(node);
-    return true;
+    return this.core.removeNode(node);
   }
   setStatusUpdateNeeded(node: NodeId): boolean {
     this.liveNode(node);

@@ -163,9 +163,12 @@ export interface WorldState {
    * later takes its mounted flag from this set. Updates the mounted flag of every pair on the
    * node. O(pairs of the node + names). */
   setVolumesInUse(node: NodeId, uniqueNames: readonly string[] | null): void;
-  /** B2 (Node delete event): refused (returns false, nothing changes) while pods want volumes
-   * on the node. Otherwise the node becomes unmanaged, unhealthy and untainted; its actual
-   * pairs and volumesInUse stay (D4), and its id is recycled when its last pair goes. */
+  /** B2 (Node delete event): refused (returns false, nothing changes yet) while pods want
+   * volumes on the node; the removal then happens when the last of them goes, unless the node
+   * is interned again first (its object is back). Upstream never retries it: on a fleet whose
+   * nodes come and go under new names that keeps every such node for the life of the process.
+   * Removed, the node becomes unmanaged, unhealthy and untainted; its actual pairs and
+   * volumesInUse stay (D4), and its id is recycled when its last pair goes. */
   removeNode(node: NodeId): boolean;
   /** B4/K4: flags the node for a status write if its report set was ever used; returns whether
    * the flag is now set. */

@@ -1,6 +1,7 @@
 /**
  * Node events (B1–B4, D3–D4): a Node add or update sets the node's flags and volumesInUse in the
- * world state; a delete keeps the node while pods still want volumes on it (B2).
+ * world state; a delete keeps the node while pods still want volumes on it (B2), and removes it
+ * when they are gone.
  */
 import type { WorldState } from '../cache/world-state.js';
 import type { NodeRecord } from '../kube/projections/index.js';
@@ -24,5 +25,5 @@ export function deleteNodeRecord(state: WorldState, conditions: NodeConditionCou
   state.setNodeHealthy(id, false); // an absent node is unhealthy
   state.setNodeOutOfService(id, false); // F5: node lookup error ⇒ no taint
   conditions?.delete(n.name);
-  if (!state.removeNode(id)) log.info({ node: n.name }, 'node deleted but pods still want volumes on it; keeping it (B2)');
+  if (!state.removeNode(id)) log.info({ node: n.name }, 'node deleted but pods still want volumes on it; removed when they are gone (B2)');
 }

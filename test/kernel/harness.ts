@@ -75,7 +75,9 @@ export class Harness {
   ) {}
 
   private nid(i: number): number {
-    return this.world.internNode(nodeName(i));
+    const id = this.world.internNode(nodeName(i));
+    this.ref.noteNodeSeen(nodeName(i)); // interning an existing node ends a deferred removal
+    return id;
   }
   private vid(i: number): number {
     const name = volumeName(i);

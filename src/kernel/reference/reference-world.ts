@@ -80,9 +80,21 @@ export class ReferenceWorld {
   setVolumesInUse(node: string, volumes: readonly string[] | null): void {
     this.node(node).volumesInUse = volumes === null ? null : new Set(volumes);
   }
-  /** B2: refused while volumes are desired on the node. */
+  /** Nodes whose removal was refused (B2): removed when their last desired volume goes. */
+  readonly removalDeferred = new Set<string>();
+
+  /** The node was named again (its object is back): a deferred removal is off. */
+  noteNodeSeen(node: string): void {
+    this.removalDeferred.delete(node);
+  }
+
+  /** B2: refused while volumes are desired on the node, and then done when the last goes. */
   removeNode(node: string): boolean {
-    if ((this.dsw.get(node)?.size ?? 0) > 0) return false;
+    if ((this.dsw.get(node)?.size ?? 0) > 0) {
+      this.removalDeferred.add(node);
+      return false;
+    }
+    this.removalDeferred.delete(node);
     this.dsw.delete(node);
     const n = this.node(node);
     n.managed = false;
@@ -121,6 +133,7 @@ export class ReferenceWorld {
     const entry = volumes?.get(volume);
     if (!volumes || !entry || !entry.pods.delete(pod)) return false;
     if (entry.pods.size === 0) volumes.delete(volume);
+    if (volumes.size === 0 && this.removalDeferred.has(node)) this.removeNode(node);
     return true;
   }
   setMultiAttachErrorReported(volume: string, node: string): void {
