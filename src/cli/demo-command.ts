@@ -83,6 +83,6 @@ export async function demoCommand(argv: string[]): Promise<number> {
   await running.stop();
   await sim.stop();
   // --until-converged promises convergence: any other end of the run is a failure, but a signal.
-  const short = flags['until-converged'] && (reason === 'timeout' || reason === 'duration reached');
+  const short = flags['until-converged'] && (reason === 'timeout' || reason === 'duration reached' || reason === 'signal stdout closed');
   return short || failed ? 1 : 0;
 }

@@ -35,7 +35,8 @@ export function readItem<T>(kind: ResourceKind<T>, raw: unknown): PageItem<T> {
     const m = readMeta(raw, kind.namespaced);
     key = keyOf(m.namespace, m.name);
     rv = m.resourceVersion ?? '';
-    if (m.bad !== undefined) return { key, rv, reason: m.bad };
+    // A kind read in part (nodes) projects anyway: its projection reads uid leniently and names it.
+    if (m.bad !== undefined && !kind.unreadableOf) return { key, rv, reason: m.bad };
   } catch (err) {
     return { reason: err instanceof Error ? err.message : String(err) };
   }

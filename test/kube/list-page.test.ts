@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodePage, encodePage, projectPage, readListBody, type ListPage } from '../../src/kube/list-page.js';
 import { KINDS_BY_RESOURCE } from '../../src/kube/projections/kinds.js';
-import { POD_KIND, PV_KIND, PVC_KIND, VOLUME_ATTACHMENT_KIND, type PvRecord, type ResourceKind } from '../../src/kube/projections/index.js';
+import { NODE_KIND, POD_KIND, PV_KIND, PVC_KIND, VOLUME_ATTACHMENT_KIND, type NodeRecord, type PvRecord, type ResourceKind } from '../../src/kube/projections/index.js';
 
 const meta = (name: string, rv: string, ns?: string) => ({ name, resourceVersion: rv, uid: `uid-${name}`, ...(ns ? { namespace: ns } : {}) });
 
@@ -86,6 +86,16 @@ describe('list pages read off the main thread', () => {
       // A keyed item with a reason is "present but unprojectable": ProjectionStore.replace keeps it.
       assert.equal(page.items.every((i) => i.value === undefined), true);
     }
+  });
+
+  it('a node with a wrong-typed uid is read in part, not skipped (a skipped node reads as absent, hence unhealthy)', () => {
+    const text = listText([{ metadata: { name: 'node-x', uid: 7, resourceVersion: '3' }, status: { conditions: [{ type: 'Ready', status: 'True' }], volumesInUse: ['v'] } }], { resourceVersion: '9' });
+    const item = projectPage(NODE_KIND, text).items[0]!;
+    assert.equal(item.reason, undefined);
+    assert.equal(item.key, 'node-x');
+    const node = item.value as NodeRecord;
+    assert.deepEqual([node.uid, node.ready, node.volumesInUse], ['', true, ['v']]);
+    assert.match((node.unreadable ?? []).join(';'), /metadata\.uid/);
   });
 
   it('pools the access-mode lists again: the crossed PV holds the very list the in-place one does', () => {

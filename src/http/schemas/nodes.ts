@@ -26,7 +26,7 @@ export type NodeSummary = Static<typeof NodeSummary>;
 
 export const NodeDetail = Type.Object({
   ...NodeFields,
-  volumesInUse: Type.Optional(Type.Array(Type.String(), { description: 'Last observed status.volumesInUse; absent when never observed' })),
+  volumesInUse: Type.Optional(Type.Array(Type.String(), { description: 'Last observed status.volumesInUse; absent when never observed or unreadable (every volume then counts as mounted)' })),
   volumes: Type.Array(PairView, { description: 'Every pair of the node: desired, actual or holding operation state' }),
 });
 export type NodeDetail = Static<typeof NodeDetail>;
