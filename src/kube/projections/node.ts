@@ -71,15 +71,12 @@ function readStrict(o: Obj): NodeRecord {
     name: str(meta.name, 'metadata.name'),
     uid: optStr(meta.uid, 'metadata.uid') ?? '',
     managed: Object.hasOwn(annotations, MANAGED_ANNOTATION),
-    ready: someItem(status.conditions, 'status.conditions', (c) => {
-      const cond = record(c, '');
-      return cond.type === 'Ready' && cond.status === 'True';
-    }),
-    outOfService: someItem(spec.taints, 'spec.taints', (t) => record(t, '').key === OUT_OF_SERVICE_TAINT),
+    ready: someItem(status.conditions, 'status.conditions', isReadyTrue),
+    outOfService: someItem(spec.taints, 'spec.taints', isOutOfServiceTaint),
     volumesInUse: stringArray(status.volumesInUse, 'status.volumesInUse'),
     volumesAttached,
   };
-  if (devicePaths !== undefined) out.devicePaths = Array.from({ length: volumesAttached.length }, (_, i) => devicePaths?.[i] ?? '');
+  if (devicePaths !== undefined) out.devicePaths = pathsOf(devicePaths, volumesAttached.length);
   return out;
 }
 
@@ -99,11 +96,8 @@ function readLenient(o: Obj): NodeRecord {
   const spec = safe(() => optRecord(o.spec, 'spec') ?? {}, {});
   const status = safe(() => optRecord(o.status, 'status') ?? {}, undefined);
   const annotations = safe(() => optRecord(meta.annotations, 'metadata.annotations') ?? {}, {});
-  const ready = status === undefined || safe(() => someItem(status.conditions, 'status.conditions', (c) => {
-    const cond = record(c, '');
-    return cond.type === 'Ready' && cond.status === 'True';
-  }), true);
-  const outOfService = safe(() => someItem(spec.taints, 'spec.taints', (t) => record(t, '').key === OUT_OF_SERVICE_TAINT), false);
+  const ready = status === undefined || safe(() => someItem(status.conditions, 'status.conditions', isReadyTrue), true);
+  const outOfService = safe(() => someItem(spec.taints, 'spec.taints', isOutOfServiceTaint), false);
   const volumesAttached: string[] = [];
   let devicePaths: string[] | undefined;
   const attached = status === undefined ? [] : safe(() => readItems(status.volumesAttached, 'status.volumesAttached', (v) => v), []);
@@ -126,10 +120,18 @@ function readLenient(o: Obj): NodeRecord {
     volumesInUse: status === undefined ? null : safe(() => stringArray(status.volumesInUse, 'status.volumesInUse'), null),
     volumesAttached,
   };
-  if (devicePaths !== undefined) out.devicePaths = Array.from({ length: volumesAttached.length }, (_, i) => devicePaths?.[i] ?? '');
+  if (devicePaths !== undefined) out.devicePaths = pathsOf(devicePaths, volumesAttached.length);
   if (unreadable !== undefined) out.unreadable = unreadable;
   return out;
 }
+
+const isReadyTrue = (c: unknown): boolean => {
+  const cond = record(c, '');
+  return cond.type === 'Ready' && cond.status === 'True';
+};
+const isOutOfServiceTaint = (t: unknown): boolean => record(t, '').key === OUT_OF_SERVICE_TAINT;
+/** The sparse non-empty paths as one per attached volume ('' where none). */
+const pathsOf = (sparse: readonly string[], n: number): string[] => Array.from({ length: n }, (_, i) => sparse[i] ?? '');
 
 /**
  * A node update as the store keeps it (ResourceKind.keepFrom): node objects live as long as the
