@@ -11,10 +11,12 @@
  * Ratios: reflector objects/s ÷ JSON.parse objects/s, by wall clock (wall time of both) and by
  * CPU (this process's user + system time of both; the simulator's CPU over the list is reported
  * beside it). On a loaded machine the wall ratio mostly measures the scheduler; the CPU ratio is
- * the stable one. `--ab` alternates runs with the next-page prefetch on and off. Not looped,
- * not part of `npm run bench`; results print as one JSON object.
+ * the stable one. `--ab` alternates runs with the next-page prefetch on and off; `--readers`
+ * cycles runs through the ways to read a page on the main thread (`sieve`: the JSON sieve, the
+ * controller's default; `inline`: JSON.parse of the whole page). Not looped, not part of
+ * `npm run bench`; results print as one JSON object.
  *
- *   node --import tsx bench/ingest.bench.ts [--nodes 10000] [--pods-per-node 10] [--page-size 500] [--runs 3] [--ab]
+ *   node --import tsx bench/ingest.bench.ts [--nodes 10000] [--pods-per-node 10] [--page-size 500] [--runs 3] [--ab] [--readers sieve,inline]
  */
 import fetch from 'node-fetch';
 import os from 'node:os';
@@ -23,6 +25,7 @@ import { startSimulator } from '../src/sim/server/index.js';
 import { loadKubeConfig, type FleetKubeConfig } from '../src/kube/kube-config.js';
 import { createReflector } from '../src/kube/reflector.js';
 import { POD_KIND } from '../src/kube/projections/pod.js';
+import { createJsonSieve, type JsonSieve } from '../src/kube/sieve/json-sieve.js';
 import { forkTs, nextMessage } from './lib/children.js';
 import { readProc } from './lib/proc-stats.js';
 import { median } from './lib/stats.js';
@@ -73,8 +76,10 @@ function parsePass(bodies: readonly string[]): { ms: number; cpuMs: number; item
   return { ms, cpuMs: (cpu.user + cpu.system) / 1000, items };
 }
 
-async function reflectorRun(kc: FleetKubeConfig, pageSize: number, simPid: number, prefetch: boolean | undefined) {
-  const r = createReflector({ kc, kind: POD_KIND, pageSize, ...(prefetch === undefined ? {} : { prefetch }) });
+type Reader = 'sieve' | 'inline';
+
+async function reflectorRun(kc: FleetKubeConfig, pageSize: number, simPid: number, prefetch: boolean | undefined, sieve: JsonSieve | undefined) {
+  const r = createReflector({ kc, kind: POD_KIND, pageSize, ...(prefetch === undefined ? {} : { prefetch }), ...(sieve ? { sieve } : {}) });
   const sim0 = readProc(simPid)?.cpuS ?? NaN;
   const c0 = process.cpuUsage();
   const t0 = performance.now();
@@ -90,6 +95,7 @@ async function reflectorRun(kc: FleetKubeConfig, pageSize: number, simPid: numbe
 }
 
 interface RunFigures {
+  reader: Reader;
   prefetch?: boolean;
   wall_ms: number;
   cpu_ms: number;
@@ -112,8 +118,12 @@ async function main(): Promise<void> {
       runs: { type: 'string', default: '3' },
       /** Alternate runs with the next-page prefetch on and off (A/B in one process). */
       ab: { type: 'boolean', default: false },
+      readers: { type: 'string', default: 'sieve' },
     },
   });
+  const readers = values.readers.split(',') as Reader[];
+  if (readers.length === 0 || readers.some((r) => r !== 'sieve' && r !== 'inline')) throw new Error('--readers: a comma-separated list of sieve and inline');
+  const sieve = createJsonSieve();
   const nodes = Number(values.nodes), podsPerNode = Number(values['pods-per-node']);
   const pageSize = Number(values['page-size']), runs = Number(values.runs);
   if (nodes > 10_000) throw new Error('keep the shared machine usable: --nodes ≤ 10000');
@@ -131,10 +141,12 @@ async function main(): Promise<void> {
     const results: RunFigures[] = [];
     for (let i = 0; i < runs; i++) {
       const prefetch = values.ab ? i % 2 === 0 : undefined;
-      const run = await reflectorRun(kc, pageSize, sim.pid, prefetch);
+      const reader = readers[i % readers.length]!;
+      const run = await reflectorRun(kc, pageSize, sim.pid, prefetch, reader === 'sieve' ? sieve : undefined);
       if (run.items !== items) throw new Error(`reflector listed ${run.items} pods, the pages hold ${items}`);
       const l = run.lastList;
       results.push(runFigures({
+        reader,
         ...(prefetch === undefined ? {} : { prefetch }),
         wall_ms: Math.round(run.wallMs),
         cpu_ms: Math.round(run.cpuMs),
@@ -154,6 +166,12 @@ async function main(): Promise<void> {
         return [on ? 'prefetch_on' : 'prefetch_off', { median_ratio_wall: med('ratio_wall', rs), median_ratio_cpu: med('ratio_cpu', rs), median_wall_ms: median(rs.map((r) => r.wall_ms)) }];
       }))
       : {};
+    const byReader = readers.length > 1
+      ? Object.fromEntries(readers.map((reader) => {
+        const rs = results.filter((r) => r.reader === reader);
+        return [reader, { median_ratio_wall: med('ratio_wall', rs), median_ratio_cpu: med('ratio_cpu', rs), median_wall_ms: median(rs.map((r) => r.wall_ms)), median_cpu_ms: median(rs.map((r) => r.cpu_ms)) }];
+      }))
+      : {};
     console.log(JSON.stringify({
       bench: 'ingest',
       nodes, pods_per_node: podsPerNode, page_size: pageSize, pods: items, pages: bodies.length,
@@ -164,6 +182,7 @@ async function main(): Promise<void> {
       median_ratio_wall: med('ratio_wall'),
       median_ratio_cpu: med('ratio_cpu'),
       ...byMode,
+      ...byReader,
     }, null, 2));
   } finally {
     await sim.stop();

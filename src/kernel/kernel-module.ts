@@ -4,9 +4,9 @@
  * segments, start function or mutable globals, so any number of instances, one per thread,
  * can share the memory (see assembly/abi.ts).
  */
-import { readFileSync } from 'node:fs';
 import { fleetError } from '../errors/index.js';
 import { ABI_VERSION } from './abi.js';
+import { loadBuildWasm } from './build-wasm.js';
 
 export type KernelBuild = 'debug' | 'release';
 
@@ -17,24 +17,9 @@ export interface KernelExports {
   abiVersion(): number;
 }
 
-const cache = new Map<KernelBuild, WebAssembly.Module>();
-
 /** Compiles (once per build) the kernel module from build/<build>.wasm. */
 export function loadKernelModule(build: KernelBuild): WebAssembly.Module {
-  let module = cache.get(build);
-  if (module === undefined) {
-    // src/kernel/ and dist/kernel/ are both two levels below the package root.
-    const url = new URL(`../../build/${build}.wasm`, import.meta.url);
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(url);
-    } catch (cause) {
-      throw fleetError('FA_ERR_KERNEL', `cannot read ${url.pathname} (run npm run build)`, { cause });
-    }
-    module = new WebAssembly.Module(bytes);
-    cache.set(build, module);
-  }
-  return module;
+  return loadBuildWasm(`${build}.wasm`);
 }
 
 /** Instantiates the module over `memory` and checks its ABI version. */

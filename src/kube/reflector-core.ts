@@ -5,6 +5,7 @@
  */
 import type { Logger } from '../log/logger.js';
 import type { ListRetryPolicy } from './list-retry.js';
+import type { JsonSieve } from './sieve/json-sieve.js';
 import type { ProjectionStore, StoreEntry } from './projection-store.js';
 import { readItem, type PageItem, type PageReader } from './list-page.js';
 import type { ResourceKind } from './projections/read.js';
@@ -33,8 +34,13 @@ export interface ReflectorOptions<T> {
   labelSelector?: string;
   fieldSelector?: string;
   onRequest?: RequestHook;
-  /** Parses and projects list pages off the main thread (a worker); absent: on it. */
+  /**
+   * Parses and projects list pages off the main thread (a worker); absent: on it. Not used for a
+   * kind with a keep spec when `sieve` is given.
+   */
   readPage?: PageReader;
+  /** Cuts list pages down to what the kind reads before they are parsed, on this thread (list-page.ts). */
+  sieve?: JsonSieve;
 }
 
 export interface ReflectorCounters {

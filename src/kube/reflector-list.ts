@@ -4,7 +4,7 @@
  * Throws when the list fails; the reflector's loop backs off and lists again.
  */
 import { statusCodeOf } from './kube-errors.js';
-import { projectPage, type ListPage } from './list-page.js';
+import { readPageBytes, type ListPage } from './list-page.js';
 import { listPages, type ListSummary } from './list-pages.js';
 import type { StoreEntry } from './projection-store.js';
 import { getBody } from './raw-request.js';
@@ -36,11 +36,11 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
         throw err;
       }
       const bytes = res.body.length; // read before a worker takes the body
-      if (opts.readPage) {
+      if (opts.readPage && !(opts.sieve && opts.kind.keep)) {
         const page = await opts.readPage(opts.kind, res.body);
         return { ...pageParts(page), bytes, parseMs: page.decodeMs ?? 0, projectMs: 0, offThreadMs: page.parseMs + page.projectMs };
       }
-      const page = projectPage(opts.kind, res.body.toString('utf8'));
+      const page = readPageBytes(opts.kind, res.body, opts.sieve);
       return { ...pageParts(page), bytes, parseMs: page.parseMs, projectMs: page.projectMs };
     },
     onItem: (item) => {

@@ -26,6 +26,8 @@ export interface ControllerOptions {
   kubeApiHttp2: boolean;
   /** Objects per page of the reflectors' lists (`limit`). */
   listPageSize: number;
+  /** How list pages are read (list-page.ts): the JSON sieve, the plan workers, or parsed whole in place. */
+  listReader: 'sieve' | 'worker' | 'inline';
   /** Admission of the reconciler (reconciler.ts): operation starts per pass, and the API backlog that pauses them. */
   maxOperationStartsPerPass: number;
   maxApiBacklog: number;
@@ -68,6 +70,7 @@ export const DEFAULT_CONTROLLER_OPTIONS: Omit<ControllerOptions, 'kubeconfig'> =
   kubeApiMaxInFlight: 96,
   kubeApiHttp2: true,
   listPageSize: 500,
+  listReader: 'sieve',
   maxOperationStartsPerPass: 5000,
   maxApiBacklog: 500,
   workers: 1,

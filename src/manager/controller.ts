@@ -31,6 +31,7 @@ import { NodeConditionCounter } from '../populator/node-condition-counter.js';
 import { createOperationExecutor, type OperationExecutor } from '../operations/operation-executor.js';
 import { createReconciler, type Reconciler } from '../reconciler/reconciler.js';
 import { logger } from '../log/logger.js';
+import { createJsonSieve } from '../kube/sieve/json-sieve.js';
 import * as adapt from './adapters.js';
 import { DEFAULT_CONTROLLER_OPTIONS, type ControllerOptions } from './controller-options.js';
 import { wireMetrics } from './wire-metrics.js';
@@ -97,11 +98,11 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const rOpts = {
     kc,
     pageSize: o.listPageSize,
-    // List pages are parsed and projected in the planner's workers: the initial sync is when
-    // the main thread is busiest and the pool idlest (no plans before it ends). A later relist
-    // shares the pool with plans, which use it only above --inline-plan-below-pairs; a page
-    // costs a worker a few milliseconds.
-    ...(planner.pool ? { readPage: adapt.listPageReader(planner.pool) } : {}),
+    // List pages are sieved down to what the projections read and parsed here (the default:
+    // about a third of the CPU of a whole parse in a worker, which then needs its result
+    // encoded, sent and decoded again), or parsed whole in the planner's workers, or in place.
+    ...(o.listReader === 'sieve' ? { sieve: createJsonSieve(o.kernelBuild ? { build: o.kernelBuild } : {}) } : {}),
+    ...(o.listReader === 'worker' && planner.pool ? { readPage: adapt.listPageReader(planner.pool) } : {}),
     ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
     ...(o.bookmarkIntervalMs ? { bookmarkIntervalMs: o.bookmarkIntervalMs } : {}),
     onRequest,

@@ -2,7 +2,9 @@
 // same keys, versions, projections and malformed reasons, with the pooled values pooled again.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodePage, encodePage, projectPage, readListBody, type ListPage } from '../../src/kube/list-page.js';
+import { decodePage, encodePage, projectPage, readListBody, readPageBytes, type ListPage } from '../../src/kube/list-page.js';
+import { createJsonSieve, type JsonSieve } from '../../src/kube/sieve/json-sieve.js';
+import { listKeepSpec } from '../../src/kube/sieve/keep-spec.js';
 import { KINDS_BY_RESOURCE } from '../../src/kube/projections/kinds.js';
 import { NODE_KIND, POD_KIND, PV_KIND, PVC_KIND, VOLUME_ATTACHMENT_KIND, type NodeRecord, type PvRecord, type ResourceKind } from '../../src/kube/projections/index.js';
 
@@ -115,5 +117,28 @@ describe('list pages read off the main thread', () => {
   it('finds every reflected kind by its resource name', () => {
     for (const { kind } of PAGES) assert.equal(KINDS_BY_RESOURCE.get(kind.resource), kind);
     assert.equal(KINDS_BY_RESOURCE.size, 7);
+  });
+});
+
+describe('list pages read through the JSON sieve', () => {
+  const sieve = createJsonSieve({ build: 'debug' });
+  for (const { kind, items } of PAGES) {
+    it(`${kind.resource}: the sieved page equals the page read whole`, () => {
+      const text = listText(items, { resourceVersion: '99', continue: 'next' });
+      const sieved = readPageBytes(kind, Buffer.from(text), sieve);
+      assert.deepEqual(content(sieved), content(projectPage(kind, text)));
+      assert.equal(sieved.continueToken, 'next');
+    });
+  }
+
+  it('reads a page the sieve leaves alone (an escaped key) whole, and refuses an invalid one as JSON.parse does', () => {
+    let calls = 0;
+    const counting: JsonSieve = { sieve: (spec, body) => (calls++, sieve.sieve(spec, body)) };
+    const text = listText(PAGES[0]!.items, { resourceVersion: '99' }).replace('"nodeName"', String.raw`"node\u004eame"`);
+    assert.ok(text.includes(String.raw`node\u004eame`));
+    assert.deepEqual(content(readPageBytes(POD_KIND, Buffer.from(text), counting)), content(projectPage(POD_KIND, text)));
+    assert.equal(calls, 1);
+    assert.deepEqual(sieve.sieve(listKeepSpec(POD_KIND.keep!), Buffer.from(text)), { ok: false, status: 'unsupported' });
+    assert.throws(() => readPageBytes(POD_KIND, Buffer.from('{"items":[{"metadata":'), sieve), SyntaxError);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * CSIDriver projection: whether the driver needs attach (C7; unset means true).
  */
-import { optBool, optRecord, project, record, str, type ResourceKind } from './read.js';
+import { META_KEEP, optBool, optRecord, project, record, str, type ResourceKind } from './read.js';
 
 export interface CsiDriverRecord {
   name: string;
@@ -21,4 +21,5 @@ export const CSI_DRIVER_KIND: ResourceKind<CsiDriverRecord> = {
   path: '/apis/storage.k8s.io/v1/csidrivers',
   namespaced: false,
   project: projectCsiDriver,
+  keep: { metadata: META_KEEP, spec: { attachRequired: true } },
 };

@@ -1,7 +1,7 @@
 /**
  * CSINode projection: the in-tree plugins migrated on this node (C6).
  */
-import { optRecord, optStr, project, record, str, type ResourceKind } from './read.js';
+import { META_KEEP, optRecord, optStr, project, record, str, type ResourceKind } from './read.js';
 
 export const MIGRATED_PLUGINS_ANNOTATION = 'storage.alpha.kubernetes.io/migrated-plugins';
 
@@ -29,4 +29,5 @@ export const CSI_NODE_KIND: ResourceKind<CsiNodeRecord> = {
   path: '/apis/storage.k8s.io/v1/csinodes',
   namespaced: false,
   project: projectCsiNode,
+  keep: { metadata: { ...META_KEEP, annotations: { [MIGRATED_PLUGINS_ANNOTATION]: true } } },
 };

@@ -3,6 +3,7 @@
  */
 import {
   inTreeSourceOf,
+  META_KEEP,
   optArray,
   optBool,
   optRecord,
@@ -153,4 +154,17 @@ export function resharePod(pod: PodRecord): PodRecord {
   return pod;
 }
 
-export const POD_KIND: ResourceKind<PodRecord> = { resource: 'pods', path: '/api/v1/pods', namespaced: true, project: projectPod, reshare: resharePod };
+const CONTAINER_STATES = [{ state: { terminated: true, waiting: true } }] as const;
+
+export const POD_KIND: ResourceKind<PodRecord> = {
+  resource: 'pods',
+  path: '/api/v1/pods',
+  namespaced: true,
+  project: projectPod,
+  reshare: resharePod,
+  keep: {
+    metadata: { ...META_KEEP, deletionTimestamp: true },
+    spec: { nodeName: true, volumes: true },
+    status: { phase: true, initContainerStatuses: CONTAINER_STATES, containerStatuses: CONTAINER_STATES, ephemeralContainerStatuses: CONTAINER_STATES },
+  },
+};

@@ -4,6 +4,7 @@
  */
 import {
   inTreeSourceOf,
+  META_KEEP,
   optBool,
   optRecord,
   optStr,
@@ -101,4 +102,6 @@ export function resharePv(pv: PvRecord): PvRecord {
  */
 export const PV_KIND: ResourceKind<PvRecord> = {
   resource: 'persistentvolumes', path: '/api/v1/persistentvolumes', namespaced: false, project: projectPv, reshare: resharePv, keepFrom: keepEqual,
+  // The source is told by all of spec's keys (otherSourceType), so spec is kept whole.
+  keep: { metadata: { ...META_KEEP, labels: true }, spec: true, status: { phase: true } },
 };

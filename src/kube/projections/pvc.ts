@@ -1,7 +1,7 @@
 /**
  * PersistentVolumeClaim projection: binding (C4) and the controlling owner (C5 generic ephemeral).
  */
-import { optBool, optRecord, optStr, project, readItems, record, str, type ResourceKind } from './read.js';
+import { META_KEEP, optBool, optRecord, optStr, project, readItems, record, str, type ResourceKind } from './read.js';
 import { sharedString } from './string-pool.js';
 
 export interface PvcRecord {
@@ -50,4 +50,5 @@ export const PVC_KIND: ResourceKind<PvcRecord> = {
   namespaced: true,
   project: projectPvc,
   reshare: resharePvc,
+  keep: { metadata: { ...META_KEEP, ownerReferences: [{ controller: true, uid: true }] }, spec: { volumeName: true }, status: { phase: true } },
 };

@@ -25,6 +25,8 @@ export function underPath(err: unknown, prefix: string): unknown {
   return new ProjectionError(err.path === '' ? prefix : `${prefix}.${err.path}`, err.what);
 }
 
+import type { KeepSpec } from '../sieve/keep-spec.js';
+
 export type Projected<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 /** How one resource is listed, watched, keyed and projected. */
@@ -53,6 +55,13 @@ export interface ResourceKind<T> {
    * could not read; counted and logged with the malformed objects, though the value is stored.
    */
   unreadableOf?(value: T): readonly string[] | undefined;
+  /**
+   * Every member `project` (and {@link readMeta}) reads, for the JSON sieve (kube/sieve): list
+   * pages are cut down to these before they are parsed. A member left out here reads as absent,
+   * so a spec must name all of them; test/kube/keep-spec-coverage.test.ts records the reads of
+   * each projection and checks. Absent: pages are parsed whole.
+   */
+  keep?: KeepSpec;
 }
 
 export type Obj = Record<string, unknown>;
@@ -165,6 +174,9 @@ export interface Meta {
   uid: string | undefined;
   resourceVersion: string | undefined;
 }
+
+/** What {@link readMeta} reads, for the kinds' keep specs. */
+export const META_KEEP = { name: true, namespace: true, uid: true, resourceVersion: true } as const satisfies KeepSpec;
 
 /**
  * The identity part of metadata; `namespace` is required for namespaced kinds. Throws only when

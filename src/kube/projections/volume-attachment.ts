@@ -2,7 +2,7 @@
  * VolumeAttachment projection: identity, source, and the status the external attacher writes
  * (L3, L4, M1). The controller never writes status.
  */
-import { optBool, optRecord, optStr, optTimestamp, project, record, str, type ResourceKind } from './read.js';
+import { META_KEEP, optBool, optRecord, optStr, optTimestamp, project, record, str, type ResourceKind } from './read.js';
 import { keepEqual } from './keep-equal.js';
 import { sharedString } from './string-pool.js';
 
@@ -79,4 +79,9 @@ export const VOLUME_ATTACHMENT_KIND: ResourceKind<VolumeAttachmentRecord> = {
   project: projectVolumeAttachment,
   reshare: reshareVolumeAttachment,
   keepFrom: keepEqual,
+  keep: {
+    metadata: { ...META_KEEP, deletionTimestamp: true },
+    spec: { attacher: true, nodeName: true, source: { persistentVolumeName: true, inlineVolumeSpec: true } },
+    status: { attached: true, attachError: { message: true }, detachError: { message: true } },
+  },
 };

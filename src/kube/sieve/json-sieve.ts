@@ -1,0 +1,68 @@
+/**
+ * The JSON sieve (assembly/sieve): a list page's bytes in, the smaller JSON text that keeps only
+ * what a projection reads out, so that JSON.parse builds a fraction of the objects. One instance
+ * per thread, over a memory of its own that grows to twice the largest body sieved and stays.
+ */
+import { fleetError } from '../../errors/index.js';
+import { loadBuildWasm } from '../../kernel/build-wasm.js';
+import { SpecTable, type KeepSpec } from './keep-spec.js';
+import { DATA_BASE, OUT_SLACK, RESULT_ADDR, R_NON_ASCII, SIEVE_ABI_VERSION, STATUS_INVALID } from './sieve-abi.js';
+
+export type SieveBuild = 'debug' | 'release';
+
+/** `invalid`: not JSON (JSON.parse of the body throws); `unsupported`: valid but left to JSON.parse whole. */
+export type SieveResult = { ok: true; text: string; bytes: number } | { ok: false; status: 'invalid' | 'unsupported' };
+
+export interface JsonSieve {
+  /** `body` with only the members `spec` names (keep-spec.ts). */
+  sieve(spec: KeepSpec, body: Uint8Array): SieveResult;
+}
+
+export interface JsonSieveDeps {
+  /** Default `release`. */
+  build?: SieveBuild;
+}
+
+interface SieveExports {
+  sieve(root: number, input: number, length: number, output: number): number;
+  sieveAbiVersion(): number;
+  dataBase(): number;
+}
+
+export function loadSieveModule(build: SieveBuild): WebAssembly.Module {
+  return loadBuildWasm(`sieve-${build}.wasm`);
+}
+
+export function createJsonSieve(deps: JsonSieveDeps = {}): JsonSieve {
+  return new WasmJsonSieve(loadSieveModule(deps.build ?? 'release'));
+}
+
+const PAGE = 65536;
+
+class WasmJsonSieve implements JsonSieve {
+  private readonly memory = new WebAssembly.Memory({ initial: 2 });
+  private readonly exports: SieveExports;
+  private readonly specs = new SpecTable(() => new DataView(this.memory.buffer));
+
+  constructor(module: WebAssembly.Module) {
+    this.exports = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports as unknown as SieveExports;
+    const version = this.exports.sieveAbiVersion() >>> 0;
+    if (version !== SIEVE_ABI_VERSION || this.exports.dataBase() !== DATA_BASE) {
+      throw fleetError('FA_ERR_KERNEL', `JSON sieve ABI version ${version}, host expects ${SIEVE_ABI_VERSION} (rebuild with npm run build)`);
+    }
+  }
+
+  sieve(spec: KeepSpec, body: Uint8Array): SieveResult {
+    const root = this.specs.rootOf(spec);
+    const input = DATA_BASE;
+    const output = (input + body.length + 7) & ~7;
+    const needed = output + body.length + OUT_SLACK;
+    if (needed > this.memory.buffer.byteLength) this.memory.grow(Math.ceil((needed - this.memory.buffer.byteLength) / PAGE));
+    new Uint8Array(this.memory.buffer, input, body.length).set(body);
+    const n = this.exports.sieve(root, input, body.length, output);
+    if (n < 0) return { ok: false, status: -n === STATUS_INVALID ? 'invalid' : 'unsupported' };
+    const nonAscii = new DataView(this.memory.buffer).getUint32(RESULT_ADDR + R_NON_ASCII, true) !== 0;
+    const text = Buffer.from(this.memory.buffer, output, n).toString(nonAscii ? 'utf8' : 'latin1');
+    return { ok: true, text, bytes: n };
+  }
+}
