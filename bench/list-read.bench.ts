@@ -4,6 +4,7 @@
  *
  *   inline  the bytes decoded as UTF-8, JSON.parse of the whole page, the projections;
  *   sieve   the JSON sieve first (kube/sieve), then JSON.parse and the projections of what it kept;
+ *           `sieve_pass` is the WebAssembly pass alone (with the copy in and the text out);
  *   worker  what a worker does (inline, then the page encoded as compact JSON) and, apart, what
  *           the main thread then does (decodePage): the worker reader's two halves.
  *
@@ -29,7 +30,7 @@ import { podObject } from '../src/sim/actors/objects.js';
 import { median } from './lib/stats.js';
 
 type Shape = 'sim' | 'production';
-const READERS = ['inline', 'sieve', 'worker_side', 'main_side'] as const;
+const READERS = ['inline', 'sieve', 'sieve_pass', 'worker_side', 'main_side'] as const;
 type Reader = (typeof READERS)[number];
 
 const NOW = '2026-11-23T10:00:00Z';
@@ -131,13 +132,17 @@ function main(): void {
     const run: Record<Reader, () => number> = {
       inline: () => bodies.reduce((n, b) => n + projectPage(POD_KIND, b.toString('utf8')).items.length, 0),
       sieve: () => bodies.reduce((n, b) => n + readPageBytes(POD_KIND, b, sieve).items.length, 0),
+      sieve_pass: () => {
+        for (const b of bodies) if (!sieve.sieve(listKeepSpec(POD_KIND.keep!), b).ok) return 0;
+        return podCount;
+      },
       worker_side: () => {
         encoded = bodies.map((b) => encodePage(projectPage(POD_KIND, b.toString('utf8'))));
         return podCount;
       },
       main_side: () => encoded.reduce((n, t) => n + decodePage(POD_KIND, t).items.length, 0),
     };
-    const times: Record<Reader, number[]> = { inline: [], sieve: [], worker_side: [], main_side: [] };
+    const times = Object.fromEntries(READERS.map((r) => [r, [] as number[]])) as Record<Reader, number[]>;
     for (let round = -1; round < rounds; round++) {
       for (const reader of READERS) {
         const t0 = performance.now();
@@ -155,7 +160,7 @@ function main(): void {
       bytes_per_pod: Math.round(bytes / podCount),
       sieve_kept_fraction: +(kept / bytes).toFixed(3),
       ms_per_100k_pods: ms,
-      to_inline: { sieve: ratio('sieve'), worker_side: ratio('worker_side'), main_side: ratio('main_side') },
+      to_inline: Object.fromEntries(READERS.filter((r) => r !== 'inline').map((r) => [r, ratio(r)])),
     };
   }
   const text = JSON.stringify(result, null, 2);

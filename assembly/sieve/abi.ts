@@ -5,13 +5,15 @@
 //
 // Every line of the form `export const NAME: u32 = <integer>;` is part of the ABI.
 
-export const SIEVE_ABI_VERSION: u32 = 1;
+export const SIEVE_ABI_VERSION: u32 = 2;
 
 // ---- memory: one instance per thread, memory owned by the host and not shared ---------------
 // [0, RESULT_ADDR) is left unused so that a zero offset is never a spec node.
 export const RESULT_ADDR: u32 = 64;
-// u32 at RESULT_ADDR + R_NON_ASCII: 1 when a byte >= 0x80 appeared in the input's strings.
+// u32 at RESULT_ADDR + R_NON_ASCII: 1 when a byte >= 0x80 appears in the output.
 export const R_NON_ASCII: u32 = 0;
+// The skipper's stack: one byte per open container (its closing bracket), MAX_DEPTH of them.
+export const STACK_ADDR: u32 = 512;
 export const SPEC_BASE: u32 = 1024;
 export const SPEC_BYTES: u32 = 64512;
 // The input is copied to DATA_BASE; the output goes after it (the host places it).

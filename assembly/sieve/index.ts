@@ -17,6 +17,7 @@ import {
   RESULT_ADDR,
   SIEVE_ABI_VERSION,
   SPEC_ENTRY_BYTES,
+  STACK_ADDR,
   STATUS_INVALID,
   STATUS_UNSUPPORTED,
 } from './abi';
@@ -25,7 +26,6 @@ let pos: usize = 0;
 let end: usize = 0;
 let out: usize = 0;
 let failed: u32 = 0;
-let high: u32 = 0;
 let depth: u32 = 0;
 /** Just past the closing quote of the key memberKey() last read. */
 let keyStop: usize = 0;
@@ -49,14 +49,13 @@ export function sieve(root: u32, input: u32, length: u32, output: u32): i32 {
   end = <usize>input + <usize>length;
   out = <usize>output;
   failed = 0;
-  high = 0;
   depth = 0;
   skipWs();
   if (root != 0 && peek() == 0x7b) filterObject(<usize>root);
   else copyValue();
   skipWs();
   if (pos != end) fail(STATUS_INVALID);
-  store<u32>(RESULT_ADDR + R_NON_ASCII, high >= 0x80 ? 1 : 0);
+  store<u32>(RESULT_ADDR + R_NON_ASCII, failed == 0 && !ascii(<usize>output, out) ? 1 : 0);
   return failed != 0 ? -(<i32>failed) : <i32>(out - <usize>output);
 }
 
@@ -83,117 +82,174 @@ function fail(status: u32): void {
   out++;
 }
 
-function skipWs(): void {
-  while (pos < end) {
-    const c = <u32>load<u8>(pos);
-    if (c != 0x20 && c != 0x0a && c != 0x0d && c != 0x09) return;
-    pos++;
+/** Whether [p, e) holds only bytes below 0x80 (what the host may then decode as Latin-1). */
+function ascii(p: usize, e: usize): bool {
+  let hi: i32 = 0;
+  while (p + 16 <= e) {
+    hi |= i8x16.bitmask(v128.load(p));
+    p += 16;
   }
+  while (p < e) hi |= <i32>load<u8>(p++) >> 7;
+  return hi == 0;
+}
+
+function skipWs(): void {
+  pos = ws(pos, end);
+}
+
+/** The first position at or after `p` that is not JSON whitespace. */
+@inline function ws(p: usize, e: usize): usize {
+  while (p < e) {
+    const c = <u32>load<u8>(p);
+    if (c != 0x20 && c != 0x0a && c != 0x0d && c != 0x09) break;
+    p++;
+  }
+  return p;
 }
 
 /**
- * At a '"': moves past the closing quote. Returns true when the string holds an escape. The hot
- * loop of the sieve, so it works in locals (globals are memory to the engine) and takes runs of
- * plain bytes 16 at a time.
+ * At a '"': the position past the closing quote, or 0 when the string is not valid JSON (0 is
+ * never a position: input starts at DATA_BASE). The hot loop of the sieve, so it works in locals
+ * (globals are memory to the engine) and takes runs of plain bytes 16 at a time.
  */
-function scanString(): bool {
-  let p = pos + 1;
-  const e = end;
-  let escaped = false;
-  let hi: u32 = 0;
+function scanString(p: usize, e: usize): usize {
+  p++;
   const quote = i8x16.splat(0x22);
   const backslash = i8x16.splat(0x5c);
   const space = i8x16.splat(0x20);
   for (;;) {
     while (p + 16 <= e) {
       const v = v128.load(p);
-      const stop = v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, backslash)), i8x16.lt_u(v, space));
-      const mask = i8x16.bitmask(stop);
+      const mask = i8x16.bitmask(v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, backslash)), i8x16.lt_u(v, space)));
       if (mask != 0) {
-        const n = ctz(mask);
-        hi |= i8x16.bitmask(v) & ((1 << n) - 1);
-        p += n;
+        p += ctz(mask);
         break;
       }
-      hi |= i8x16.bitmask(v);
       p += 16;
     }
-    if (p >= e) break;
+    if (p >= e) return 0;
     const c = <u32>load<u8>(p);
-    if (c == 0x22) {
-      pos = p + 1;
-      if (hi != 0) high = 0x80;
-      return escaped;
-    }
+    if (c == 0x22) return p + 1;
     if (c == 0x5c) {
-      escaped = true;
       const x: u32 = p + 1 < e ? <u32>load<u8>(p + 1) : 0;
       if (x == 0x75) {
-        if (p + 6 > e || !isHex(load<u8>(p + 2)) || !isHex(load<u8>(p + 3)) || !isHex(load<u8>(p + 4)) || !isHex(load<u8>(p + 5))) break;
+        if (p + 6 > e || !isHex(load<u8>(p + 2)) || !isHex(load<u8>(p + 3)) || !isHex(load<u8>(p + 4)) || !isHex(load<u8>(p + 5))) return 0;
         p += 6;
       } else if (x == 0x22 || x == 0x5c || x == 0x2f || x == 0x62 || x == 0x66 || x == 0x6e || x == 0x72 || x == 0x74) {
         p += 2;
       } else {
-        break;
+        return 0;
       }
       continue;
     }
-    if (c < 0x20) break;
-    hi |= c >> 7;
+    if (c < 0x20) return 0;
     p++;
   }
-  fail(STATUS_INVALID);
-  return escaped;
+  return 0; // not reached: the loop above only returns
 }
 
-function digits(): void {
-  if (!isDigit(peek())) {
-    fail(STATUS_INVALID);
-    return;
+/** At a digit or '-': the position past the number, or 0 when it is not a JSON number. */
+function scanNumber(p: usize, e: usize): usize {
+  if (load<u8>(p) == 0x2d) p++;
+  if (p >= e) return 0;
+  const c = <u32>load<u8>(p);
+  if (c == 0x30) p++;
+  else if (isDigit(c)) {
+    p++;
+    while (p < e && isDigit(load<u8>(p))) p++;
+  } else return 0;
+  if (p < e && load<u8>(p) == 0x2e) {
+    p++;
+    if (p >= e || !isDigit(load<u8>(p))) return 0;
+    while (p < e && isDigit(load<u8>(p))) p++;
   }
-  while (isDigit(peek())) pos++;
+  if (p < e && (<u32>load<u8>(p) | 0x20) == 0x65) {
+    p++;
+    if (p < e && (load<u8>(p) == 0x2b || load<u8>(p) == 0x2d)) p++;
+    if (p >= e || !isDigit(load<u8>(p))) return 0;
+    while (p < e && isDigit(load<u8>(p))) p++;
+  }
+  return p;
 }
 
-function scanNumber(): void {
-  if (peek() == 0x2d) pos++;
-  const c = peek();
-  if (c == 0x30) pos++;
-  else digits();
-  if (peek() == 0x2e) {
-    pos++;
-    digits();
-  }
-  const e = peek();
-  if (e == 0x65 || e == 0x45) {
-    pos++;
-    const s = peek();
-    if (s == 0x2b || s == 0x2d) pos++;
-    digits();
-  }
+/** At a '"' starting a member: the position past the key, the ':' and the whitespace after it; 0 when invalid. */
+function scanKey(p: usize, e: usize): usize {
+  if (p >= e || load<u8>(p) != 0x22) return 0;
+  p = scanString(p, e);
+  if (p == 0) return 0;
+  p = ws(p, e);
+  if (p >= e || load<u8>(p) != 0x3a) return 0;
+  return ws(p + 1, e);
 }
 
-/** At the first letter of `true`, `false` or `null` (packed little-endian in `word`, `n` bytes). */
-function literal(word: u32, n: usize): void {
-  if (pos + n > end) {
-    fail(STATUS_INVALID);
-    return;
-  }
-  const got = n == 4 ? load<u32>(pos) : load<u32>(pos + 1);
-  if (n == 5 && load<u8>(pos) != 0x66) fail(STATUS_INVALID);
-  else if (got != word) fail(STATUS_INVALID);
-  else pos += n;
-}
-
+/**
+ * Moves past one value, validating it: iterative, in locals, with the closing bracket of each
+ * open container on a byte stack at STACK_ADDR (nesting beyond MAX_DEPTH, counted with the
+ * filtered levels above, is UNSUPPORTED).
+ */
 function skipValue(): void {
-  const c = peek();
-  if (c == 0x22) scanString();
-  else if (c == 0x7b) skipObject();
-  else if (c == 0x5b) skipArray();
-  else if (c == 0x74) literal(0x65757274, 4); // true
-  else if (c == 0x66) literal(0x65736c61, 5); // (f)alse
-  else if (c == 0x6e) literal(0x6c6c756e, 4); // null
-  else if (c == 0x2d || isDigit(c)) scanNumber();
-  else fail(STATUS_INVALID);
+  let p = pos;
+  const e = end;
+  let d: usize = 0;
+  const room = <usize>(MAX_DEPTH - depth);
+  for (;;) {
+    // One value at p.
+    if (p >= e) break;
+    const c = <u32>load<u8>(p);
+    if (c == 0x22) {
+      p = scanString(p, e);
+    } else if (c == 0x7b || c == 0x5b) {
+      if (d >= room) {
+        fail(STATUS_UNSUPPORTED);
+        return;
+      }
+      const close = c + 2; // '}' and ']'
+      p = ws(p + 1, e);
+      if (p < e && <u32>load<u8>(p) == close) {
+        p++;
+      } else {
+        store<u8>(<usize>STACK_ADDR + d, <u8>close);
+        d++;
+        if (close == 0x7d) p = scanKey(p, e);
+        if (p == 0) break;
+        continue;
+      }
+    } else if (c == 0x74) {
+      p = p + 4 <= e && load<u32>(p) == 0x65757274 ? p + 4 : 0; // true
+    } else if (c == 0x66) {
+      p = p + 5 <= e && load<u32>(p + 1) == 0x65736c61 ? p + 5 : 0; // (f)alse
+    } else if (c == 0x6e) {
+      p = p + 4 <= e && load<u32>(p) == 0x6c6c756e ? p + 4 : 0; // null
+    } else if (c == 0x2d || isDigit(c)) {
+      p = scanNumber(p, e);
+    } else {
+      break;
+    }
+    if (p == 0) break;
+    // After a value: close what it ends, up to the next value or the end of this one.
+    let more = false;
+    while (d > 0) {
+      p = ws(p, e);
+      if (p >= e) break;
+      const x = <u32>load<u8>(p);
+      const close = <u32>load<u8>(<usize>STACK_ADDR + d - 1);
+      if (x == 0x2c) {
+        p = ws(p + 1, e);
+        if (close == 0x7d) p = scanKey(p, e);
+        more = true;
+        break;
+      }
+      if (x != close) break;
+      p++;
+      d--;
+    }
+    if (d == 0) {
+      pos = p;
+      return;
+    }
+    if (!more || p == 0) break;
+  }
+  fail(STATUS_INVALID);
 }
 
 function enter(): bool {
@@ -217,43 +273,20 @@ function next(close: u32): bool {
   return false;
 }
 
-/** At a '"' starting a member: moves past the key, the ':' and the whitespace after it. */
+/** At a '"' starting a member: moves past the key, the ':' and the whitespace after it. Returns true when the key holds an escape. */
 function memberKey(): bool {
-  if (peek() != 0x22) {
+  const key = pos;
+  const e = end;
+  const stop = key < e && load<u8>(key) == 0x22 ? scanString(key, e) : 0;
+  const colon = stop == 0 ? e : ws(stop, e);
+  if (colon >= e || load<u8>(colon) != 0x3a) {
     fail(STATUS_INVALID);
     return false;
   }
-  const escaped = scanString();
-  keyStop = pos;
-  skipWs();
-  if (peek() != 0x3a) fail(STATUS_INVALID);
-  pos++;
-  skipWs();
-  return escaped;
-}
-
-function skipObject(): void {
-  if (!enter()) return;
-  pos++;
-  skipWs();
-  if (peek() == 0x7d) pos++;
-  else
-    do {
-      memberKey();
-      skipValue();
-    } while (failed == 0 && next(0x7d));
-  depth--;
-}
-
-function skipArray(): void {
-  if (!enter()) return;
-  pos++;
-  skipWs();
-  if (peek() == 0x5d) pos++;
-  else
-    do skipValue();
-    while (failed == 0 && next(0x5d));
-  depth--;
+  keyStop = stop;
+  pos = ws(colon + 1, e);
+  for (let q = key + 1; q < stop - 1; q++) if (load<u8>(q) == 0x5c) return true;
+  return false;
 }
 
 function copyValue(): void {

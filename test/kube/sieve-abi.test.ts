@@ -26,7 +26,8 @@ describe('JSON sieve ABI', () => {
   });
 
   it('lays the areas out without overlap', () => {
-    assert.ok(abi.RESULT_ADDR + 4 <= abi.SPEC_BASE);
+    assert.ok(abi.RESULT_ADDR + 4 <= abi.STACK_ADDR);
+    assert.ok(abi.STACK_ADDR + abi.MAX_DEPTH <= abi.SPEC_BASE);
     assert.equal(abi.SPEC_BASE + abi.SPEC_BYTES, abi.DATA_BASE);
   });
 

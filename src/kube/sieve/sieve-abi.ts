@@ -2,9 +2,10 @@
  * The JSON sieve's ABI, mirrored from assembly/sieve/abi.ts (the definition; comments there).
  * test/kube/sieve-abi.test.ts checks that every constant agrees.
  */
-export const SIEVE_ABI_VERSION = 1;
+export const SIEVE_ABI_VERSION = 2;
 export const RESULT_ADDR = 64;
 export const R_NON_ASCII = 0;
+export const STACK_ADDR = 512;
 export const SPEC_BASE = 1024;
 export const SPEC_BYTES = 64512;
 export const DATA_BASE = 65536;
