@@ -21,6 +21,7 @@
  *   npm run bench:list-read [-- --pods 50000 --page-size 5000 --rounds 5 --out FILE]
  */
 import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { decodePage, encodePage, projectPage, readPageBytes } from '../src/kube/list-page.js';
 import { POD_KIND } from '../src/kube/projections/pod.js';
@@ -163,6 +164,8 @@ function main(): void {
       to_inline: Object.fromEntries(READERS.filter((r) => r !== 'inline').map((r) => [r, ratio(r)])),
     };
   }
+  result.date = new Date().toISOString();
+  result.loadavg_at_end = loadavg().map((l) => +l.toFixed(2));
   const text = JSON.stringify(result, null, 2);
   console.log(text);
   writeFileSync(values.out ?? new URL('results/list-read.json', import.meta.url), text + '\n');

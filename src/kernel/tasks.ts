@@ -12,10 +12,11 @@ export interface TaskMap {
   /** The bandwidth floor: a bare sequential read of [addr, addr + bytes). */
   readFloor: { input: { addr: number; bytes: number }; output: { checksum: number } };
   /**
-   * Parses and projects one list page of `resource` (kube/list-page.ts `projectPage`); answers
-   * with the page in `encodePage`'s text. `body` is moved: the sender loses it.
+   * Parses and projects one list page of `resource` (kube/list-page.ts `readPageBytes`), through
+   * the JSON sieve of build `sieve` when given; answers with the page in `encodePage`'s text.
+   * `body` is moved: the sender loses it.
    */
-  readListPage: { input: { resource: string; body: Uint8Array }; output: { text: string } };
+  readListPage: { input: { resource: string; body: Uint8Array; sieve?: 'debug' | 'release' }; output: { text: string } };
 }
 
 export type TaskName = keyof TaskMap;

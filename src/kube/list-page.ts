@@ -1,10 +1,10 @@
 /**
  * One page of a list, read into store entries: the page's own metadata and, per item, its key,
  * resourceVersion and projection (or why it could not be read). Reading a page is a pure
- * function of its text, so it runs either on the main thread or in a worker; a page read in a
- * worker crosses back as compact JSON text ({@link encodePage}), which costs the main thread
- * about half of parsing and projecting the full objects (`npm run bench:e2e`, the pod list:
- * 168–265k pods/s of main-thread time against 85–123k read in place).
+ * function of its text, so it runs on the main thread (by default through the JSON sieve,
+ * {@link readPageBytes}) or in a worker; a page read in a worker crosses back as compact JSON
+ * text ({@link encodePage}), which the main thread decodes ({@link decodePage}).
+ * `npm run bench:list-read` measures the readers side by side.
  */
 import { keyOf, readMeta, type ResourceKind } from './projections/read.js';
 import type { JsonSieve } from './sieve/json-sieve.js';

@@ -13,6 +13,7 @@ import type { NodeLookup, NodeStatusApi, ReportedAttachments } from '../statusup
 import type { EventSink } from '../events/index.js';
 import type { KernelPool } from '../kernel/kernel-pool.js';
 import { decodePage, type PageReader } from '../kube/list-page.js';
+import type { SieveBuild } from '../kube/sieve/json-sieve.js';
 import { kubeErrorDetails } from '../kube/kube-errors.js';
 
 /**
@@ -86,15 +87,15 @@ export function eventSink(api: KubeApiClient): EventSink {
 }
 
 /**
- * List pages read in the pool's workers. A body in its own ArrayBuffer is moved there; one that
- * shares a larger buffer (a single network chunk) is copied once first, since moving would take
- * the whole buffer along.
+ * List pages read in the pool's workers, through the JSON sieve of build `sieve` when given. A
+ * body in its own ArrayBuffer is moved there; one that shares a larger buffer (a single network
+ * chunk) is copied once first, since moving would take the whole buffer along.
  */
-export function listPageReader(pool: KernelPool): PageReader {
+export function listPageReader(pool: KernelPool, sieve?: SieveBuild): PageReader {
   return async (kind, body) => {
     const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.buffer instanceof ArrayBuffer;
     const bytes = own ? body : new Uint8Array(body);
-    const { text } = await pool.run('readListPage', { resource: kind.resource, body: bytes }, [bytes.buffer as ArrayBuffer]);
+    const { text } = await pool.run('readListPage', { resource: kind.resource, body: bytes, ...(sieve ? { sieve } : {}) }, [bytes.buffer as ArrayBuffer]);
     return decodePage(kind, text);
   };
 }

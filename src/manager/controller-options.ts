@@ -26,8 +26,8 @@ export interface ControllerOptions {
   kubeApiHttp2: boolean;
   /** Objects per page of the reflectors' lists (`limit`). */
   listPageSize: number;
-  /** How list pages are read (list-page.ts): the JSON sieve, the plan workers, or parsed whole in place. */
-  listReader: 'sieve' | 'worker' | 'inline';
+  /** How list pages are read (list-page.ts): sieved on the main thread, sieved in the plan workers, parsed whole in the workers, or parsed whole in place. */
+  listReader: 'sieve' | 'worker-sieve' | 'worker' | 'inline';
   /** Admission of the reconciler (reconciler.ts): operation starts per pass, and the API backlog that pauses them. */
   maxOperationStartsPerPass: number;
   maxApiBacklog: number;

@@ -31,7 +31,8 @@ import { NodeConditionCounter } from '../populator/node-condition-counter.js';
 import { createOperationExecutor, type OperationExecutor } from '../operations/operation-executor.js';
 import { createReconciler, type Reconciler } from '../reconciler/reconciler.js';
 import { logger } from '../log/logger.js';
-import { createJsonSieve } from '../kube/sieve/json-sieve.js';
+import { createJsonSieve, type SieveBuild } from '../kube/sieve/json-sieve.js';
+import type { ReflectorOptions } from '../kube/reflector-core.js';
 import * as adapt from './adapters.js';
 import { DEFAULT_CONTROLLER_OPTIONS, type ControllerOptions } from './controller-options.js';
 import { wireMetrics } from './wire-metrics.js';
@@ -98,11 +99,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const rOpts = {
     kc,
     pageSize: o.listPageSize,
-    // List pages are sieved down to what the projections read and parsed here (the default:
-    // about a third of the CPU of a whole parse in a worker, which then needs its result
-    // encoded, sent and decoded again), or parsed whole in the planner's workers, or in place.
-    ...(o.listReader === 'sieve' ? { sieve: createJsonSieve(o.kernelBuild ? { build: o.kernelBuild } : {}) } : {}),
-    ...(o.listReader === 'worker' && planner.pool ? { readPage: adapt.listPageReader(planner.pool) } : {}),
+    ...listReaderOptions(o.listReader, planner, o.kernelBuild ?? 'release'),
     ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
     ...(o.bookmarkIntervalMs ? { bookmarkIntervalMs: o.bookmarkIntervalMs } : {}),
     onRequest,
@@ -277,4 +274,14 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
       return stopping;
     },
   };
+}
+
+/**
+ * How the reflectors read list pages (--list-reader). A worker reader without a pool
+ * (--workers 0) reads on the main thread, sieving if asked to.
+ */
+function listReaderOptions(reader: ControllerOptions['listReader'], planner: Planner, build: SieveBuild): Pick<ReflectorOptions<unknown>, 'sieve' | 'readPage'> {
+  const sieved = reader === 'sieve' || reader === 'worker-sieve';
+  if ((reader === 'worker' || reader === 'worker-sieve') && planner.pool) return { readPage: adapt.listPageReader(planner.pool, sieved ? build : undefined) };
+  return sieved ? { sieve: createJsonSieve({ build }) } : {};
 }

@@ -70,6 +70,10 @@ describe('kernel pool', () => {
       assert.deepEqual(content(await read(POD_KIND, shared)), content(inPlace));
       assert.equal(shared.toString(), text, 'copied, not moved: the shared buffer is intact');
 
+      const sieved = listPageReader(pool, 'debug');
+      assert.deepEqual(content(await sieved(POD_KIND, Buffer.from(text))), content(inPlace));
+      await assert.rejects(sieved(POD_KIND, Buffer.from('{"items":[')), /JSON/);
+
       await assert.rejects(pool.run('readListPage', { resource: 'widgets', body: new Uint8Array(2) }), /no projection for resource "widgets"/);
       await assert.rejects(read(POD_KIND, Buffer.from('{"items":')), /JSON/);
     } finally {
