@@ -133,6 +133,13 @@ for (const build of ['debug', 'release'] as const) describe(`JSON sieve (${build
     assert.throws(() => own.sieve({ ['k'.repeat(70_000)]: true }, Buffer.from('{}')), /exceeds the spec area/);
   });
 
+  it('leaves a body it has no room for to JSON.parse', () => {
+    const small = createJsonSieve({ build, maxMemoryBytes: 4 * 65536 });
+    const body = Buffer.from(JSON.stringify({ a: 1, b: 'x'.repeat(200_000) }));
+    assert.deepEqual(small.sieve({ a: true }, body), { ok: false, status: 'unsupported' });
+    assert.deepEqual(small.sieve({ a: true }, Buffer.from('{"a":1,"b":2}')), { ok: true, text: '{"a":1}', bytes: 7 });
+  });
+
   it('sieves a body longer than its memory, growing it', () => {
     const big = JSON.stringify({ items: Array.from({ length: 20_000 }, (_, i) => ({ a: i, b: 'x'.repeat(20) })) });
     const r = run({ items: [{ a: true }] }, big);

@@ -21,6 +21,8 @@ export interface JsonSieve {
 export interface JsonSieveDeps {
   /** Default `release`. */
   build?: SieveBuild;
+  /** The most memory the sieve may hold (default: what wasm32 allows); a body needing more is read whole. */
+  maxMemoryBytes?: number;
 }
 
 interface SieveExports {
@@ -34,17 +36,20 @@ export function loadSieveModule(build: SieveBuild): WebAssembly.Module {
 }
 
 export function createJsonSieve(deps: JsonSieveDeps = {}): JsonSieve {
-  return new WasmJsonSieve(loadSieveModule(deps.build ?? 'release'));
+  const maximum = deps.maxMemoryBytes === undefined ? undefined : Math.max(2, Math.floor(deps.maxMemoryBytes / PAGE));
+  return new WasmJsonSieve(loadSieveModule(deps.build ?? 'release'), new WebAssembly.Memory({ initial: 2, ...(maximum === undefined ? {} : { maximum }) }));
 }
 
 const PAGE = 65536;
 
 class WasmJsonSieve implements JsonSieve {
-  private readonly memory = new WebAssembly.Memory({ initial: 2 });
   private readonly exports: SieveExports;
   private readonly specs = new SpecTable(() => new DataView(this.memory.buffer));
 
-  constructor(module: WebAssembly.Module) {
+  constructor(
+    module: WebAssembly.Module,
+    private readonly memory: WebAssembly.Memory,
+  ) {
     this.exports = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports as unknown as SieveExports;
     const version = this.exports.sieveAbiVersion() >>> 0;
     if (version !== SIEVE_ABI_VERSION || this.exports.dataBase() !== DATA_BASE) {
@@ -57,7 +62,14 @@ class WasmJsonSieve implements JsonSieve {
     const input = DATA_BASE;
     const output = (input + body.length + 7) & ~7;
     const needed = output + body.length + OUT_SLACK;
-    if (needed > this.memory.buffer.byteLength) this.memory.grow(Math.ceil((needed - this.memory.buffer.byteLength) / PAGE));
+    if (needed > this.memory.buffer.byteLength) {
+      try {
+        this.memory.grow(Math.ceil((needed - this.memory.buffer.byteLength) / PAGE));
+      } catch {
+        // No room for twice the body (wasm32 memory ends at 4 GiB): the host parses it whole.
+        return { ok: false, status: 'unsupported' };
+      }
+    }
     new Uint8Array(this.memory.buffer, input, body.length).set(body);
     const n = this.exports.sieve(root, input, body.length, output);
     if (n < 0) return { ok: false, status: -n === STATUS_INVALID ? 'invalid' : 'unsupported' };
