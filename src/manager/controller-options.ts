@@ -70,7 +70,7 @@ export const DEFAULT_CONTROLLER_OPTIONS: Omit<ControllerOptions, 'kubeconfig'> =
   kubeApiMaxInFlight: 96,
   kubeApiHttp2: true,
   listPageSize: 500,
-  listReader: 'sieve',
+  listReader: 'worker-sieve',
   maxOperationStartsPerPass: 5000,
   maxApiBacklog: 500,
   workers: 1,

@@ -277,8 +277,11 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
 }
 
 /**
- * How the reflectors read list pages (--list-reader). A worker reader without a pool
- * (--workers 0) reads on the main thread, sieving if asked to.
+ * How the reflectors read list pages (--list-reader). The default sieves in the planner's
+ * workers: the initial sync is when the main thread is busiest and the pool idlest (no plans
+ * run before it ends), and at 50k nodes the sieve on the main thread synced slower than the
+ * whole parse in a worker (README, "List pages go through a JSON sieve"). A worker reader
+ * without a pool (--workers 0) reads on the main thread, sieving if asked to.
  */
 function listReaderOptions(reader: ControllerOptions['listReader'], planner: Planner, build: SieveBuild): Pick<ReflectorOptions<unknown>, 'sieve' | 'readPage'> {
   const sieved = reader === 'sieve' || reader === 'worker-sieve';

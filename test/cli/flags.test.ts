@@ -82,3 +82,10 @@ test('leader election needs a Lease name and namespace', () => {
     assert.doesNotThrow(() => opts([`${flag}=`, '--leader-elect=false']));
   }
 });
+
+test('--list-reader picks how list pages are read, and names itself when refused', () => {
+  const opts = (argv: string[]) => controllerOptionsFromFlags(parseFlags(CONTROLLER_FLAGS, argv).flags);
+  assert.equal(opts([]).listReader, 'worker-sieve');
+  for (const r of ['sieve', 'worker-sieve', 'worker', 'inline']) assert.equal(opts(['--list-reader', r]).listReader, r);
+  assert.throws(() => opts(['--list-reader', 'simdjson']), (err: unknown) => isFleetError(err) && err.message.includes('--list-reader'));
+});
