@@ -6,7 +6,8 @@
  *   sieve   the JSON sieve first (kube/sieve), then JSON.parse and the projections of what it kept;
  *           `sieve_pass` is the WebAssembly pass alone (with the copy in and the text out);
  *   worker  what a worker does (inline, then the page encoded as compact JSON) and, apart, what
- *           the main thread then does (decodePage): the worker reader's two halves.
+ *           the main thread then does (decodePage): the worker reader's two halves;
+ *           `worker_sieve_side` is a worker's half of the default reader (sieve, then encoded).
  *
  * Shapes: `sim`, the simulator's pods (small: every field the controller reads and few others);
  * `production`, the same pods with what a Deployment's pod carries on a real cluster (managed
@@ -31,7 +32,7 @@ import { podObject } from '../src/sim/actors/objects.js';
 import { median } from './lib/stats.js';
 
 type Shape = 'sim' | 'production';
-const READERS = ['inline', 'sieve', 'sieve_pass', 'worker_side', 'main_side'] as const;
+const READERS = ['inline', 'sieve', 'sieve_pass', 'worker_side', 'worker_sieve_side', 'main_side'] as const;
 type Reader = (typeof READERS)[number];
 
 const NOW = '2026-11-23T10:00:00Z';
@@ -139,6 +140,10 @@ function main(): void {
       },
       worker_side: () => {
         encoded = bodies.map((b) => encodePage(projectPage(POD_KIND, b.toString('utf8'))));
+        return podCount;
+      },
+      worker_sieve_side: () => {
+        encoded = bodies.map((b) => encodePage(readPageBytes(POD_KIND, b, sieve)));
         return podCount;
       },
       main_side: () => encoded.reduce((n, t) => n + decodePage(POD_KIND, t).items.length, 0),
