@@ -21,7 +21,10 @@ export interface JsonSieve {
 export interface JsonSieveDeps {
   /** Default `release`. */
   build?: SieveBuild;
-  /** The most memory the sieve may hold (default: what wasm32 allows); a body needing more is read whole. */
+  /**
+   * The most memory the sieve may hold (default {@link DEFAULT_MAX_MEMORY_BYTES}); a body needing
+   * more is read whole. A sieve's memory never shrinks, and each worker has one.
+   */
   maxMemoryBytes?: number;
 }
 
@@ -36,11 +39,16 @@ export function loadSieveModule(build: SieveBuild): WebAssembly.Module {
 }
 
 export function createJsonSieve(deps: JsonSieveDeps = {}): JsonSieve {
-  const maximum = deps.maxMemoryBytes === undefined ? undefined : Math.max(2, Math.floor(deps.maxMemoryBytes / PAGE));
-  return new WasmJsonSieve(loadSieveModule(deps.build ?? 'release'), new WebAssembly.Memory({ initial: 2, ...(maximum === undefined ? {} : { maximum }) }));
+  const maximum = Math.max(2, Math.floor((deps.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES) / PAGE));
+  return new WasmJsonSieve(loadSieveModule(deps.build ?? 'release'), new WebAssembly.Memory({ initial: 2, maximum }));
 }
 
 const PAGE = 65536;
+/**
+ * Room for pages of ~60 MB (twice that, input and output): 5,000 production-sized pods (~25 MB)
+ * fit, and a larger page is parsed whole rather than held in every thread's memory for good.
+ */
+export const DEFAULT_MAX_MEMORY_BYTES = 128 * 2 ** 20;
 
 class WasmJsonSieve implements JsonSieve {
   private readonly exports: SieveExports;
@@ -60,13 +68,13 @@ class WasmJsonSieve implements JsonSieve {
   sieve(spec: KeepSpec, body: Uint8Array): SieveResult {
     const root = this.specs.rootOf(spec);
     const input = DATA_BASE;
-    const output = (input + body.length + 7) & ~7;
+    const output = Math.ceil((input + body.length) / 8) * 8; // no 32-bit wrap for any body length
     const needed = output + body.length + OUT_SLACK;
     if (needed > this.memory.buffer.byteLength) {
       try {
         this.memory.grow(Math.ceil((needed - this.memory.buffer.byteLength) / PAGE));
       } catch {
-        // No room for twice the body (wasm32 memory ends at 4 GiB): the host parses it whole.
+        // No room for twice the body (the maximum, or the end of wasm32): the host parses it whole.
         return { ok: false, status: 'unsupported' };
       }
     }

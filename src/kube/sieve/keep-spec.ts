@@ -79,7 +79,10 @@ export class SpecTable {
     const view = this.memory();
     view.setUint32(node, keys.length, true);
     keys.forEach((key, i) => {
-      const bytes = Buffer.from(key, 'utf8');
+      // The sieve compares bytes, JSON.parse decoded text: they agree for ASCII keys (a key in the
+      // input that is not valid UTF-8 could decode to a non-ASCII spec key with other bytes).
+      if (!/^[\x20-\x7e]*$/.test(key)) throw fleetError('FA_ERR_KERNEL', `JSON sieve: keep spec key ${JSON.stringify(key)} is not printable ASCII`);
+      const bytes = Buffer.from(key, 'latin1');
       const at = this.take(bytes.length);
       new Uint8Array(view.buffer, at, bytes.length).set(bytes);
       const rule = spec[key]!;
