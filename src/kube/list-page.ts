@@ -1,9 +1,10 @@
 /**
  * One page of a list, read into store entries: the page's own metadata and, per item, its key,
  * resourceVersion and projection (or why it could not be read). Reading a page is a pure
- * function of its text, so it runs on the main thread (by default through the JSON sieve,
- * {@link readPageBytes}) or in a worker; a page read in a worker crosses back as compact JSON
- * text ({@link encodePage}), which the main thread decodes ({@link decodePage}).
+ * function of its bytes ({@link readPageBytes}, through the JSON sieve when one is given), so it
+ * runs on the main thread or in a worker (the controller's default, sieving there); a page read
+ * in a worker crosses back as compact JSON text ({@link encodePage}), which the main thread
+ * decodes ({@link decodePage}).
  * `npm run bench:list-read` measures the readers side by side.
  */
 import { keyOf, readMeta, type ResourceKind } from './projections/read.js';

@@ -34,12 +34,9 @@ export interface ReflectorOptions<T> {
   labelSelector?: string;
   fieldSelector?: string;
   onRequest?: RequestHook;
-  /**
-   * Parses and projects list pages off the main thread (a worker); absent: on it. Not used for a
-   * kind with a keep spec when `sieve` is given.
-   */
+  /** Parses and projects list pages off the main thread (a worker); absent: on it. */
   readPage?: PageReader;
-  /** Cuts list pages down to what the kind reads before they are parsed, on this thread (list-page.ts). */
+  /** Cuts list pages read on this thread down to what the kind reads before they are parsed (list-page.ts). */
   sieve?: JsonSieve;
 }
 

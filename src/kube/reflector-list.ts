@@ -36,7 +36,7 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
         throw err;
       }
       const bytes = res.body.length; // read before a worker takes the body
-      if (opts.readPage && !(opts.sieve && opts.kind.keep)) {
+      if (opts.readPage) {
         const page = await opts.readPage(opts.kind, res.body);
         return { ...pageParts(page), bytes, parseMs: page.decodeMs ?? 0, projectMs: 0, offThreadMs: page.parseMs + page.projectMs };
       }

@@ -29,7 +29,8 @@ class SpecAreaFull extends Error {}
 
 /**
  * Writes specs into the spec area of a sieve's memory, each once, and tells where each begins.
- * Keys are stored as their UTF-8 bytes; the sieve compares them to unescaped keys byte for byte.
+ * Keys (printable ASCII) are stored as their bytes; the sieve compares them to keys written
+ * without escapes, byte for byte.
  */
 export class SpecTable {
   private readonly roots = new Map<KeepSpec, number>();
@@ -76,7 +77,7 @@ export class SpecTable {
   private write(spec: KeepSpec): number {
     const keys = Object.keys(spec);
     const node = this.take(4 + keys.length * SPEC_ENTRY_BYTES);
-    const view = this.memory();
+    const view = this.memory(); // the memory does not grow while specs are written
     view.setUint32(node, keys.length, true);
     keys.forEach((key, i) => {
       // The sieve compares bytes, JSON.parse decoded text: they agree for ASCII keys (a key in the
@@ -88,11 +89,10 @@ export class SpecTable {
       const rule = spec[key]!;
       const [mode, child] = rule === true ? [MODE_WHOLE, 0] : Array.isArray(rule) ? [MODE_EACH, this.write((rule as readonly [KeepSpec])[0])] : [MODE_OBJECT, this.write(rule as KeepSpec)];
       const e = node + 4 + i * SPEC_ENTRY_BYTES;
-      const v = this.memory();
-      v.setUint32(e + E_KEY, at, true);
-      v.setUint32(e + E_KEY_LEN, bytes.length, true);
-      v.setUint32(e + E_MODE, mode, true);
-      v.setUint32(e + E_CHILD, child, true);
+      view.setUint32(e + E_KEY, at, true);
+      view.setUint32(e + E_KEY_LEN, bytes.length, true);
+      view.setUint32(e + E_MODE, mode, true);
+      view.setUint32(e + E_CHILD, child, true);
     });
     return node;
   }
