@@ -1,7 +1,8 @@
 // End-to-end benchmark (issue 6): `npm run bench:e2e` [-- --nodes 10000,50000 --pods-per-node 10
 // --churn 1000 --steady 60 --timeout 900 --profile DIR --kube-api-qps 20000
 // --kube-api-max-in-flight 256 --list-page-size 5000 --out FILE
-// --controller-args "--workers 0 …" --controller-node-args "--trace-gc-nvp" --sim-node-args "--trace-gc"], or
+// --controller-args "--workers 0 …" --controller-node-args "--trace-gc-nvp" --sim-node-args "--trace-gc"
+// --sync-only (the initial sync alone; needs --out)], or
 // `-- --charts-only` to redraw the charts from bench/results/e2e.json.
 //
 // For each fleet size, from cold start, with the simulator and the controller as separate child
@@ -52,6 +53,8 @@ for (const a of CONTROLLER_ARGS) {
 }
 const CONTROLLER_NODE_ARGS = arg('controller-node-args', '').split(/\s+/).filter(Boolean);
 const SIM_NODE_ARGS = arg('sim-node-args', '').split(/\s+/).filter(Boolean);
+// The initial sync alone (ingest and its JSON.parse baseline): an experiment, so never the published results.
+const SYNC_ONLY = args.includes('--sync-only');
 // The controller's client limits default to the simulator's sizing (client-sizing.ts says why).
 const QPS = num('kube-api-qps', SIMULATOR_CLIENT_SIZING.kubeApiQps);
 const MAX_IN_FLIGHT = num('kube-api-max-in-flight', SIMULATOR_CLIENT_SIZING.kubeApiMaxInFlight);
@@ -60,6 +63,7 @@ const LIST_PAGE_SIZE = num('list-page-size', SIMULATOR_CLIENT_SIZING.listPageSiz
 const resultsDir = new URL('results/', import.meta.url);
 // `--out FILE` keeps an experiment (other qps, churn…) out of the published results and charts.
 const OUT = arg('out', '');
+if (SYNC_ONLY && !OUT) throw new Error('--sync-only measures part of a run: give --out FILE');
 const resultsFile = OUT ? new URL(OUT, `file://${process.cwd()}/`) : new URL('e2e.json', resultsDir);
 mkdirSync(resultsDir, { recursive: true });
 
@@ -121,7 +125,7 @@ for (const nodes of SIZES) {
   const rev = revision();
   let run: E2eRun;
   try {
-    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, kubeApiMaxInFlight: MAX_IN_FLIGHT, listPageSize: LIST_PAGE_SIZE, controllerArgs: CONTROLLER_ARGS, controllerNodeArgs: CONTROLLER_NODE_ARGS, simNodeArgs: SIM_NODE_ARGS, ...(dir ? { profileDir: dir } : {}) });
+    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, kubeApiMaxInFlight: MAX_IN_FLIGHT, listPageSize: LIST_PAGE_SIZE, controllerArgs: CONTROLLER_ARGS, controllerNodeArgs: CONTROLLER_NODE_ARGS, simNodeArgs: SIM_NODE_ARGS, syncOnly: SYNC_ONLY, ...(dir ? { profileDir: dir } : {}) });
   } catch (err) {
     console.error(`run at ${nodes} nodes failed: ${err instanceof Error ? err.message : String(err)}`);
     run = { nodes, pods: nodes * PODS_PER_NODE, failed: err instanceof Error ? err.message.slice(0, 2000) : String(err) };

@@ -16,8 +16,9 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { forkTs, nextMessage, SEMI_SPACE_FLAG, spawnNode, type Child } from './children.js';
-import { createControllerProbe, parseListedLine, type ListedLine } from './controller-probe.js';
+import { createControllerProbe, parseListedLine, type ControllerProbe, type ListedLine } from './controller-probe.js';
 import { converge, ingestFigures, requestCounts, seconds, verifyCluster, waitForUrl, watchEventCounts } from './e2e-phases.js';
 import { steady } from './e2e-steady.js';
 import { jsonParseRate } from './json-parse-rate.js';
@@ -52,6 +53,11 @@ export interface E2eConfig {
   controllerNodeArgs?: string[];
   /** Extra V8/Node flags for the simulator process (its output goes to the simulator log). */
   simNodeArgs?: string[];
+  /**
+   * Stop once the initial sync is done: the ingest figures and their JSON.parse baseline only
+   * (no convergence, no churn), for comparing list readers and pipelines in many short runs.
+   */
+  syncOnly?: boolean;
 }
 
 export type E2eRun = Record<string, unknown> & { nodes: number; pods: number };
@@ -111,6 +117,16 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     });
     ctlProc = sampleProcess(ctl.pid);
     const probe = createControllerProbe(await waitForUrl(ctl, 120_000));
+    if (cfg.syncOnly) {
+      await waitForSync(probe, ctl, listed, t0 + cfg.convergeTimeoutS * 1000);
+      Object.assign(out, ingestFigures(listed, t0Epoch));
+      out.controller_cpu_s_sync = round(ctlProc.last().cpuS);
+      out.sim_cpu_s_sync = round(simProc.last().cpuS - simCpu0);
+      await ctl.stop(60_000);
+      Object.assign(out, parseBaseline(out, await podLines(kube, 50_000), 'pods listed after the sync, as watch lines'));
+      out.loadavg_end = loadavg().map((l) => round(l, 2));
+      return out;
+    }
     const benchCpu0 = process.cpuUsage();
     const conv = await converge(probe, ctl, nodeStatus, expected, t0 + cfg.convergeTimeoutS * 1000);
     nodeStatus.stop();
@@ -194,6 +210,18 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     await ctl?.stop(5_000);
     await sim?.stop(5_000);
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Waits until every watch has synced and each resource's `listed` line has been read. */
+async function waitForSync(probe: ControllerProbe, ctl: Child, listed: readonly ListedLine[], deadline: number): Promise<void> {
+  for (;;) {
+    const s = await probe.summary();
+    const resources = new Set(listed.map((l) => l.resource)).size;
+    if (s.watches.length > 0 && s.watches.every((w) => w.synced) && resources >= s.watches.length) return;
+    if (performance.now() > deadline) throw new Error('the initial sync did not finish before the timeout');
+    if (ctl.process.exitCode !== null) throw new Error(`controller exited (${ctl.process.exitCode}):\n${ctl.output().slice(-3000)}`);
+    await sleep(100);
   }
 }
 

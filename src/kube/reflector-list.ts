@@ -2,6 +2,13 @@
  * The list half of a reflector: one full paged list (list-pages.ts) replacing the store's
  * contents, with deletes for what vanished and updates only where the resourceVersion changed.
  * Throws when the list fails; the reflector's loop backs off and lists again.
+ *
+ * Into an empty store (the first list) each page's objects are added as the page arrives: there
+ * is nothing to delete, so holding them back to the end would only make the end one long block
+ * (~0.7–0.9 s per resource at 50k nodes, every handler's add in a row) during which the other
+ * lists' pages wait. The reflector is not synced before the list ends, whichever way it fills.
+ * A relist into a non-empty store, or a first list restarted after objects went in, collects the
+ * whole list and replaces the store's contents at the end, as before.
  */
 import { statusCodeOf } from './kube-errors.js';
 import { readPageBytes, type ListPage } from './list-page.js';
@@ -16,6 +23,9 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
   let listed = new Map<string, StoreEntry<T>>();
   /** Listed but unprojectable: kept as last seen instead of deleted. */
   let unprojectable = new Set<string>();
+  /** Objects go straight into the store (see above); else they are collected for `replace`. */
+  let direct = core.store.size === 0;
+  let added = 0;
   const summary = await listPages({
     signal: core.signal,
     retry: opts.listRetry,
@@ -46,7 +56,13 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
     onItem: (item) => {
       const r = fromItem(core, item);
       if (!r) return;
-      if (r.entry) listed.set(r.key, r.entry);
+      if (direct) {
+        // An unprojectable object has no last-seen version to keep in an empty store.
+        if (r.entry) {
+          core.store.upsert(r.key, r.entry.value, r.entry.rv);
+          added++;
+        }
+      } else if (r.entry) listed.set(r.key, r.entry);
       else unprojectable.add(r.key);
     },
     onRetry: ({ code, attempt, delayMs, continueToken }) => {
@@ -58,9 +74,11 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
       core.log.info({ code: statusCodeOf(err) }, 'list continue token expired; listing again from the first page');
       listed = new Map();
       unprojectable = new Set();
+      direct = core.store.size === 0; // what the failed attempt added may have vanished since
+      added = 0;
     },
   });
-  const changes = core.store.replace(listed, unprojectable);
+  const changes = direct ? { added, updated: 0, deleted: 0 } : core.store.replace(listed, unprojectable);
   core.rv = summary.resourceVersion;
   core.log.info({ ...summary, ...changes }, 'listed');
   return summary;

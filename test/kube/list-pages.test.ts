@@ -152,6 +152,49 @@ describe('paged list: retries, 410 restarts, prefetch (reflector against a fake 
     assert.equal(firstPages.length, 2, 'the first page was asked twice');
   });
 
+  it('fills an empty store page by page: a first list\'s objects are in the store before the list ends', async () => {
+    let reads = 0;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const r = start({
+      readPage: async (kind, body) => {
+        if (++reads === N / PAGE) await held; // the last page waits
+        return decodePage(kind, encodePage(projectPage(kind, body.toString('utf8'))));
+      },
+    });
+    await waitFor(() => adds.length === N - PAGE, 'every page but the last added');
+    assert.equal(r.size(), N - PAGE);
+    assert.equal(r.synced(), false, 'not synced before the list ends');
+    release();
+    await waitFor(() => r.synced(), 'sync');
+    assertEveryPodOnce(r);
+    assert.equal(r.stats().lastList?.items, N);
+  });
+
+  it('a first list restarted (410) after objects went in deletes what vanished in between', async () => {
+    const deleted: string[] = [];
+    let reads = 0;
+    srv.failNext((_m, u) => isContinue(u) && u.searchParams.get('continue')?.endsWith(':100') === true, 410, 1);
+    const r = start({
+      readPage: async (kind, body) => {
+        // Page 2 is read after page 3 was asked for (and refused): p0000 goes before the restart lists again.
+        if (++reads === 2) srv.removeSilently(PODS, 'ns/p0000');
+        return decodePage(kind, encodePage(projectPage(kind, body.toString('utf8'))));
+      },
+    });
+    r.addHandler({ delete: (p) => deleted.push(`${p.namespace}/${p.name}`) });
+    try {
+      await waitFor(() => r.synced(), 'sync');
+      assert.equal(r.stats().listRestarts, 1);
+      assert.deepEqual(deleted, ['ns/p0000']);
+      assert.equal(r.size(), N - 1);
+      assert.equal(adds.length, N, 'each pod added once, p0000 before it vanished');
+      assert.equal(new Set(adds).size, N);
+    } finally {
+      srv.putSilently(PODS, pod(0)); // the other tests list all N
+    }
+  });
+
   it('fails the list when continue tokens keep expiring', async () => {
     srv.failNext((_m, u) => isContinue(u), 410, 4);
     const r = start({ backoff: { initialMs: 5, maxMs: 10 } });
