@@ -17,6 +17,13 @@ export interface ProjectionHandler<T> {
   delete?(obj: T): void;
 }
 
+/** What a {@link ProjectionStore.replace} changed. */
+export interface ReplaceCounts {
+  added: number;
+  updated: number;
+  deleted: number;
+}
+
 export interface StoreEntry<T> {
   value: T;
   rv: string;
@@ -98,24 +105,40 @@ export class ProjectionStore<T> {
   /**
    * Replaces the contents with a full list: deletes for stored keys that are neither listed nor
    * in `present` (listed but unprojectable, so kept as last seen), then adds for new keys and
-   * updates only where the resourceVersion changed.
+   * updates only where the resourceVersion changed. In one block; see {@link replaceInChunks}.
    */
-  replace(listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>): { added: number; updated: number; deleted: number } {
-    let added = 0;
-    let updated = 0;
-    let deleted = 0;
+  replace(listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>): ReplaceCounts {
+    const steps = this.replaceInChunks(listed, present, Number.POSITIVE_INFINITY);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  /**
+   * {@link replace} in steps of at most `chunk` stored or listed objects, so that a relist of a
+   * million objects need not hold the thread for seconds: the caller may yield between steps,
+   * and handlers, other reflectors and passes then see part of the relist applied, as client-go's
+   * informers deliver a Replace one delta at a time. Nothing but this generator may write the
+   * store until it is done (the reflector's watch starts after its list).
+   */
+  *replaceInChunks(listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>, chunk: number): Generator<void, ReplaceCounts> {
+    const counts: ReplaceCounts = { added: 0, updated: 0, deleted: 0 };
+    let n = 0;
     if (this.objects.size > 0) {
-      // Keys first: deleting from a Map while iterating it is allowed, but the list is the guide.
-      for (const key of [...this.objects.keys()]) {
+      // A Map iterator skips the entries deleted behind it and is not disturbed by deleting the
+      // current one, so the walk needs no copy of a million keys.
+      for (const [key, old] of this.objects) {
+        if (++n % chunk === 0) yield;
         if (listed.has(key) || present.has(key)) continue;
-        const old = this.objects.get(key) as T;
         this.objects.delete(key);
         this.versions.delete(key);
-        deleted++;
+        counts.deleted++;
         this.emit('delete', old);
       }
     }
     for (const [key, e] of listed) {
+      if (++n % chunk === 0) yield;
       const rv = packRv(e.rv);
       const old = this.objects.get(key);
       if (old !== undefined && this.versions.get(key) === rv) continue;
@@ -124,14 +147,14 @@ export class ProjectionStore<T> {
       this.objects.set(stored, value);
       this.versions.set(stored, rv);
       if (old !== undefined) {
-        updated++;
+        counts.updated++;
         this.emit('update', value, old);
       } else {
-        added++;
+        counts.added++;
         this.emit('add', e.value);
       }
     }
-    return { added, updated, deleted };
+    return counts;
   }
 
   private emit(kind: 'add' | 'delete', obj: T): void;

@@ -83,3 +83,53 @@ describe('ProjectionStore', () => {
   });
 });
 
+
+describe('ProjectionStore.replaceInChunks', () => {
+  /** A store holding `before`, and what replacing it with `after` (and `present`) emits. */
+  function replaced(before: Array<[string, number, string]>, after: Array<[string, number, string]>, present: string[], chunk?: number) {
+    const store = new ProjectionStore<Rec>(logger('test'));
+    store.replace(list(...before), new Set());
+    const seen = recorded(store);
+    let steps = 0;
+    let counts;
+    if (chunk === undefined) counts = store.replace(list(...after), new Set(present));
+    else {
+      const it = store.replaceInChunks(list(...after), new Set(present), chunk);
+      for (let r = it.next(); ; r = it.next()) {
+        if (r.done) {
+          counts = r.value;
+          break;
+        }
+        steps++;
+      }
+    }
+    return { seen, counts, steps, contents: [...store.keys()].sort().map((k) => `${k}@${store.get(k)!.v}`) };
+  }
+
+  it('emits, changes and counts exactly what replace does, for random stores, lists and chunk sizes', () => {
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let round = 0; round < 200; round++) {
+      const names = Array.from({ length: rand(40) }, (_, i) => `o${i}`);
+      const before = names.filter(() => rand(3) > 0).map((n): [string, number, string] => [n, 1, String(rand(3))]);
+      const after = names.filter(() => rand(3) > 0).map((n): [string, number, string] => [n, 2, String(rand(3))]);
+      const present = names.filter(() => rand(5) === 0);
+      const whole = replaced(before, after, present);
+      const chunk = 1 + rand(8);
+      const inChunks = replaced(before, after, present, chunk);
+      assert.deepEqual(inChunks.seen, whole.seen, `round ${round}`);
+      assert.deepEqual(inChunks.counts, whole.counts);
+      assert.deepEqual(inChunks.contents, whole.contents);
+      // One step per `chunk` objects walked: the stored ones, then the listed ones.
+      assert.equal(inChunks.steps, Math.floor((before.length + after.length) / chunk));
+    }
+  });
+
+  it('deletes before it adds, so a handler never holds the vanished and the new object at once', () => {
+    const { seen } = replaced([['a', 1, '1']], [['b', 1, '1']], [], 1);
+    assert.deepEqual(seen, ['delete a@1', 'add b@1']);
+  });
+});

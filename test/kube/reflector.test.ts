@@ -4,6 +4,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { loadKubeConfig, type FleetKubeConfig } from '../../src/kube/kube-config.js';
 import { POD_KIND, type PodRecord } from '../../src/kube/projections/pod.js';
 import { createReflector, type Reflector } from '../../src/kube/reflector.js';
+import { APPLY_CHUNK } from '../../src/kube/reflector-list.js';
 import { startFakeKubeServer, waitFor, type FakeKubeServer, type FakeObject } from './fake-kube-server.js';
 
 const PODS = '/api/v1/pods';
@@ -135,6 +136,37 @@ describe('reflector (list+watch against a fake API server)', () => {
       for (const k of ['ns/a', 'ns/c', 'ns/d']) srv.removeSilently(PODS, k);
     });
   }
+
+  it('applies a relist larger than one chunk over several turns of the event loop', async () => {
+    const n = APPLY_CHUNK + 500;
+    const names = Array.from({ length: n }, (_, i) => `big${i}`);
+    for (const name of names) srv.putSilently(PODS, pod(name));
+    try {
+      const { r, rec } = start({ pageSize: 10_000 });
+      await waitFor(() => r.synced() && srv.watchers(PODS) === 1, 'watch', 10_000);
+      for (const name of names) srv.putSilently(PODS, pod(name, { phase: 'Succeeded' }));
+      // An immediate queued at the first update runs at the next turn of the loop: mid-relist
+      // only if the relist yields (a timer might not be due yet when it does).
+      let updatesAtImmediate = -1;
+      let queued = false;
+      r.addHandler({
+        update: () => {
+          if (queued) return;
+          queued = true;
+          setImmediate(() => (updatesAtImmediate = rec.updates.length));
+        },
+      });
+      srv.compact();
+      srv.dropWatches();
+      await waitFor(() => rec.updates.length === n, 'relist applied', 10_000);
+      await waitFor(() => updatesAtImmediate >= 0, 'immediate');
+      assert.ok(updatesAtImmediate > 0 && updatesAtImmediate < n, `an immediate ran in the middle of the relist (after ${updatesAtImmediate} of ${n} updates)`);
+      assert.equal(r.stats().relists, 1);
+      assert.equal(r.size(), n);
+    } finally {
+      for (const name of names) srv.removeSilently(PODS, `ns/${name}`);
+    }
+  });
 
   it('restarts a dropped watch, relists after refused ones (as client-go), with growing backoff, then receives events again', async () => {
     const { r, rec } = start({ backoff: { initialMs: 40, maxMs: 400 } });
