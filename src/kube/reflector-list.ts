@@ -6,15 +6,16 @@
  * Into an empty store (the first list) each page's objects are added as the page arrives: there
  * is nothing to delete, so holding them back to the end would only make the end one long block
  * (~0.7–0.9 s per resource at 50k nodes, every handler's add in a row) during which the other
- * lists' pages wait. The reflector is not synced before the list ends, whichever way it fills.
+ * lists' pages wait. The reflector is not synced before the list ends, whichever way it fills;
+ * a first list that fails leaves what it added for the next list to replace.
  * A relist into a non-empty store, or a first list restarted after objects went in, collects the
  * whole list and then replaces the store's contents in chunks (applyInChunks): a list that fails
  * changes nothing, and a long relist does not hold the thread.
  */
+import { setImmediate } from 'node:timers/promises';
 import { statusCodeOf } from './kube-errors.js';
 import { readPageBytes, type ListPage } from './list-page.js';
 import { listPages, type ListSummary } from './list-pages.js';
-import { setImmediate } from 'node:timers/promises';
 import type { ReplaceCounts, StoreEntry } from './projection-store.js';
 import { getBody } from './raw-request.js';
 import { fromItem, type ReflectorCore } from './reflector-core.js';
