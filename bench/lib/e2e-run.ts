@@ -123,6 +123,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
       out.controller_cpu_s_sync = round(ctlProc.last().cpuS);
       out.sim_cpu_s_sync = round(simProc.last().cpuS - simCpu0);
       await ctl.stop(60_000);
+      simProc.stop();
       Object.assign(out, parseBaseline(out, await podLines(kube, 50_000), 'pods listed after the sync, as watch lines'));
       out.loadavg_end = loadavg().map((l) => round(l, 2));
       return out;

@@ -103,9 +103,9 @@ export class ProjectionStore<T> {
   }
 
   /**
-   * Replaces the contents with a full list: deletes for stored keys that are neither listed nor
-   * in `present` (listed but unprojectable, so kept as last seen), then adds for new keys and
-   * updates only where the resourceVersion changed. In one block; see {@link replaceInChunks}.
+   * Replaces the contents with a full list: adds for new keys and updates only where the
+   * resourceVersion changed, then deletes for stored keys that are neither listed nor in `present`
+   * (listed but unprojectable, so kept as last seen). In one block; see {@link replaceInChunks}.
    */
   replace(listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>): ReplaceCounts {
     const steps = this.replaceInChunks(listed, present, Number.POSITIVE_INFINITY);
@@ -116,27 +116,18 @@ export class ProjectionStore<T> {
   }
 
   /**
-   * {@link replace} in steps of at most `chunk` stored or listed objects, so that a relist of a
+   * {@link replace} in steps of at most `chunk` listed or stored objects, so that a relist of a
    * million objects need not hold the thread for seconds: the caller may yield between steps,
    * and handlers, other reflectors and passes then see part of the relist applied, as client-go's
-   * informers deliver a Replace one delta at a time. Nothing but this generator may write the
-   * store until it is done (the reflector's watch starts after its list).
+   * informers deliver a Replace one delta at a time, in the same order: the listed objects
+   * first, the deletions last. A state seen between steps may then hold a vanished object beside
+   * its replacement (a volume wanted twice: an attach held back), never neither of them (a
+   * volume wanted by nobody: a detach started under a pod that is still there). Nothing but this
+   * generator may write the store until it is done (the reflector's watch starts after its list).
    */
   *replaceInChunks(listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>, chunk: number): Generator<void, ReplaceCounts> {
     const counts: ReplaceCounts = { added: 0, updated: 0, deleted: 0 };
     let n = 0;
-    if (this.objects.size > 0) {
-      // A Map iterator skips the entries deleted behind it and is not disturbed by deleting the
-      // current one, so the walk needs no copy of a million keys.
-      for (const [key, old] of this.objects) {
-        if (++n % chunk === 0) yield;
-        if (listed.has(key) || present.has(key)) continue;
-        this.objects.delete(key);
-        this.versions.delete(key);
-        counts.deleted++;
-        this.emit('delete', old);
-      }
-    }
     for (const [key, e] of listed) {
       if (++n % chunk === 0) yield;
       const rv = packRv(e.rv);
@@ -152,6 +143,18 @@ export class ProjectionStore<T> {
       } else {
         counts.added++;
         this.emit('add', e.value);
+      }
+    }
+    if (this.objects.size > listed.size) {
+      // Deleting the entry a Map iterator stands on is allowed and skips nothing, so the walk
+      // needs no copy of a million keys.
+      for (const [key, old] of this.objects) {
+        if (++n % chunk === 0) yield;
+        if (listed.has(key) || present.has(key)) continue;
+        this.objects.delete(key);
+        this.versions.delete(key);
+        counts.deleted++;
+        this.emit('delete', old);
       }
     }
     return counts;

@@ -8,9 +8,9 @@
  * (~0.7–0.9 s per resource at 50k nodes, every handler's add in a row) during which the other
  * lists' pages wait. The reflector is not synced before the list ends, whichever way it fills;
  * a first list that fails leaves what it added for the next list to replace.
- * A relist into a non-empty store, or a first list restarted after objects went in, collects the
- * whole list and then replaces the store's contents in chunks (applyInChunks): a list that fails
- * changes nothing, and a long relist does not hold the thread.
+ * A relist, or a first list restarted after objects went in, collects the whole list and then
+ * replaces the store's contents in chunks (applyInChunks): a list that fails changes nothing, and
+ * a long relist does not hold the thread.
  */
 import { setImmediate } from 'node:timers/promises';
 import { statusCodeOf } from './kube-errors.js';
@@ -26,8 +26,14 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
   let listed = new Map<string, StoreEntry<T>>();
   /** Listed but unprojectable: kept as last seen instead of deleted. */
   let unprojectable = new Set<string>();
-  /** Objects go straight into the store (see above); else they are collected for `replace`. */
-  let direct = core.store.size === 0;
+  /**
+   * Objects go straight into the store (see above) on the reflector's first list only: a relist
+   * into a store that happens to be empty (no VolumeAttachments yet) runs after the sync, and a
+   * failed list must change nothing there.
+   */
+  const first = core.counters.relists === 0;
+  let direct = first && core.store.size === 0;
+  /** Added directly, over every attempt of this list. */
   let added = 0;
   const summary = await listPages({
     signal: core.signal,
@@ -77,11 +83,11 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
       core.log.info({ code: statusCodeOf(err) }, 'list continue token expired; listing again from the first page');
       listed = new Map();
       unprojectable = new Set();
-      direct = core.store.size === 0; // what the failed attempt added may have vanished since
-      added = 0;
+      direct = first && core.store.size === 0; // what the failed attempt added may have vanished since
     },
   });
   const changes = direct ? { added, updated: 0, deleted: 0 } : await applyInChunks(core, listed, unprojectable);
+  if (!direct) changes.added += added;
   core.rv = summary.resourceVersion;
   core.log.info({ ...summary, ...changes }, 'listed');
   return summary;
@@ -89,9 +95,10 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
 
 /**
  * The store's replace in chunks of {@link APPLY_CHUNK} objects with a turn of the event loop
- * between them: a relist of a million pods applied in one block held the thread ~1.6 s (session
- * 24), long enough for seven relists at once (an API server that lost its watch history) to
- * stall passes, probes and the lease renewal. Stops, as the list would, if the reflector stops.
+ * between them, listed objects first and deletions last (ProjectionStore.replaceInChunks says
+ * why). A relist of a million pods applied in one block held the thread ~1.6 s (session 24),
+ * long enough for seven relists at once (an API server that lost its watch history) to stall
+ * passes, probes and the lease renewal. Stops, as the list would, if the reflector stops.
  */
 async function applyInChunks<T>(core: ReflectorCore<T>, listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>): Promise<ReplaceCounts> {
   const steps = core.store.replaceInChunks(listed, present, APPLY_CHUNK);

@@ -162,10 +162,13 @@ describe('paged list: retries, 410 restarts, prefetch (reflector against a fake 
         return decodePage(kind, encodePage(projectPage(kind, body.toString('utf8'))));
       },
     });
-    await waitFor(() => adds.length === N - PAGE, 'every page but the last added');
-    assert.equal(r.size(), N - PAGE);
-    assert.equal(r.synced(), false, 'not synced before the list ends');
-    release();
+    try {
+      await waitFor(() => adds.length === N - PAGE, 'every page but the last added');
+      assert.equal(r.size(), N - PAGE);
+      assert.equal(r.synced(), false, 'not synced before the list ends');
+    } finally {
+      release(); // else a failure here would leave the reflector's stop waiting on the held page
+    }
     await waitFor(() => r.synced(), 'sync');
     assertEveryPodOnce(r);
     assert.equal(r.stats().lastList?.items, N);

@@ -85,51 +85,64 @@ describe('ProjectionStore', () => {
 
 
 describe('ProjectionStore.replaceInChunks', () => {
-  /** A store holding `before`, and what replacing it with `after` (and `present`) emits. */
-  function replaced(before: Array<[string, number, string]>, after: Array<[string, number, string]>, present: string[], chunk?: number) {
+  type Item = [string, number, string];
+  /** A store holding `before`, then replaced with `after` (and `present`) in chunks: what it emitted, counted and holds. */
+  function replaced(before: Item[], after: Item[], present: string[], chunk: number) {
     const store = new ProjectionStore<Rec>(logger('test'));
     store.replace(list(...before), new Set());
     const seen = recorded(store);
     let steps = 0;
-    let counts;
-    if (chunk === undefined) counts = store.replace(list(...after), new Set(present));
-    else {
-      const it = store.replaceInChunks(list(...after), new Set(present), chunk);
-      for (let r = it.next(); ; r = it.next()) {
-        if (r.done) {
-          counts = r.value;
-          break;
-        }
-        steps++;
-      }
-    }
-    return { seen, counts, steps, contents: [...store.keys()].sort().map((k) => `${k}@${store.get(k)!.v}`) };
+    const it = store.replaceInChunks(list(...after), new Set(present), chunk);
+    let r = it.next();
+    for (; !r.done; r = it.next()) steps++;
+    return { seen, counts: r.value, steps, contents: [...store.keys()].sort().map((k) => `${k}@${store.get(k)!.v}`) };
   }
 
-  it('emits, changes and counts exactly what replace does, for random stores, lists and chunk sizes', () => {
+  it('emits, changes and counts what a relist means, for random stores, lists and chunk sizes', () => {
     let seed = 7;
     const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % n;
     };
-    for (let round = 0; round < 200; round++) {
+    const chunks = new Set<number>();
+    for (let round = 0; round < 300; round++) {
       const names = Array.from({ length: rand(40) }, (_, i) => `o${i}`);
-      const before = names.filter(() => rand(3) > 0).map((n): [string, number, string] => [n, 1, String(rand(3))]);
-      const after = names.filter(() => rand(3) > 0).map((n): [string, number, string] => [n, 2, String(rand(3))]);
+      const before = names.filter(() => rand(3) > 0).map((n): Item => [n, 1, String(rand(3))]);
+      const after = names.filter(() => rand(3) > 0).map((n): Item => [n, 2, String(rand(3))]);
       const present = names.filter(() => rand(5) === 0);
-      const whole = replaced(before, after, present);
       const chunk = 1 + rand(8);
-      const inChunks = replaced(before, after, present, chunk);
-      assert.deepEqual(inChunks.seen, whole.seen, `round ${round}`);
-      assert.deepEqual(inChunks.counts, whole.counts);
-      assert.deepEqual(inChunks.contents, whole.contents);
-      // One step per `chunk` objects walked: the stored ones, then the listed ones.
-      assert.equal(inChunks.steps, Math.floor((before.length + after.length) / chunk));
+      chunks.add(chunk);
+      // Independent of the store: listed objects first (adds, then updates where the version
+      // changed, in list order), deletions last (unlisted, not present, in store order).
+      const old = new Map(before.map(([n, , rv]) => [n, rv]));
+      const listedNames = new Set(after.map(([n]) => n));
+      const events: string[] = [];
+      for (const [n, , rv] of after) {
+        if (!old.has(n)) events.push(`add ${n}@2`);
+        else if (old.get(n) !== rv) events.push(`update ${n}@1->2`);
+      }
+      const gone = before.filter(([n]) => !listedNames.has(n) && !present.includes(n)).map(([n]) => n);
+      for (const n of gone) events.push(`delete ${n}@1`);
+      const kept = new Map<string, number>();
+      for (const [n] of before) if (!gone.includes(n)) kept.set(n, 1);
+      for (const [n, , rv] of after) kept.set(n, old.get(n) === rv ? 1 : 2);
+      const got = replaced(before, after, present, chunk);
+      assert.deepEqual(got.seen, events, `round ${round}`);
+      assert.deepEqual(got.contents, [...kept.keys()].sort().map((n) => `${n}@${kept.get(n)}`));
+      assert.deepEqual(got.counts, {
+        added: events.filter((e) => e.startsWith('add')).length,
+        updated: events.filter((e) => e.startsWith('update')).length,
+        deleted: gone.length,
+      });
+      // One step per `chunk` objects walked: the listed ones, then the store's when something is unlisted.
+      const union = new Set([...before.map(([n]) => n), ...listedNames]).size;
+      assert.equal(got.steps, Math.floor((after.length + (union > after.length ? union : 0)) / chunk));
     }
+    assert.equal(chunks.size, 8, 'every chunk size from 1 to 8 was tried');
   });
 
-  it('deletes before it adds, so a handler never holds the vanished and the new object at once', () => {
+  it('adds the listed objects before it deletes, so a state between chunks never lacks both the vanished and the new object', () => {
     const { seen } = replaced([['a', 1, '1']], [['b', 1, '1']], [], 1);
-    assert.deepEqual(seen, ['delete a@1', 'add b@1']);
+    assert.deepEqual(seen, ['add b@1', 'delete a@1']);
   });
 });

@@ -5,6 +5,7 @@ import { loadKubeConfig, type FleetKubeConfig } from '../../src/kube/kube-config
 import { POD_KIND, type PodRecord } from '../../src/kube/projections/pod.js';
 import { createReflector, type Reflector } from '../../src/kube/reflector.js';
 import { APPLY_CHUNK } from '../../src/kube/reflector-list.js';
+import { decodePage, encodePage, projectPage } from '../../src/kube/list-page.js';
 import { startFakeKubeServer, waitFor, type FakeKubeServer, type FakeObject } from './fake-kube-server.js';
 
 const PODS = '/api/v1/pods';
@@ -136,6 +137,34 @@ describe('reflector (list+watch against a fake API server)', () => {
       for (const k of ['ns/a', 'ns/c', 'ns/d']) srv.removeSilently(PODS, k);
     });
   }
+
+  it('a relist into a store that is empty after the sync adds nothing until the whole list is in', async () => {
+    let reads = 0;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const { r, rec } = start({
+      pageSize: 2,
+      readPage: async (kind, body) => {
+        if (++reads === 3) await held; // the first list's one page, then the relist's two
+        return decodePage(kind, encodePage(projectPage(kind, body.toString('utf8'))));
+      },
+    });
+    try {
+      await waitFor(() => r.synced() && srv.watchers(PODS) === 1, 'watch');
+      assert.equal(r.size(), 0);
+      for (const n of ['e1', 'e2', 'e3']) srv.putSilently(PODS, pod(n));
+      srv.compact();
+      srv.dropWatches();
+      await waitFor(() => reads === 3, 'the relist\'s last page held');
+      await new Promise((res) => setTimeout(res, 20));
+      assert.deepEqual(rec.adds, [], 'the first page of a relist is not applied before the list ends');
+    } finally {
+      release();
+    }
+    await waitFor(() => rec.adds.length === 3, 'relist applied');
+    assert.equal(r.stats().relists, 1);
+    for (const n of ['e1', 'e2', 'e3']) srv.removeSilently(PODS, `ns/${n}`);
+  });
 
   it('applies a relist larger than one chunk over several turns of the event loop', async () => {
     const n = APPLY_CHUNK + 500;
