@@ -7,7 +7,10 @@
 // JSON body:
 //   native         session.request(headers, { endStream, signal? })
 //   light-bind     the same inside withLightAsyncBind (no DEP0172 accessor per request)
-//   light+priority light-bind with H2_PRIORITY_DEFAULTS given up front (what raw-write sends)
+//   light+priority light-bind with h2RequestOptions (priority given up front) (what raw-write sends)
+//   light+spread   the same options as `{ ...priority, endStream, signal }`, as raw-write built
+//                  them before session 25 (on Node 20 each such object gets hidden classes of its
+//                  own: raw-write.ts, h2RequestOptions)
 // Each client process warms up, then measures its own CPU (user + system) µs per request over
 // three blocks of `--requests` POSTs, `--concurrency` at a time (median of the three). The
 // variants run in turn, their order rotating, for `--rounds` rounds; the result is the median
@@ -17,13 +20,14 @@ import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { withLightAsyncBind } from '../src/kube/light-async-bind.js';
-import { H2_PRIORITY_DEFAULTS } from '../src/kube/raw-write.js';
+import { h2RequestOptions } from '../src/kube/raw-write.js';
 import { forkTs, nextMessage, runChild, runMain } from './lib/children.js';
 import { requestBenchArgs } from './lib/request-bench-args.js';
 import { median, round } from './lib/stats.js';
 
 const ROLE = 'FA_H2_BENCH_ROLE';
-const VARIANTS = ['native', 'light-bind', 'light+priority'] as const;
+const VARIANTS = ['native', 'light-bind', 'light+priority', 'light+spread'] as const;
+const PRIORITY = { weight: http2.constants.NGHTTP2_DEFAULT_WEIGHT, parent: 0, exclusive: false, silent: false } as const;
 type Variant = (typeof VARIANTS)[number];
 
 function serverChild(): void {
@@ -47,7 +51,8 @@ async function clientChild(variant: Variant, port: number, requests: number, con
   const send = (headers: http2.OutgoingHttpHeaders): http2.ClientHttp2Stream => {
     if (variant === 'native') return session.request(headers, { endStream: false, ...(signal ? { signal } : {}) });
     if (variant === 'light-bind') return withLightAsyncBind(() => session.request(headers, { endStream: false, ...(signal ? { signal } : {}) }));
-    return withLightAsyncBind(() => session.request(headers, { ...H2_PRIORITY_DEFAULTS, endStream: false, signal }));
+    if (variant === 'light+spread') return withLightAsyncBind(() => session.request(headers, { ...PRIORITY, endStream: false, signal }));
+    return withLightAsyncBind(() => session.request(headers, h2RequestOptions(false, signal)));
   };
   const one = () => new Promise<void>((resolve, reject) => {
     const stream = send({ ':method': 'POST', ':path': '/apis/storage.k8s.io/v1/volumeattachments', 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), accept: 'application/json', authorization: 'Bearer bench' });
@@ -83,7 +88,7 @@ async function main(): Promise<void> {
   const server = forkTs(self, [], { [ROLE]: 'server' });
   try {
     const { port } = await nextMessage<{ port: number }>(server, (m) => typeof m.port === 'number', 30_000);
-    const runs: Record<Variant, number[]> = { native: [], 'light-bind': [], 'light+priority': [] };
+    const runs: Record<Variant, number[]> = { native: [], 'light-bind': [], 'light+priority': [], 'light+spread': [] };
     for (let r = 0; r < rounds; r++) {
       const order = VARIANTS.map((_, i) => VARIANTS[(i + r) % VARIANTS.length]!);
       for (const v of order) {
@@ -105,6 +110,7 @@ async function main(): Promise<void> {
       light_bind_over_native: round(med('light-bind') / med('native'), 2),
       priority_over_light_bind: round(med('light+priority') / med('light-bind'), 2),
       raw_write_over_native: round(med('light+priority') / med('native'), 2),
+      literal_over_spread: round(med('light+priority') / med('light+spread'), 2),
     }, null, 2);
     console.log(text);
     writeFileSync(out, `${text}\n`);

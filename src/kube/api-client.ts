@@ -39,7 +39,7 @@ import { createInFlightLimiter, DEFAULT_MAX_IN_FLIGHT, type InFlightLimiter } fr
 import { createRateLimiter, DEFAULT_BURST, DEFAULT_QPS, type RateLimiter } from './rate-limiter.js';
 import type { EventBody, EventPatchBody, VolumeAttachmentBody } from './api-bodies.js';
 import type { RequestHook } from './request-hook.js';
-import { pathSegment, sendRaw, type RawCall } from './raw-write.js';
+import { attemptCall, pathSegment, sendRaw, type RawCall } from './raw-write.js';
 import { createRequestRunner, type RawSent, type RequestRunner, type RunOptions, type What } from './request-runner.js';
 
 export type { LeaseRecord };
@@ -260,7 +260,7 @@ class GeneratedApiClient implements KubeApiClient {
     return this.runner.runRaw(
       what,
       async ({ timeoutMs, signal }): Promise<RawSent<unknown>> => {
-        const r = await sendRaw(this.kc, signal ? { ...call, timeoutMs, signal } : { ...call, timeoutMs });
+        const r = await sendRaw(this.kc, attemptCall(call, timeoutMs, signal));
         return { status: r.status, data: r.body };
       },
       opts,

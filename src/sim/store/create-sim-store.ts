@@ -141,7 +141,10 @@ class MemoryStore implements ServableStore {
 
   private doCreate(resource: ResourceName, obj: KubeObject): Committed {
     const info = RESOURCES[resource];
-    const meta = { ...(obj?.metadata ?? {}) } as KubeObject['metadata'];
+    // Object.assign, not a spread: on Node 20 each property added to a spread's copy gets a
+    // hidden class of its own (src/kube/raw-write.ts, h2RequestOptions), and uid,
+    // creationTimestamp and resourceVersion are added here to every object created.
+    const meta = Object.assign({}, obj?.metadata) as KubeObject['metadata'];
     const o = { ...obj, metadata: meta };
     if (!info.namespaced) delete meta.namespace;
     else if (typeof meta.namespace !== 'string' || meta.namespace === '') throw invalid(info, String(meta.name ?? ''), 'metadata.namespace: Required value');
@@ -212,7 +215,7 @@ class MemoryStore implements ServableStore {
     if (grace === 0 && !hasFinalizers(meta)) return this.remove(info, key, podNodeName(stored), stored, json);
     // Graceful or finalizer-held: mark for deletion; a later delete may only shorten the period.
     if (meta.deletionTimestamp !== undefined && current !== undefined && current <= grace) return { obj: stored, json };
-    const next: KubeObject = { ...stored, metadata: { ...meta } };
+    const next: KubeObject = { ...stored, metadata: Object.assign({}, meta) };
     next.metadata.deletionTimestamp = rfc3339(this.now() + grace * 1000);
     next.metadata.deletionGracePeriodSeconds = grace;
     return this.writeExisting(info, key, meta, podNodeName(stored), next, json);
