@@ -107,7 +107,11 @@ function h2Section(h) {
     table(['variant', 'client CPU/request', '÷ native'], [
       ['`session.request()` as is', sig(c.native, ' µs'), '1'],
       ['with the light `AsyncResource#bind` (src/kube/light-async-bind.ts)', sig(c['light-bind'], ' µs'), sig(h.light_bind_over_native)],
-      ['and the default priority given (what src/kube/raw-write.ts sends)', sig(c['light+priority'], ' µs'), sig(h.raw_write_over_native)],
+      ['and the default priority given, as one literal (what src/kube/raw-write.ts sends)', sig(c['light+priority'], ' µs'), sig(h.raw_write_over_native)],
+      ...(c['light+spread'] === undefined ? [] : [[
+        'the same options built by a spread, `{ ...priority, endStream, signal }` (raw-write before session 25)',
+        sig(c['light+spread'], ' µs'), sig(c['light+spread'] / c.native),
+      ]]),
     ]),
   ].join('\n');
 }

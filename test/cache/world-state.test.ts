@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createWorldState, type WorldState } from '../../src/cache/world-state.js';
 import { isFleetError } from '../../src/errors/index.js';
+import { haveSameHiddenClass, warmPair } from '../support/hidden-class.js';
 
 function fleet(state: WorldState = createWorldState()) {
   const node = (name: string, opts: { managed?: boolean } = {}) => {
@@ -347,5 +348,18 @@ describe('WorldState per-pair operation lookups', () => {
       assert.equal(got.length, 1, 'the volume-wide window covers every node');
     }
     assert.deepEqual(state.backoffFor(forbidden, a, 10 + 501), [], 'closed after its 500 ms');
+  });
+});
+
+describe('counts()', () => {
+  it('gives every call one hidden class, with every counter', () => {
+    const state = createWorldState();
+    state.setNodeManaged(state.internNode('n1'));
+    const [a, b] = warmPair(() => state.counts());
+    assert.ok(haveSameHiddenClass(a, b), 'a spread of the counters gives each call classes of its own on Node 20');
+    assert.deepEqual(Object.keys(b).sort(), ['attached', 'backoffOperations', 'conflicts', 'desiredAttached', 'desiredPairs', 'managedNodes', 'nodes',
+      'pairs', 'pendingOperations', 'reportedAttached', 'statusUpdatesNeeded', 'uncertain', 'volumes']);
+    assert.equal(b.nodes, 1);
+    assert.equal(b.managedNodes, 1);
   });
 });
