@@ -10,7 +10,6 @@
 import v8 from 'node:v8';
 
 v8.setFlagsFromString('--allow-natives-syntax');
-// eslint-disable-next-line @typescript-eslint/no-implied-eval
 const same = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
 
 export function haveSameHiddenClass(a: object, b: object): boolean {
