@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSimStore, StoreError, type CommittedEvent, type KubeObject } from '../../src/sim/store/index.js';
 import { haveSameHiddenClass, warmPair } from '../support/hidden-class.js';
+import { stringShape } from '../support/string-shape.js';
 
 const pod = (name: string, nodeName?: string, extra: Partial<KubeObject> = {}): KubeObject => ({
   metadata: { name, namespace: 'default' },
@@ -217,6 +218,25 @@ test('each resource keeps its own window: a burst of lease renewals does not exp
   assert.deepEqual(s.eventsAfter('pods', start)?.map((e: CommittedEvent) => e.name), ['p']);
   assert.equal(s.eventsAfter('leases', start), undefined, 'the lease window itself overflowed');
   assert.deepEqual(s.eventsAfter('nodes', start), [], 'a resource without events has nothing to replay');
+});
+
+test('an object written again is stored as one flat string, not a rope of the serialisation it was cut from', async () => {
+  // As a rope (two slices of the first serialisation and the new resourceVersion) every
+  // scavenge copied its parts while the object stayed stored or its event in the window.
+  const s = createSimStore({ namespaces: [] });
+  s.create('pods', pod('a'));
+  s.mutate('pods', 'default', 'a', (o) => {
+    o.metadata.labels = { x: 'y'.repeat(100) };
+  });
+  assert.equal(await stringShape(s.getJson('pods', 'default', 'a')!), 'string');
+  // The DELETED event's text is made the same way from the last stored text.
+  let last = '';
+  s.subscribe((ev) => (last = ev.json));
+  s.delete('pods', 'default', 'a');
+  assert.match(last, /"resourceVersion":"3"/);
+  assert.equal(await stringShape(last), 'string');
+  // What the probe reports for a rope, so that the assertions above can fail.
+  assert.equal(await stringShape(`${last.slice(0, 20)}-${last.slice(21)}`), 'concatenated string');
 });
 
 test('a label that repeats the resourceVersion text does not confuse the stored resourceVersion', () => {
