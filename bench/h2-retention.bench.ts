@@ -23,6 +23,7 @@ import { loadKubeConfig } from '../src/kube/kube-config.js';
 import { sendRaw } from '../src/kube/raw-write.js';
 import { generateTls } from '../src/sim/server/tls.js';
 import { forkTs, nextMessage, runChild, runMain } from './lib/children.js';
+import { scavengesBetween } from './lib/gc-nvp.js';
 import { requestBenchArgs } from './lib/request-bench-args.js';
 import { median, round } from './lib/stats.js';
 
@@ -85,23 +86,6 @@ current-context: x
   process.send?.({ cpuUsPerRequest: (c.user + c.system) / requests });
 }
 
-interface Scavenges { promoted: number; survived: number; pauseMs: number; count: number }
-
-/** Sums the `--trace-gc-nvp` scavenge lines between the two markers. */
-function scavengesIn(output: string): Scavenges {
-  const lines = output.slice(output.indexOf(START), output.indexOf(END)).split('\n');
-  const out: Scavenges = { promoted: 0, survived: 0, pauseMs: 0, count: 0 };
-  for (const l of lines) {
-    if (!l.includes(' gc=s ')) continue;
-    const field = (k: string) => Number(new RegExp(`\\b${k}=([0-9.]+)`).exec(l)?.[1] ?? 0);
-    out.count++;
-    out.promoted += field('promoted');
-    out.survived += field('new_space_survived');
-    out.pauseMs += field('pause');
-  }
-  return out;
-}
-
 async function main(): Promise<void> {
   const { requests, rounds, concurrency, out } = requestBenchArgs({ requests: 30000, rounds: 4, results: 'h2-retention.json' });
   const self = fileURLToPath(import.meta.url);
@@ -114,7 +98,7 @@ async function main(): Promise<void> {
         const client = forkTs(self, ['--trace-gc-nvp', '--max-semi-space-size=64'], { [ROLE]: 'client', FA_H2R_BENCH: JSON.stringify({ variant: v, port, ca, requests, concurrency }) });
         const m = await nextMessage<{ cpuUsPerRequest: number }>(client, (x) => typeof x.cpuUsPerRequest === 'number', 600_000);
         await client.exited;
-        const s = scavengesIn(client.output());
+        const s = scavengesBetween(client.output(), START, END);
         runs[v].push({ promoted: s.promoted / requests, survived: s.survived / requests, pauseMsPer1000: (s.pauseMs / requests) * 1000, cpuUs: m.cpuUsPerRequest });
       }
     }
