@@ -78,7 +78,7 @@ function child(variant: Variant, c: Config): void {
   for (let w = 0; w < c.writes; w++) write(w);
   const cpu = process.cpuUsage(c0);
   console.log(END);
-  process.send?.({ cpuUsPerWrite: (cpu.user + cpu.system) / c.writes, kept: stored.size + ring.length });
+  process.send?.({ cpuUsPerWrite: (cpu.user + cpu.system) / c.writes });
 }
 
 async function main(): Promise<void> {

@@ -21,10 +21,17 @@ interface Snapshot {
   strings: string[];
 }
 
+/** The probe of the snapshot being taken: held here so that it is in the heap the snapshot walks. */
+let held: StringShapeProbe | undefined;
+
 export async function stringShape(s: string): Promise<string> {
-  const probe = new StringShapeProbe(s);
   const chunks: string[] = [];
-  for await (const c of v8.getHeapSnapshot()) chunks.push(String(c));
+  held = new StringShapeProbe(s);
+  try {
+    for await (const c of v8.getHeapSnapshot()) chunks.push(String(c));
+  } finally {
+    held = undefined;
+  }
   const snap = JSON.parse(chunks.join('')) as Snapshot;
   const { node_fields: nf, node_types: [types], edge_fields: ef } = snap.snapshot.meta;
   const [type, name, edgeCount] = ['type', 'name', 'edge_count'].map((f) => nf.indexOf(f));
@@ -34,10 +41,7 @@ export async function stringShape(s: string): Promise<string> {
     const count = snap.nodes[n + edgeCount];
     if (types[snap.nodes[n + type]] === 'object' && snap.strings[snap.nodes[n + name]] === StringShapeProbe.name) {
       for (let e = edge; e < edge + count * ef.length; e += ef.length) {
-        if (snap.strings[snap.edges[e + edgeName]] === 'value') {
-          probe.value.length; // keeps the probe alive past the snapshot
-          return types[snap.nodes[snap.edges[e + toNode] + type]];
-        }
+        if (snap.strings[snap.edges[e + edgeName]] === 'value') return types[snap.nodes[snap.edges[e + toNode] + type]];
       }
     }
     edge += count * ef.length;

@@ -287,9 +287,9 @@ function conflict(info: ResourceInfo, name: string): StoreError {
  * The result is one flat string (`join`), not the rope that `+` or a template literal makes: V8
  * keeps `a + b` as a pair of pointers, here to two slices that hold the whole serialisation
  * they were cut from, and this string lives as long as the object is stored and its events are
- * in the window. As a rope every scavenge copied the four parts and the next read flattened it
- * into a new copy anyway. A store-shaped sketch (300k stored objects, 400k writes, a 100k event
- * window, `--trace-gc-nvp`): scavenge pauses −25%, the helpers' scavenge time −40%.
+ * in the window. As a rope every scavenge copied its four parts, and the next read flattened it
+ * into another copy anyway. `npm run bench:store-strings` measures the two side by side in a
+ * store-shaped sketch (session 26: scavenge pauses 0.58×, the helper threads' share 0.35×).
  */
 export function withResourceVersion(json: string, from: string, to: string): string | undefined {
   const field = `"resourceVersion":"${from}"`;
