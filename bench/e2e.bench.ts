@@ -2,14 +2,15 @@
 // --churn 1000 --steady 60 --timeout 900 --profile DIR --kube-api-qps 20000
 // --kube-api-max-in-flight 256 --list-page-size 5000 --out FILE
 // --controller-args "--workers 0 …" --controller-node-args "--trace-gc-nvp" --sim-node-args "--trace-gc"
-// --sync-only (the initial sync alone; needs --out)], or
+// --sync-only (the initial sync alone; needs --out) --pod-va-source commit|watch|commit,watch], or
 // `-- --charts-only` to redraw the charts from bench/results/e2e.json.
 //
 // For each fleet size, from cold start, with the simulator and the controller as separate child
 // processes of this one (see bench/lib/e2e-run.ts for the phases): time to full convergence,
 // controller CPU seconds and peak RSS, initial-sync ingest rate, API writes/s; then `--steady`
 // seconds of churn at `--churn` pod changes/s: loop p50/p99, new-pod-to-VolumeAttachment
-// p50/p99; and the raw JSON.parse rate of the pod watch lines received in the same run.
+// p50/p99 (from the simulator's commits by default, `--pod-va-source watch` for the bench's own
+// watches); and the raw JSON.parse rate of the same run's pod changes as watch lines.
 //
 // Results: bench/results/e2e.json (runs of other sizes already there are kept; a size measured
 // again replaces its run) and bench/results/{loop-time,convergence-time,ingest-vs-json-parse}.svg.
@@ -59,6 +60,14 @@ const SYNC_ONLY = args.includes('--sync-only');
 const QPS = num('kube-api-qps', SIMULATOR_CLIENT_SIZING.kubeApiQps);
 const MAX_IN_FLIGHT = num('kube-api-max-in-flight', SIMULATOR_CLIENT_SIZING.kubeApiMaxInFlight);
 const LIST_PAGE_SIZE = num('list-page-size', SIMULATOR_CLIENT_SIZING.listPageSize);
+// Where new-pod latency is taken; several (`commit,watch`) time one window both ways, the first reported as the run's.
+const POD_VA_SOURCES = arg('pod-va-source', 'commit').split(',').map((s) => {
+  if (s !== 'commit' && s !== 'watch') {
+    console.error(`--pod-va-source: expected commit, watch or both comma-separated, got ${JSON.stringify(s)}`);
+    process.exit(2);
+  }
+  return s;
+});
 
 const resultsDir = new URL('results/', import.meta.url);
 // `--out FILE` keeps an experiment (other qps, churn…) out of the published results and charts.
@@ -125,7 +134,7 @@ for (const nodes of SIZES) {
   const rev = revision();
   let run: E2eRun;
   try {
-    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, kubeApiMaxInFlight: MAX_IN_FLIGHT, listPageSize: LIST_PAGE_SIZE, controllerArgs: CONTROLLER_ARGS, controllerNodeArgs: CONTROLLER_NODE_ARGS, simNodeArgs: SIM_NODE_ARGS, syncOnly: SYNC_ONLY, ...(dir ? { profileDir: dir } : {}) });
+    run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, kubeApiMaxInFlight: MAX_IN_FLIGHT, listPageSize: LIST_PAGE_SIZE, controllerArgs: CONTROLLER_ARGS, controllerNodeArgs: CONTROLLER_NODE_ARGS, simNodeArgs: SIM_NODE_ARGS, syncOnly: SYNC_ONLY, podVaSources: POD_VA_SOURCES, ...(dir ? { profileDir: dir } : {}) });
   } catch (err) {
     console.error(`run at ${nodes} nodes failed: ${err instanceof Error ? err.message : String(err)}`);
     run = { nodes, pods: nodes * PODS_PER_NODE, failed: err instanceof Error ? err.message.slice(0, 2000) : String(err) };

@@ -265,13 +265,24 @@ function e2eSection(e) {
     verdict(runs.some((r) => isNum(r.ingest_ratio)) ? runs.every((r) => !isNum(r.ingest_ratio) || r.ingest_ratio >= 0.7) : undefined, 'ingest ≥ 70% of JSON.parse'),
   ];
   return [
-    `**End to end** (\`npm run bench:e2e\`; ${day(e.date)}, load average ${loadAvg(e.machine?.loadavg_at_end)}): simulator and controller as separate processes on the same 2 cores, cold start, then ${int(e.config?.steady_s)} s of churn at ${int(e.config?.churn_per_s)} pod changes/s. ${inFlightNote(all)} Ingest is objects/s over the initial sync (all seven lists, end to end), and pods/s of the controller main thread's time reading the pod pages (from a0a97c2 on, a worker parses and projects them and the main thread decodes the projections, and from session 23 the worker sieves them first, \`--list-reader worker-sieve\`; rows measured before a0a97c2 are the whole parse + projection); both as a share of JSON.parse alone on the same pod objects (watch lines received by the bench); loop and plan are the reconcile pass and its WASM plan during churn.`,
+    `**End to end** (\`npm run bench:e2e\`; ${day(e.date)}, load average ${loadAvg(e.machine?.loadavg_at_end)}): simulator and controller as separate processes on the same 2 cores, cold start, then ${int(e.config?.steady_s)} s of churn at ${int(e.config?.churn_per_s)} pod changes/s. ${inFlightNote(all)} Ingest is objects/s over the initial sync (all seven lists, end to end), and pods/s of the controller main thread's time reading the pod pages (from a0a97c2 on, a worker parses and projects them and the main thread decodes the projections, and from session 23 the worker sieves them first, \`--list-reader worker-sieve\`; rows measured before a0a97c2 are the whole parse + projection); both as a share of JSON.parse alone on the same pod objects (the churn minute's pod changes as watch lines); loop and plan are the reconcile pass and its WASM plan during churn. ${podVaNote(all)}`,
     '',
     table(['nodes', 'pods', 'converge', 'controller CPU', 'peak RSS MB', 'ingest', 'pods: parse + projection', 'JSON.parse', 'API writes/s', 'loop p50 / p99', 'plan p50 / p99', 'pod → VA p50 / p99'], rows),
     '',
     ...periodicLine(runs),
     `Targets: ${targets.join('; ')}. Charts: \`bench/results/convergence-time.svg\`, \`loop-time.svg\`, \`ingest-vs-json-parse.svg\`.`,
   ].join('\n');
+}
+
+/** How each row's pod → VA latency was taken (`pod_va_source`; rows without it came from the bench's watches). */
+function podVaNote(runs) {
+  const by = (kind) => runs.filter((r) => (r.pod_va_source ?? 'watch') === kind).map((r) => short(r.nodes));
+  const commit = by('commit');
+  const watch = by('watch');
+  const parts = [];
+  if (commit.length) parts.push(`${commit.join(', ')}: from the commit of a new pod to the commit of its VolumeAttachment, timed inside the simulator (\`--pod-va-source commit\`, the default)`);
+  if (watch.length) parts.push(`${watch.join(', ')}: from the bench's first sighting of each on its own watches (\`--pod-va-source watch\`)`);
+  return `Pod → VA: ${parts.join('; ')}.`;
 }
 
 export function benchBlock() {

@@ -7,7 +7,7 @@ import { nextMessage, type Child } from './children.js';
 import type { ControllerProbe, ControllerSummary } from './controller-probe.js';
 import type { E2eConfig } from './e2e-run.js';
 import { apiCalls, seconds, sleep, summaryOf } from './e2e-phases.js';
-import type { PodVaTracker } from './pod-va-tracker.js';
+import type { PodVaResult, PodVaSource } from './pod-va-tracker.js';
 import { cpuPressure, type ProcSampler } from './proc-stats.js';
 import { phaseBar } from './progress.js';
 import { fractionAtOrBelow, histogramDelta, histogramQuantile, sumOf, type PromSample } from './prom-text.js';
@@ -21,7 +21,7 @@ const PERIODIC = 'fleet_attach_periodic_pass_busy_seconds';
 
 type Stats = Extract<SimChildMessage, { type: 'stats' }>;
 
-export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child, ctlProc: ProcSampler, simProc: ProcSampler, sim: Child, tracker: PodVaTracker): Promise<Record<string, unknown>> {
+export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child, ctlProc: ProcSampler, simProc: ProcSampler, sim: Child, trackers: readonly PodVaSource[]): Promise<Record<string, unknown>> {
   let simLoop: Stats['loop'] | undefined;
   let simActors: Stats['stats'] = {};
   const churnAt = async () => {
@@ -38,7 +38,7 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
   const simCpuA = simProc.last().cpuS;
   const benchCpuA = process.cpuUsage();
   const tA = performance.now();
-  tracker.beginWindow();
+  await Promise.all(trackers.map((t) => t.beginWindow()));
   const bar = phaseBar('steady', cfg.steadyS, 's');
   let s: ControllerSummary | undefined;
   while (seconds(tA) < cfg.steadyS) {
@@ -46,7 +46,7 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     s = await summaryOf(probe, ctl, performance.now() + 120_000);
     bar.update(Math.min(cfg.steadyS, Math.floor(seconds(tA))), `loop p99 ${s.loop.pass.p99Ms.toFixed(1)} ms  desired ${s.pairs.desired}  attached ${s.pairs.attached}  pending ${s.operations.pending}  conflicts ${s.conflicts}`);
   }
-  tracker.endWindow();
+  await Promise.all(trackers.map((t) => t.endWindow()));
   const pressure = cpuPressure() ?? null;
   const mB = await probe.metrics();
   const span = seconds(tA);
@@ -60,7 +60,7 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
   const plan = histogramDelta(mA, mB, PLAN);
   const q = (x: number) => histogramQuantile(loop, x);
   const writes = sumOf(mB, 'fleet_attach_api_requests_total', { verb: WRITES }) - sumOf(mA, 'fleet_attach_api_requests_total', { verb: WRITES });
-  const pv = tracker.result();
+  const [pv, ...others] = await Promise.all(trackers.map((t) => t.result()));
   const changes = (c: Record<string, number>) => (c.podsDeleted ?? 0) + (c.podsCreated ?? 0);
   const { gc: simGc, long_gc_pauses: simLong, ...simLoopOnly } = simLoop ?? { gc: undefined, long_gc_pauses: [] };
   const windowEpochMs = performance.timeOrigin + tA;
@@ -81,6 +81,8 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     plan_window_p99_ms: s ? round(s.loop.plan.p99Ms, 2) : null,
     loop_window_p50_ms: s ? round(s.loop.pass.p50Ms, 2) : null,
     loop_window_p99_ms: s ? round(s.loop.pass.p99Ms, 2) : null,
+    // Where the latency below was taken: the simulator's commits or the bench's watches.
+    pod_va_source: trackers[0].kind,
     pod_to_va_p50_ms: round(pv.podToVaMs.p50, 1),
     pod_to_va_p99_ms: round(pv.podToVaMs.p99, 1),
     pod_to_va_max_ms: round(pv.podToVaMs.max, 1),
@@ -119,6 +121,22 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     bench_pod_events: pv.podEvents,
     bench_va_events: pv.vaEvents,
     pod_to_va_timeline: pv.timeline,
+    // The same window timed by the other sources asked for (`--pod-va-source commit,watch`).
+    pod_va_other_sources: others.length ? Object.fromEntries(others.map((o, i) => [trackers[i + 1].kind, headline(o)])) : undefined,
+  };
+}
+
+/** A source's headline figures, for comparing sources over one window. */
+function headline(r: PodVaResult): Record<string, unknown> {
+  return {
+    pod_to_va_p50_ms: round(r.podToVaMs.p50, 1),
+    pod_to_va_p99_ms: round(r.podToVaMs.p99, 1),
+    pod_to_va_max_ms: round(r.podToVaMs.max, 1),
+    pod_to_attached_p50_ms: round(r.podToAttachedMs.p50, 1),
+    pod_to_attached_p99_ms: round(r.podToAttachedMs.p99, 1),
+    new_pod_volumes: r.volumes,
+    new_pod_volumes_with_va: r.matched,
+    new_pods_deleted_before_va: r.deletedBeforeVa,
   };
 }
 

@@ -7,14 +7,20 @@
  * running fleet's shared index (graceful deletions finished by the kubelets).
  *
  * Run by fork() with an IPC channel. Messages:
- *   parent → child  { type: 'churn', rate } | { type: 'stats' }
+ *   parent → child  { type: 'churn', rate } | { type: 'stats' } | { type: 'pod-va', op, … }
  *   child → parent  { type: 'progress', done, total } | { type: 'ready', url, token, ca, population }
  *                   | { type: 'churn-started', indexMs } | { type: 'stats', stats, loop }
+ *                   | { type: 'pod-va', op, … } (the answer to each pod-va command)
+ * The pod-va commands drive new-pod-to-VolumeAttachment timing on the store's commits
+ * (pod-va-commit-tracker.ts): start, begin and end the window, then the result and the pod
+ * changes as watch lines, written to the file the parent names.
  * The child exits when the parent goes away (IPC disconnect), on SIGTERM/SIGINT, or on error.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startSimulator } from '../../src/sim/server/index.js';
 import { createGcRecorder, type GcPauseStats } from './gc-pauses.js';
+import { createCommitPodVa, type CommitPodVa } from './pod-va-commit-tracker.js';
+import type { PodVaResult } from './pod-va-latency.js';
 
 export interface SimChildConfig {
   nodes: number;
@@ -27,7 +33,9 @@ export type SimChildMessage =
   | { type: 'progress'; done: number; total: number }
   | { type: 'ready'; url: string; token: string; ca: string | undefined; population: Record<string, number> }
   | { type: 'churn-started'; indexMs: number }
-  | { type: 'stats'; stats: Record<string, Record<string, number>>; loop: SimLoopStats };
+  | { type: 'stats'; stats: Record<string, Record<string, number>>; loop: SimLoopStats }
+  | { type: 'pod-va'; op: 'start' | 'begin' | 'end' | 'stop' }
+  | { type: 'pod-va'; op: 'result'; result: PodVaResult; podLines: number };
 
 /** The simulator's event loop since the previous `stats` command (or the start). */
 export interface SimLoopStats {
@@ -43,7 +51,11 @@ export interface SimLoopStats {
   long_gc_pauses: Array<{ at_epoch_ms: number; ms: number; kind: string }>;
 }
 
-export type SimChildCommand = { type: 'churn'; rate: number } | { type: 'stats' };
+export type SimChildCommand =
+  | { type: 'churn'; rate: number }
+  | { type: 'stats' }
+  | { type: 'pod-va'; op: 'start' | 'begin' | 'end' | 'stop' }
+  | { type: 'pod-va'; op: 'result'; podLinesFile: string };
 
 const send = (m: SimChildMessage) => process.send?.(m);
 
@@ -84,8 +96,23 @@ async function main(): Promise<void> {
     since = window[0][1];
     return out;
   };
+  let podVa: CommitPodVa | undefined;
+  const podVaCommand = (m: Extract<SimChildCommand, { type: 'pod-va' }>): void => {
+    if (m.op === 'start') podVa ??= createCommitPodVa(sim.store);
+    if (!podVa) throw new Error(`pod-va ${m.op}: not started`);
+    if (m.op === 'result') {
+      send({ type: 'pod-va', op: 'result', result: podVa.result(), podLines: podVa.writePodLines(m.podLinesFile) });
+      return;
+    }
+    if (m.op === 'begin') podVa.beginWindow();
+    else if (m.op === 'end') podVa.endWindow();
+    else if (m.op === 'stop') podVa.stop();
+    send({ type: 'pod-va', op: m.op });
+  };
   process.on('message', (m: SimChildCommand) => {
-    if (m.type === 'churn') {
+    if (m.type === 'pod-va') {
+      podVaCommand(m);
+    } else if (m.type === 'churn') {
       // The fleet's own Churn actor, on the actors' shared index, as `fleet-attach sim --churn` runs it.
       const t0 = performance.now();
       if (!sim.actors?.startChurn(m.rate)) throw new Error('churn: the fleet has no actors running, or churn already runs');

@@ -35,7 +35,7 @@ test('a new pod deleted before its VolumeAttachment is not timed; one that got i
   const { kube, send } = fakeKube();
   const tracker = new PodVaTracker(kube);
   await tracker.start();
-  tracker.beginWindow();
+  await tracker.beginWindow();
   for (const c of ['c1', 'c2', 'c3']) send(PVS, 'ADDED', pv(c));
   send(PODS, 'ADDED', pod('u1', 'c1'));
   send(PODS, 'ADDED', pod('u2', 'c2'));
@@ -44,8 +44,8 @@ test('a new pod deleted before its VolumeAttachment is not timed; one that got i
   send(PODS, 'DELETED', pod('u2', 'c2'));
   // u1 deleted after its VolumeAttachment came: still timed.
   send(PODS, 'DELETED', pod('u1', 'c1'));
-  tracker.endWindow();
-  const r = tracker.result();
+  await tracker.endWindow();
+  const r = await tracker.result();
   assert.equal(r.deletedBeforeVa, 1);
   assert.equal(r.volumes, 2, 'u1 (matched) and u3 (still waiting)');
   assert.equal(r.matched, 1);
@@ -57,12 +57,12 @@ test('a new pod deleted while its claim waits for its PV is not timed either', a
   const { kube, send } = fakeKube();
   const tracker = new PodVaTracker(kube);
   await tracker.start();
-  tracker.beginWindow();
+  await tracker.beginWindow();
   send(PODS, 'ADDED', pod('u1', 'c1')); // its PV has not been seen yet
   send(PODS, 'DELETED', pod('u1', 'c1'));
   send(PVS, 'ADDED', pv('c1'));
-  tracker.endWindow();
-  const r = tracker.result();
+  await tracker.endWindow();
+  const r = await tracker.result();
   assert.equal(r.deletedBeforeVa, 1);
   assert.equal(r.volumes, 0);
   assert.equal(r.otherPods, 0);
