@@ -7,6 +7,7 @@
  * decodes ({@link decodePage}).
  * `npm run bench:list-read` measures the readers side by side.
  */
+import { packRv } from './packed-rv.js';
 import { keyOf, readMeta, type ResourceKind } from './projections/read.js';
 import type { JsonSieve } from './sieve/json-sieve.js';
 import { listKeepSpec } from './sieve/keep-spec.js';
@@ -92,14 +93,16 @@ export function readPageBytes<T>(kind: ResourceKind<T>, body: Buffer, sieve?: Js
 
 /**
  * A read page as JSON text: items as `[key, rv, value]` or `[key|null, rv|null, null, reason]`
- * arrays, so the text carries the projections and little else.
+ * arrays, so the text carries the projections and little else. A canonical rv goes as a JSON
+ * number (packed-rv.ts): as a string of ten characters or fewer, the decoding JSON.parse would
+ * internalise it, one old-generation string per listed object for a full collection to clear.
  */
 export function encodePage<T>(page: ListPage<T>): string {
-  const items = page.items.map((it) => (it.reason === undefined ? [it.key, it.rv, it.value] : [it.key ?? null, it.rv ?? null, null, it.reason]));
+  const items = page.items.map((it) => (it.reason === undefined ? [it.key, packRv(it.rv ?? ''), it.value] : [it.key ?? null, it.rv ?? null, null, it.reason]));
   return JSON.stringify({ rv: page.resourceVersion ?? null, cont: page.continueToken ?? null, parseMs: page.parseMs, projectMs: page.projectMs, items });
 }
 
-type EncodedItem = [string | null, string | null, unknown, string?];
+type EncodedItem = [string | null, string | number | null, unknown, string?];
 
 /**
  * The page {@link encodePage} wrote, with each projection's repeated strings pooled again
@@ -113,9 +116,9 @@ export function decodePage<T>(kind: ResourceKind<T>, text: string): ListPage<T> 
   for (let i = 0; i < items.length; i++) {
     const [key, rv, value, reason] = e.items[i]!;
     if (reason !== undefined) {
-      items[i] = key === null ? { reason } : { key, rv: rv ?? '', reason };
+      items[i] = key === null ? { reason } : { key, rv: rv === null ? '' : String(rv), reason };
     } else {
-      items[i] = { key: key as string, rv: rv as string, value: kind.reshare ? kind.reshare(value as T) : (value as T) };
+      items[i] = { key: key as string, rv: String(rv), value: kind.reshare ? kind.reshare(value as T) : (value as T) };
     }
   }
   const page: ListPage<T> = { items, parseMs: e.parseMs, projectMs: e.projectMs, decodeMs: performance.now() - t0 };

@@ -7,6 +7,7 @@
  * others still run.
  */
 import { flatCopy } from '../cache/flat-copy.js';
+import { packRv, type PackedRv } from './packed-rv.js';
 import type { Logger } from '../log/logger.js';
 
 export interface ProjectionHandler<T> {
@@ -27,24 +28,6 @@ export interface ReplaceCounts {
 export interface StoreEntry<T> {
   value: T;
   rv: string;
-}
-
-/**
- * A resourceVersion as stored: a canonical decimal below 2^31 (the etcd revisions
- * on most clusters) as a number, which V8 keeps unboxed; anything else as the string. Versions are
- * only compared for equality, and both forms compare like the strings they came from.
- */
-type PackedRv = string | number;
-function packRv(rv: string): PackedRv {
-  const len = rv.length;
-  if (len === 0 || len > 10 || (len > 1 && rv.charCodeAt(0) === 48)) return rv; // '' , too long, leading '0'
-  let n = 0;
-  for (let i = 0; i < len; i++) {
-    const d = rv.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return rv;
-    n = n * 10 + d;
-  }
-  return n <= 0x7fffffff ? n : rv;
 }
 
 export class ProjectionStore<T> {
