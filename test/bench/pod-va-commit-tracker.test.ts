@@ -23,12 +23,18 @@ const va = (claim: string): KubeObject => ({
   spec: { attacher: 'd', nodeName: 'n1', source: { persistentVolumeName: `pv-${claim}` } },
 });
 
-test('commit-side timing: from the pod commit to its VolumeAttachment commit and on to attached', async () => {
+/** A store with a tracker in its window and the PVs of claims c1 and c2. */
+function windowOverTwoClaims() {
   const store = createSimStore();
   const podVa = createCommitPodVa(store);
   podVa.beginWindow();
   store.create('persistentvolumes', pv('c1'));
   store.create('persistentvolumes', pv('c2'));
+  return { store, podVa };
+}
+
+test('commit-side timing: from the pod commit to its VolumeAttachment commit and on to attached', async () => {
+  const { store, podVa } = windowOverTwoClaims();
   store.create('pods', pod('p1', 'c1'));
   store.create('pods', pod('p2', 'c2'));
   await sleep(20);
@@ -51,11 +57,7 @@ test('commit-side timing: from the pod commit to its VolumeAttachment commit and
 });
 
 test('a reschedule (claim used before) is counted, not timed; a pod deleted before its VolumeAttachment is dropped', () => {
-  const store = createSimStore();
-  const podVa = createCommitPodVa(store);
-  podVa.beginWindow();
-  store.create('persistentvolumes', pv('c1'));
-  store.create('persistentvolumes', pv('c2'));
+  const { store, podVa } = windowOverTwoClaims();
   store.create('pods', pod('p1', 'c1'));
   store.create('volumeattachments', va('c1'));
   store.delete('pods', 'ns', 'p1', { gracePeriodSeconds: 0 });
