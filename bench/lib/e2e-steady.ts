@@ -118,6 +118,7 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     steady_controller_loop: controllerLoop(mB),
     periodic_passes: periodicPasses(mB),
     steady_controller_gc: gcPauses(mA, mB),
+    // The pod and VolumeAttachment changes the timing source saw (its watches, or the commits).
     bench_pod_events: pv.podEvents,
     bench_va_events: pv.vaEvents,
     pod_to_va_timeline: pv.timeline,

@@ -5,10 +5,10 @@
  *
  * Why it matters beyond the store's size: V8's JSON.parse internalises string values of up to
  * ten characters, and an internalised string lives in the old generation until a full
- * collection clears it from the string table. A resourceVersion read as text is such a string,
- * and one per object listed or watched made the first full collection after a 50k cold start
- * spend 271 ms of its pause joining the table's clearing job. Texts this process writes for
- * itself (a list page's projections, list-page.ts) carry the packed form instead.
+ * collection clears it from the string table, in a job the pause waits for (271 ms of the first
+ * full pause after a 50k cold start). A resourceVersion read as text is such a string, one per
+ * object listed or watched. Texts this process writes for itself (a list page's projections,
+ * list-page.ts) carry the packed form instead; watch lines are parsed by client-node.
  */
 export type PackedRv = string | number;
 
