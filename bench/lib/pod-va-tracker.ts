@@ -31,8 +31,6 @@ const ADDED = '{"type":"ADDED"';
 const DELETED = '{"type":"DELETED"';
 const MODIFIED = '{"type":"MODIFIED"';
 
-interface PodLine { metadata: { namespace: string; uid: string }; spec?: { nodeName?: string; volumes?: Array<{ persistentVolumeClaim?: { claimName: string } }> } }
-
 export class PodVaTracker implements PodVaSource {
   readonly kind = 'watch';
   private readonly watches: RawWatch[] = [];
@@ -83,7 +81,7 @@ export class PodVaTracker implements PodVaSource {
     }
     const deleted = line.startsWith(DELETED);
     if (!deleted && !line.startsWith(ADDED)) return;
-    const pod = podFacts((JSON.parse(line) as { object: PodLine }).object);
+    const pod = podFacts((JSON.parse(line) as { object: Parameters<typeof podFacts>[0] }).object);
     if (deleted) this.latency.podDeleted(pod);
     else this.latency.podAdded(pod, performance.now());
   }

@@ -7,10 +7,9 @@
  * builders on the request and store paths avoid that; {@link warmPair} gives a test two objects
  * a builder made after thousands of calls, where the difference shows.
  */
-import v8 from 'node:v8';
+import { native } from './natives.js';
 
-v8.setFlagsFromString('--allow-natives-syntax');
-const same = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
+const same = native<(a: object, b: object) => boolean>(['a', 'b'], 'HaveSameMap');
 
 export function haveSameHiddenClass(a: object, b: object): boolean {
   return same(a, b);

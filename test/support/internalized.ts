@@ -7,10 +7,9 @@
  * internalised string stays in the old generation until a full collection clears the table
  * (src/kube/packed-rv.ts).
  */
-import v8 from 'node:v8';
+import { native } from './natives.js';
 
-v8.setFlagsFromString('--allow-natives-syntax');
-const internalized = new Function('s', 'return %IsInternalizedString(s)') as (s: string) => boolean;
+const internalized = native<(s: string) => boolean>(['s'], 'IsInternalizedString');
 
 export function isInternalized(s: string): boolean {
   return internalized(s);
