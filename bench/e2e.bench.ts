@@ -7,10 +7,12 @@
 //
 // For each fleet size, from cold start, with the simulator and the controller as separate child
 // processes of this one (see bench/lib/e2e-run.ts for the phases): time to full convergence,
-// controller CPU seconds and peak RSS, initial-sync ingest rate, API writes/s; then `--steady`
+// controller CPU seconds and peak RSS, initial-sync rate, API writes/s; then `--steady`
 // seconds of churn at `--churn` pod changes/s: loop p50/p99, new-pod-to-VolumeAttachment
 // p50/p99 (from the simulator's commits by default, `--pod-va-source watch` for the bench's own
-// watches); and the raw JSON.parse rate of the same run's pod changes as watch lines.
+// watches); then churn stops and the watch ingest is measured (a burst of pod events the
+// controller reads at its own pace, bench/lib/e2e-watch-ingest.ts) beside the raw JSON.parse
+// rate of the same events as watch lines.
 //
 // Results: bench/results/e2e.json (runs of other sizes already there are kept; a size measured
 // again replaces its run) and bench/results/{loop-time,convergence-time,ingest-vs-json-parse}.svg.
@@ -54,7 +56,7 @@ for (const a of CONTROLLER_ARGS) {
 }
 const CONTROLLER_NODE_ARGS = arg('controller-node-args', '').split(/\s+/).filter(Boolean);
 const SIM_NODE_ARGS = arg('sim-node-args', '').split(/\s+/).filter(Boolean);
-// The initial sync alone (ingest and its JSON.parse baseline): an experiment, so never the published results.
+// The initial sync alone (its rates and their JSON.parse baseline): an experiment, so never the published results.
 const SYNC_ONLY = args.includes('--sync-only');
 // The controller's client limits default to the simulator's sizing (client-sizing.ts says why).
 const QPS = num('kube-api-qps', SIMULATOR_CLIENT_SIZING.kubeApiQps);
@@ -144,7 +146,7 @@ for (const nodes of SIZES) {
   runs.push(run);
   runs.sort((a, b) => a.nodes - b.nodes);
   save(runs); // after every size, so a later failure keeps what was measured
-  const keys = ['converge_s', 'controller_cpu_s', 'peak_rss_mb', 'ingest_events_per_s', 'json_parse_events_per_s', 'ingest_ratio', 'api_writes_per_s', 'loop_p50_ms', 'loop_p99_ms', 'pod_to_va_p50_ms', 'pod_to_va_p99_ms'];
+  const keys = ['converge_s', 'controller_cpu_s', 'peak_rss_mb', 'ingest_events_per_s', 'json_parse_events_per_s', 'ingest_ratio', 'sync_objects_per_s', 'sync_ratio', 'api_writes_per_s', 'loop_p50_ms', 'loop_p99_ms', 'pod_to_va_p50_ms', 'pod_to_va_p99_ms'];
   console.log(keys.map((k) => `${k}=${fmt(run[k])}`).join('  '));
   const tail = run.pod_to_va_tail as { over: number; in_worst_buckets: number; worst_at_s: number[] } | undefined;
   const gc = run.steady_controller_gc as Record<string, { count: number; total_ms: number | null; over_100ms: number }> | undefined;

@@ -83,26 +83,27 @@ export async function converge(probe: ControllerProbe, ctl: Child, nodes: NodeSt
 }
 
 /**
- * Initial-sync ingest from the reflectors' `listed` lines (first list of each resource):
+ * Initial-sync figures from the reflectors' `listed` lines (first list of each resource):
  * objects per second end to end (over the window in which the seven lists ran concurrently:
- * server, transfer, parse, projection); the controller's own processing rate of pods (pods per
- * second of its JSON.parse + projection time, comparable to JSON.parse alone on the same pod
- * objects); and the pods list in detail.
+ * server, transfer, parse, projection); the controller's own reading rate of pods (pods per
+ * second of its main thread's time on the pod pages, comparable to JSON.parse alone on the same
+ * pod objects); and the pods list in detail. (Before session 28 these were the run's "ingest";
+ * ingest is now the watch burst's, e2e-watch-ingest.ts.)
  */
-export function ingestFigures(listed: readonly ListedLine[], t0Epoch: number): Record<string, unknown> {
+export function syncFigures(listed: readonly ListedLine[], t0Epoch: number): Record<string, unknown> {
   const first = new Map<string, ListedLine>();
   for (const l of listed) if (!first.has(l.resource)) first.set(l.resource, l);
   const all = [...first.values()];
-  if (all.length === 0) return { ingest_events_per_s: null };
+  if (all.length === 0) return { sync_objects_per_s: null };
   const start = Math.min(...all.map((l) => l.time - l.totalMs));
   const end = Math.max(...all.map((l) => l.time));
   const items = all.reduce((n, l) => n + l.items, 0);
   const pods = first.get('pods');
   return {
     sync_s: round((end - t0Epoch) / 1000),
-    ingest_objects: items,
-    ingest_events_per_s: Math.round(items / ((end - start) / 1000)),
-    ingest_cpu_events_per_s: pods ? Math.round(pods.items / ((pods.parseMs + pods.projectMs) / 1000)) : null,
+    sync_objects: items,
+    sync_objects_per_s: Math.round(items / ((end - start) / 1000)),
+    sync_pod_read_per_s: pods ? Math.round(pods.items / ((pods.parseMs + pods.projectMs) / 1000)) : null,
     pods_list: pods ? {
       items: pods.items, mb: round(pods.bytes / 2 ** 20), total_ms: Math.round(pods.totalMs), fetch_ms: Math.round(pods.fetchMs),
       parse_ms: Math.round(pods.parseMs), project_ms: Math.round(pods.projectMs), off_thread_ms: Math.round(pods.offThreadMs),

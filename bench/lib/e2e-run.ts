@@ -9,7 +9,9 @@
  *   steady    churn of `churn` pod changes/s for `steadyS` seconds: loop time (the reconcile
  *             histogram between two /metrics scrapes), new-pod-to-VolumeAttachment latency
  *             (PodVaTracker), API writes/s, CPU;
- *   parse     JSON.parse over the pod watch lines the bench received, the ingest baseline.
+ *   ingest    churn stopped, a burst of pod watch events the controller reads at its own pace
+ *             (e2e-watch-ingest.ts), and JSON.parse of the same events as lines: the ingest
+ *             figures. The sync's rates are shares of the same baseline.
  * Children are stopped on every path. A failure (controller crash, timeout of a phase) ends the
  * run with `failed` set and whatever was measured before it.
  */
@@ -19,9 +21,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { forkTs, nextMessage, SEMI_SPACE_FLAG, spawnNode, type Child } from './children.js';
 import { createControllerProbe, parseListedLine, type ControllerProbe, type ListedLine } from './controller-probe.js';
-import { converge, ingestFigures, requestCounts, seconds, verifyCluster, waitForUrl, watchEventCounts } from './e2e-phases.js';
+import { converge, syncFigures, requestCounts, seconds, verifyCluster, waitForUrl, watchEventCounts } from './e2e-phases.js';
 import { steady } from './e2e-steady.js';
 import { jsonParseRate } from './json-parse-rate.js';
+import { measureWatchIngest } from './e2e-watch-ingest.js';
 import { NodeStatusCounter } from './node-status-counter.js';
 import { RemotePodVa } from './pod-va-remote.js';
 import { PodVaTracker, type PodVaSource } from './pod-va-tracker.js';
@@ -55,7 +58,7 @@ export interface E2eConfig {
   /** Extra V8/Node flags for the simulator process (its output goes to the simulator log). */
   simNodeArgs?: string[];
   /**
-   * Stop once the initial sync is done: the ingest figures and their JSON.parse baseline only
+   * Stop once the initial sync is done: the sync figures and their JSON.parse baseline only
    * (no convergence, no churn), for comparing list readers and pipelines in many short runs.
    */
   syncOnly?: boolean;
@@ -126,7 +129,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     const probe = createControllerProbe(await waitForUrl(ctl, 120_000));
     if (cfg.syncOnly) {
       await waitForSync(probe, ctl, listed, t0 + cfg.convergeTimeoutS * 1000);
-      Object.assign(out, ingestFigures(listed, t0Epoch));
+      Object.assign(out, syncFigures(listed, t0Epoch));
       out.controller_cpu_s_sync = round(ctlProc.last().cpuS);
       out.sim_cpu_s_sync = round(simProc.last().cpuS - simCpu0);
       await ctl.stop(60_000);
@@ -151,7 +154,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     out.peak_rss_mb_converge = Math.round(convSample.peakRssMb);
     out.sim_cpu_s_converge = round(simProc.last().cpuS - simCpu0);
     const convS = seconds(t0, conv.convergedAt ?? performance.now());
-    Object.assign(out, ingestFigures(listed, t0Epoch));
+    Object.assign(out, syncFigures(listed, t0Epoch));
     const writes = sumOf(mConv, 'fleet_attach_api_requests_total', { verb: WRITES });
     out.api_writes_per_s = round(writes / convS, 0);
     out.api_requests_converge = requestCounts(mConv);
@@ -170,19 +173,30 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     out.churn_index_ms = churnStarted.type === 'churn-started' ? Math.round(churnStarted.indexMs) : null;
     Object.assign(out, await steady(cfg, probe, ctl, ctlProc, simProc, sim, trackers));
     const steadyPodLines = await trackers[0].podLines();
+    for (const t of trackers) t.stop();
 
-    // ---- stop; JSON.parse baseline ----
+    // ---- watch ingest (churn stops) ----
+    let baselineSet = false;
+    try {
+      const ingest = await measureWatchIngest(probe, ctl, sim, expected, join(dir, 'burst-lines.jsonl'));
+      Object.assign(out, ingest.figures);
+      Object.assign(out, syncShares(out));
+      baselineSet = out.json_parse_events_per_s !== null;
+    } catch (err) {
+      out.watch_ingest_error = err instanceof Error ? err.message.slice(0, 2000) : String(err);
+    }
+
+    // ---- stop ----
     out.peak_rss_mb = Math.round(ctlProc.last().peakRssMb);
     out.controller_cpu_s_total = round(ctlProc.last().cpuS);
     out.sim_peak_rss_mb = Math.round(simProc.last().peakRssMb);
     out.rss_timeline_mb = ctlProc.timeline().filter((_, i) => i % 5 === 0).map(([t, mb]) => [Math.round(t), Math.round(mb)]);
-    for (const t of trackers) t.stop();
     const tStop = performance.now();
     const code = await ctl.stop(60_000);
     out.controller_exit = { code, signal: ctl.process.signalCode, stop_s: round(seconds(tStop)) };
     await sim.stop();
     simProc.stop();
-    Object.assign(out, parseBaseline(out, steadyPodLines, trackers[0].kind === 'watch' ? 'pod watch lines received in the steady phase' : 'pod changes committed in the steady phase, as watch lines'));
+    if (!baselineSet) Object.assign(out, parseBaseline(out, steadyPodLines, trackers[0].kind === 'watch' ? 'pod watch lines received in the steady phase' : 'pod changes committed in the steady phase, as watch lines'));
     if (cfg.profileDir) {
       const profiles = (d: string) => readdirSync(d).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(d, f));
       out.controller_cpu_profile = profiles(cfg.profileDir);
@@ -193,11 +207,11 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
   } catch (err) {
     // What was measured before the failure stays in the record.
     out.failed = err instanceof Error ? err.message.slice(0, 4000) : String(err);
-    // The initial sync usually completed: its ingest figures still hold.
-    if (listed.length > 0 && out.ingest_events_per_s === undefined) Object.assign(out, ingestFigures(listed, t0Epoch));
+    // The initial sync usually completed: its figures still hold.
+    if (listed.length > 0 && out.sync_objects_per_s === undefined) Object.assign(out, syncFigures(listed, t0Epoch));
     if (ctlProc) Object.assign(out, { controller_cpu_s_at_failure: round(ctlProc.last().cpuS), peak_rss_mb_at_failure: Math.round(ctlProc.last().peakRssMb) });
     // No steady phase, so no pod watch lines: the baseline parses pods listed from the server instead.
-    if (out.ingest_events_per_s && kube && sim && sim.process.exitCode === null) {
+    if (out.sync_objects_per_s && out.json_parse_events_per_s === undefined && kube && sim && sim.process.exitCode === null) {
       await ctl?.stop(5_000);
       const lines = await podLines(kube, 50_000).catch(() => []);
       Object.assign(out, parseBaseline(out, lines, 'pods listed after the failure, as watch lines'));
@@ -236,16 +250,21 @@ async function waitForSync(probe: ControllerProbe, ctl: Child, listed: readonly 
   }
 }
 
-/** The JSON.parse baseline over `lines`, and the ingest figures as shares of it. */
+/** The JSON.parse baseline over `lines` (no watch burst measured), and the sync's rates as shares of it. */
 function parseBaseline(out: E2eRun, lines: readonly string[], source: string): Record<string, unknown> {
   const parse = jsonParseRate(lines);
-  const share = (v: unknown) => (typeof v === 'number' && parse ? round(v / parse.eventsPerS, 3) : null);
-  return {
+  const base = {
     json_parse_events_per_s: parse ? Math.round(parse.eventsPerS) : null,
     json_parse_sample: parse ? { source, lines: parse.lines, mean_bytes: Math.round(parse.bytes / parse.lines), best_events_per_s: Math.round(parse.bestEventsPerS) } : null,
-    ingest_ratio: share(out.ingest_events_per_s),
-    ingest_cpu_ratio: share(out.ingest_cpu_events_per_s),
   };
+  return { ...base, ...syncShares({ ...out, ...base }) };
+}
+
+/** The sync's rates as shares of the run's JSON.parse baseline. */
+function syncShares(out: E2eRun): Record<string, unknown> {
+  const parse = out.json_parse_events_per_s;
+  const share = (v: unknown) => (typeof v === 'number' && typeof parse === 'number' && parse > 0 ? round(v / parse, 3) : null);
+  return { sync_ratio: share(out.sync_objects_per_s), sync_pod_read_ratio: share(out.sync_pod_read_per_s) };
 }
 
 /** Up to `max` pods from the server, each as the watch line that would carry it. */

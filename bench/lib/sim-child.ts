@@ -7,13 +7,17 @@
  * running fleet's shared index (graceful deletions finished by the kubelets).
  *
  * Run by fork() with an IPC channel. Messages:
- *   parent → child  { type: 'churn', rate } | { type: 'stats' } | { type: 'pod-va', op, … }
+ *   parent → child  { type: 'churn', rate } | { type: 'churn-stop' } | { type: 'stats' }
+ *                   | { type: 'pod-va', op, … } | { type: 'watch-burst', count, round }
+ *                   | { type: 'watch-burst-lines', rv0, file }
  *   child → parent  { type: 'progress', done, total } | { type: 'ready', url, token, ca, population }
- *                   | { type: 'churn-started', indexMs } | { type: 'stats', stats, loop }
- *                   | { type: 'pod-va', op, … } (the answer to each pod-va command)
+ *                   | { type: 'churn-started', indexMs } | { type: 'churn-stopped', stopped }
+ *                   | { type: 'stats', stats, loop } | { type: 'pod-va', op, … } (the answer to
+ *                   each pod-va command) | { type: 'watch-burst', … } | { type: 'watch-burst-lines', lines }
  * The pod-va commands drive new-pod-to-VolumeAttachment timing on the store's commits
  * (pod-va-commit-tracker.ts): start, begin and end the window, then the result and the pod
  * changes as watch lines, written to the file the parent names.
+ * The watch-burst commands stage the watch-ingest measurement (watch-burst.ts).
  * The child exits when the parent goes away (IPC disconnect), on SIGTERM/SIGINT, or on error.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -21,6 +25,7 @@ import { startSimulator } from '../../src/sim/server/index.js';
 import { createGcRecorder, type GcPauseStats } from './gc-pauses.js';
 import { createCommitPodVa, type CommitPodVa } from './pod-va-commit-tracker.js';
 import type { PodVaResult } from './pod-va-latency.js';
+import { commitWatchBurst, writeBurstLines, type WatchBurstCommit } from './watch-burst.js';
 
 export interface SimChildConfig {
   nodes: number;
@@ -33,6 +38,9 @@ export type SimChildMessage =
   | { type: 'progress'; done: number; total: number }
   | { type: 'ready'; url: string; token: string; ca: string | undefined; population: Record<string, number> }
   | { type: 'churn-started'; indexMs: number }
+  | { type: 'churn-stopped'; stopped: boolean }
+  | ({ type: 'watch-burst' } & WatchBurstCommit)
+  | { type: 'watch-burst-lines'; lines: number }
   | { type: 'stats'; stats: Record<string, Record<string, number>>; loop: SimLoopStats }
   | { type: 'pod-va'; op: 'start' | 'begin' | 'end' | 'stop' }
   | { type: 'pod-va'; op: 'result'; result: PodVaResult; podLines: number };
@@ -53,6 +61,9 @@ export interface SimLoopStats {
 
 export type SimChildCommand =
   | { type: 'churn'; rate: number }
+  | { type: 'churn-stop' }
+  | { type: 'watch-burst'; count: number; round: number }
+  | { type: 'watch-burst-lines'; rv0: number; file: string }
   | { type: 'stats' }
   | { type: 'pod-va'; op: 'start' | 'begin' | 'end' | 'stop' }
   | { type: 'pod-va'; op: 'result'; podLinesFile: string };
@@ -117,6 +128,12 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       if (!sim.actors?.startChurn(m.rate)) throw new Error('churn: the fleet has no actors running, or churn already runs');
       send({ type: 'churn-started', indexMs: performance.now() - t0 });
+    } else if (m.type === 'churn-stop') {
+      send({ type: 'churn-stopped', stopped: sim.actors?.stopChurn() ?? false });
+    } else if (m.type === 'watch-burst') {
+      send({ type: 'watch-burst', ...commitWatchBurst(sim, m.count, m.round) });
+    } else if (m.type === 'watch-burst-lines') {
+      send({ type: 'watch-burst-lines', lines: writeBurstLines(sim, m.rv0, m.file) });
     } else if (m.type === 'stats') {
       send({ type: 'stats', stats: sim.actors?.stats() ?? {}, loop: loopStats() });
     }

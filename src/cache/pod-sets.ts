@@ -58,6 +58,15 @@ export class PodSets {
     return true;
   }
 
+  /** Whether the pod is in the pair's set. */
+  has(slot: number, uid: string): boolean {
+    const c = this.core;
+    const first = c.podFirst[slot];
+    if (first === undefined) return false;
+    if (first === uid) return true;
+    return (c.t.pairFlags[slot] & PF_MORE_PODS) !== 0 && (c.morePods.get(slot) as string[]).includes(uid);
+  }
+
   list(slot: number): string[] {
     const c = this.core;
     const first = c.podFirst[slot];

@@ -162,6 +162,10 @@ class WorldStateImpl implements WorldState {
     const slot = this.slotOf(volume, node);
     return slot >= 0 && removePod(this.core, this.pods, slot, podUid);
   }
+  hasDesiredPod(volume: VolumeId, node: NodeId, podUid: string): boolean {
+    const slot = this.slotOf(volume, node);
+    return slot >= 0 && this.pods.has(slot, podUid);
+  }
   desiredPods(volume: VolumeId, node: NodeId): string[] {
     const slot = this.slotOf(volume, node);
     return slot < 0 ? [] : this.pods.list(slot);

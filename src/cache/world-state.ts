@@ -204,6 +204,8 @@ export interface WorldState {
   /** Removes the pod; when the set empties the entry goes, clearing multiAttachErrorReported
    * (H4). Returns false (no-op) when the pod was not in the set. */
   removeDesiredPod(volume: VolumeId, node: NodeId, podUid: string): boolean;
+  /** Whether pod `podUid` is in the pair's pod set (no copy of the set). */
+  hasDesiredPod(volume: VolumeId, node: NodeId, podUid: string): boolean;
   /** Pod UIDs of the pair, in insertion order; empty when not desired. */
   desiredPods(volume: VolumeId, node: NodeId): string[];
   /** H4; no-op when the pair is not desired. */

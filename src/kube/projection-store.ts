@@ -70,7 +70,7 @@ export class ProjectionStore<T> {
     const old = this.objects.get(key);
     const stored = old === undefined ? flatCopy(key) : key; // a new key stays for the object's life
     const value = old !== undefined && this.keepFrom ? this.keepFrom(old, fresh) : fresh;
-    this.objects.set(stored, value);
+    if (value !== old) this.objects.set(stored, value); // kept as it was: the entry is already there
     this.versions.set(stored, packRv(rv));
     if (old !== undefined) this.emit('update', value, old);
     else this.emit('add', value);

@@ -114,7 +114,14 @@ class Populator implements DesiredStatePopulator {
       }),
       d.pods.addHandler({
         add: (pod) => this.idle(() => p.processPod(pod)),
-        update: (pod) => this.idle(() => p.processPod(pod)),
+        // An update whose projection is unchanged (the store then hands over the stored
+        // object itself: POD_KIND.keepFrom) is most pod events in a real cluster (status,
+        // labels, annotations); processing it again changes nothing unless the last processing
+        // left something to retry, which `settled` checks, when idle, as processing would.
+        update: (pod, old) =>
+          this.idle(() => {
+            if (pod !== old || !p.settled(pod)) p.processPod(pod);
+          }),
         delete: (pod) => this.idle(() => p.removePod(pod.uid, `${pod.namespace}/${pod.name}`)),
       }),
       d.pvcs.addHandler({

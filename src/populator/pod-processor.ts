@@ -6,7 +6,7 @@
  *
  * Every method mutates the world state, so callers run them inside `state.whenIdle`.
  */
-import type { WorldState } from '../cache/world-state.js';
+import type { NodeId, WorldState } from '../cache/world-state.js';
 import type { PodRecord, PvRecord, PvcRecord } from '../kube/projections/index.js';
 import type { ProjectionHandler } from '../kube/projection-store.js';
 import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
@@ -96,6 +96,34 @@ export class PodProcessor {
       this.tracker.addVolume(tracked, unique);
     }
     this.skipped.set(pod.uid, podKey, skips);
+  }
+
+  /**
+   * Whether processing `pod` again would change nothing, given that its projection is the one
+   * processed last: that processing left nothing to retry (no volume skipped, every volume that
+   * is not a plain source tracked) and every pair it made still names the pod. A pod that fails
+   * any of these is processed again on its next event, as upstream re-processes every pod update
+   * (a claim bound since, a node managed since, a pair removed under it). Allocates nothing.
+   */
+  settled(pod: PodRecord): boolean {
+    const t = this.tracker.get(pod.uid);
+    if (t === undefined || t.nodeName !== pod.nodeName || this.skipped.has(pod.uid)) return false;
+    const v = t.volumes;
+    const tracked = v === undefined ? 0 : typeof v === 'string' ? 1 : v.length;
+    let storage = 0;
+    for (const pv of pod.volumes) if (pv.kind !== 'other') storage++;
+    if (tracked !== storage) return false;
+    const { state } = this.d;
+    const node = state.findNode(pod.nodeName);
+    if (node === undefined) return false;
+    if (typeof v === 'string') return this.names(v, node, pod.uid);
+    if (v !== undefined) for (const unique of v) if (!this.names(unique, node, pod.uid)) return false;
+    return true;
+  }
+
+  private names(unique: string, node: NodeId, uid: string): boolean {
+    const vol = this.d.state.findVolume(unique);
+    return vol !== undefined && this.d.state.hasDesiredPod(vol, node, uid);
   }
 
   /** Undoes every pair the pod was added to. No-op for an untracked pod. */

@@ -31,6 +31,10 @@ export class SkippedVolumes {
     this.byUid.set(uid, { podKey, codes });
   }
 
+  has(uid: string): boolean {
+    return this.byUid.size > 0 && this.byUid.has(uid);
+  }
+
   delete(uid: string): void {
     if (this.byUid.size === 0) return;
     const prev = this.byUid.get(uid);

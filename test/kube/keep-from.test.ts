@@ -6,6 +6,7 @@ import { PV_KIND, type PvRecord } from '../../src/kube/projections/pv.js';
 import { VOLUME_ATTACHMENT_KIND, type VolumeAttachmentRecord } from '../../src/kube/projections/volume-attachment.js';
 import { keepEqual } from '../../src/kube/projections/keep-equal.js';
 import { keepStrings } from '../../src/kube/projections/keep-strings.js';
+import { POD_KIND, type PodRecord } from '../../src/kube/projections/pod.js';
 
 // ResourceKind.keepFrom: what the store keeps on an update. Object identity is what these
 // tests can see (a string's identity is not observable from JavaScript); content must always be
@@ -94,6 +95,32 @@ describe('VolumeAttachment updates as the store keeps them', () => {
     assert.deepEqual(got, { name: 'csi-0123', attacher: 'd', nodeName: 'n1', pvName: 'pv-1', inline: false, attached: true, deleting: false });
     assert.equal(keepVolumeAttachmentFrom(old, vaOf('3', { attached: false, attachError: { message: 'boom again' } })).attachError, 'boom again');
     assert.equal(keepVolumeAttachmentFrom(fresh, vaOf('4', { attached: true, detachError: { message: 'stuck' } })).detachError, 'stuck');
+  });
+});
+
+describe('Pod updates as the store keeps them', () => {
+  const keepPodFrom = (old: PodRecord, fresh: PodRecord) => POD_KIND.keepFrom!(old, fresh);
+  const raw = (o: { rv?: string; annotations?: Record<string, string>; phase?: string; ready?: boolean; claim?: string } = {}) => ({
+    metadata: { name: 'p', namespace: 'ns', uid: 'u', resourceVersion: o.rv ?? '1', annotations: o.annotations },
+    spec: { nodeName: 'n1', volumes: [{ name: 'data', persistentVolumeClaim: { claimName: o.claim ?? 'c' } }] },
+    status: { phase: o.phase ?? 'Running', conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }], containerStatuses: [{ name: 'c', state: { running: {} } }] },
+  });
+  const podOf = (o?: Parameters<typeof raw>[0]) => ok(POD_KIND.project(raw(o)));
+
+  it('keeps the stored record when only what it does not read changed (annotations, conditions, the resourceVersion)', () => {
+    const old = podOf();
+    assert.equal(keepPodFrom(old, podOf({ rv: '2', annotations: { a: 'b' }, ready: false })), old);
+  });
+
+  it('takes the update when a field it reads changed, with the stored volume list when that did not', () => {
+    const old = podOf();
+    const phase = keepPodFrom(old, podOf({ phase: 'Succeeded' }));
+    assert.notEqual(phase, old);
+    assert.equal(phase.phase, 'Succeeded');
+    assert.equal(phase.volumes, old.volumes, 'the same list object');
+    const claim = keepPodFrom(old, podOf({ claim: 'other' }));
+    assert.notEqual(claim.volumes, old.volumes);
+    assert.equal(claim.volumes[0]!.claimName, 'other');
   });
 });
 

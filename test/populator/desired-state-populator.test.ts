@@ -39,6 +39,10 @@ class FakeSource<T> implements Source<T> {
     this.items.set(this.keyOf(t), t);
     for (const h of this.handlers) (old ? h.update?.(t, old) : h.add?.(t));
   }
+  /** An update whose projection is unchanged: the store hands over the stored object itself (keepFrom). */
+  touch(t: T): void {
+    for (const h of this.handlers) h.update?.(t, t);
+  }
   remove(t: T): void {
     this.items.delete(this.keyOf(t));
     for (const h of this.handlers) h.delete?.(t);
@@ -230,6 +234,66 @@ describe('desired-state populator: skipped volumes', () => {
     s.pods.items.delete('ns/gone'); // no delete event (e.g. a lost tombstone)
     s.populator.removeStalePods();
     assert.deepEqual(s.skipped(), { pvc_not_found: 1 });
+    s.populator.stop();
+  });
+});
+
+describe('desired-state populator: pod updates that change nothing it reads', () => {
+  /** A started populator with claim `c` bound to PV `pv-c` (unless `bound` is false) and pod `p` naming `claims`. */
+  const started = (claims: string[], bound = true) => {
+    const s = setup();
+    s.populator.start();
+    s.pvcs.upsert(pvc('c', bound ? 'pv-c' : ''));
+    if (bound) s.pvs.upsert(pv('pv-c', 'uid-c'));
+    const pod = podOf('p', claims);
+    s.pods.upsert(pod);
+    return { s, pod };
+  };
+
+  it('are not processed again once the pod is settled: no claim is looked up, the pair stays', () => {
+    const { s, pod } = started(['c']);
+    assert.equal(s.desired(), 1);
+    const gets = s.pvcs.gets;
+    for (let i = 0; i < 3; i++) s.pods.touch(pod);
+    assert.equal(s.pvcs.gets, gets, 'no volume resolved again');
+    assert.equal(s.desired(), 1);
+    s.pods.upsert({ ...pod }); // a changed projection (a new object) is processed as before
+    assert.ok(s.pvcs.gets > gets);
+    s.populator.stop();
+  });
+
+  it('are processed again when the last processing skipped a volume: a claim bound since is picked up, as upstream\'s pod updates do', () => {
+    const { s, pod } = started(['c'], false);
+    assert.deepEqual(s.skipped(), { pvc_not_bound: 1 });
+    assert.equal(s.desired(), 0);
+    // Bound without an event reaching the populator (the claim's event still on its way).
+    s.pvcs.items.set('ns/c', pvc('c', 'pv-c'));
+    s.pvs.items.set('pv-c', pv('pv-c', 'uid-c'));
+    s.pods.touch(pod);
+    assert.equal(s.desired(), 1);
+    assert.deepEqual(s.skipped(), {});
+    s.populator.stop();
+  });
+
+  it('are processed again when a pair the pod was added to no longer names it', () => {
+    const { s, pod } = started(['c']);
+    const vol = s.state.volumeIds(-1, 10)[0]!;
+    const node = s.state.findNode('node-a')!;
+    assert.ok(s.state.hasDesiredPod(vol, node, pod.uid));
+    s.state.removeDesiredPod(vol, node, pod.uid);
+    assert.equal(s.desired(), 0);
+    s.pods.touch(pod);
+    assert.equal(s.desired(), 1);
+    assert.ok(s.state.hasDesiredPod(vol, node, pod.uid));
+    s.populator.stop();
+  });
+
+  it('are processed again when a volume shares its unique name with another of the pod\'s (not one tracked entry per volume)', () => {
+    const { s, pod } = started(['c', 'c']);
+    const gets = s.pvcs.gets;
+    s.pods.touch(pod);
+    assert.ok(s.pvcs.gets > gets, 'counted as not settled, so processed');
+    assert.equal(s.desired(), 1);
     s.populator.stop();
   });
 });

@@ -97,3 +97,31 @@ test('churn started on a running fleet: runs on the shared index, once, and not 
   }
   assert.equal(actors.startChurn(200), false, 'a stopped fleet starts nothing');
 });
+
+test('churn stopped on a running fleet: no pod is created or deleted after, and it can start again', async () => {
+  const store = testStore();
+  await populateFleet(store, { seed: 7, nodes: 10, podsPerNode: 5 });
+  const actors = startFleetActors(store, { seed: 7, nodes: 10, podsPerNode: 5, attacher: false, kubelet: true, mountLatencyMs: 10, unmountLatencyMs: 10, churn: 0 });
+  try {
+    assert.equal(actors.stopChurn(), false, 'nothing to stop before it is started');
+    assert.equal(actors.startChurn(400), true);
+    await waitFor('churn running', () => (actors.stats().churn?.podsCreated ?? 0) >= 3);
+    assert.equal(actors.stopChurn(), true);
+    assert.equal(actors.stats().churn, undefined, 'churn is no longer an actor');
+    // Deletions already requested finish through the kubelets; then nothing changes.
+    await new Promise((r) => setTimeout(r, 300));
+    let creates = 0;
+    let deletes = 0;
+    const unsubscribe = store.subscribe((ev) => {
+      if (ev.resource !== 'pods') return;
+      if (ev.type === 'ADDED') creates++;
+      else if (ev.type === 'DELETED') deletes++;
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    unsubscribe();
+    assert.deepEqual({ creates, deletes }, { creates: 0, deletes: 0 });
+    assert.equal(actors.startChurn(400), true, 'started again');
+  } finally {
+    await actors.stop();
+  }
+});

@@ -17,6 +17,7 @@ import {
   type Obj,
   type ResourceKind,
 } from './read.js';
+import { keepEqual } from './keep-equal.js';
 import { sharedString } from './string-pool.js';
 
 export type PodVolumeKind = 'pvc' | 'ephemeral' | 'csi-inline' | 'intree' | 'other';
@@ -162,6 +163,10 @@ export const POD_KIND: ResourceKind<PodRecord> = {
   namespaced: true,
   project: projectPod,
   reshare: resharePod,
+  // An update that changes nothing the projection reads leaves the stored object in place (and
+  // the populator skips it when nothing is left to retry); one that does shares the unchanged
+  // fields (the volume list) with it.
+  keepFrom: keepEqual,
   keep: {
     metadata: { ...META_KEEP, deletionTimestamp: true },
     spec: { nodeName: true, volumes: true },

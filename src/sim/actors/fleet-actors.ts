@@ -31,6 +31,11 @@ export interface FleetActors {
    * fleet is stopped.
    */
   startChurn(rate: number): boolean;
+  /**
+   * Stops pod churn: no new creates or deletions from then on (deletions already requested
+   * still finish through the kubelets). False when churn does not run.
+   */
+  stopChurn(): boolean;
 }
 
 export type FleetActorStats = Record<string, Record<string, number>>;
@@ -98,6 +103,14 @@ export function startFleetActors(store: SimStore, partial: Partial<FleetActorOpt
       const a = churn(rate);
       actors.push(a);
       stopTickers.push(startTicker(a));
+      return true;
+    },
+    stopChurn() {
+      const i = actors.findIndex((a) => a.name === 'churn');
+      if (stopped || i < 0) return false;
+      stopTickers[i]();
+      actors.splice(i, 1);
+      stopTickers.splice(i, 1);
       return true;
     },
     stats() {

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { logger } from '../../log/logger.js';
-import type { ServableStore } from '../store/index.js';
+import type { ResourceName, ServableStore } from '../store/index.js';
 import { createRequestAuth } from './auth.js';
 import { createDiscovery } from './discovery.js';
 import { apiVerb } from './api-verb.js';
@@ -39,6 +39,8 @@ export interface ApiServer {
   watchCount(): number;
   /** Watches cut off for falling behind, since start. */
   watchCutOffs(): number;
+  /** Ends the open watches of one resource as a server-side timeout does; returns how many. */
+  endWatches(resource: ResourceName): number;
   /** Ends watches, closes every connection and stops listening. */
   close(): Promise<void>;
 }
@@ -124,6 +126,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     },
     watchCount: () => hub.count(),
     watchCutOffs: () => hub.cutOffCount(),
+    endWatches: (resource) => hub.endAll(resource),
     close() {
       hub.close();
       return server.close();

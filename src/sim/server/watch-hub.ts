@@ -38,6 +38,11 @@ export interface WatchHub {
   count(): number;
   /** Streams cut off for a slow consumer since start. */
   cutOffCount(): number;
+  /**
+   * Ends every open stream of `resource` after the frames it already has, as its own timeout
+   * would (clients watch again from the last resourceVersion they saw). Returns how many ended.
+   */
+  endAll(resource: ResourceName): number;
   /** Ends every stream and stops the bookmark timer. */
   close(): void;
 }
@@ -92,6 +97,13 @@ export function createWatchHub(opts: WatchHubOptions): WatchHub {
     },
     count: () => [...byResource.values()].reduce((n, s) => n + s.size, 0),
     cutOffCount: () => cutOffs,
+    endAll(resource) {
+      const set = byResource.get(resource);
+      if (!set) return 0;
+      const streams = [...set];
+      for (const s of streams) s.end();
+      return streams.length;
+    },
     close() {
       clearInterval(bookmarkTimer);
       unsubscribe();
