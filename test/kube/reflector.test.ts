@@ -225,6 +225,19 @@ describe('reflector (list+watch against a fake API server)', () => {
     srv.removeSilently(PODS, 'ns/late');
   });
 
+  it('does not fire the watchdog while events arrive more often than its period', async () => {
+    const { r } = start({ watchdogMs: 250 });
+    await waitFor(() => r.synced() && srv.watchers(PODS) === 1, 'watch');
+    const restarts = r.stats().restarts;
+    for (let i = 0; i < 8; i++) {
+      srv.put(PODS, pod(`beat-${i}`));
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.equal(r.stats().watchdogFires, 0, 'events 100 ms apart for 800 ms, watchdog 250 ms');
+    assert.equal(r.stats().restarts, restarts);
+    for (let i = 0; i < 8; i++) srv.removeSilently(PODS, `ns/beat-${i}`);
+  });
+
   it('skips malformed objects with a counter and keeps going', async () => {
     srv.putSilently(PODS, { metadata: { name: 'no-uid', namespace: 'ns' }, spec: {} });
     srv.putSilently(PODS, pod('ok1'));
