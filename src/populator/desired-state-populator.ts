@@ -15,6 +15,11 @@
  * claim and pod (separate watches) would otherwise wait for the full pod pass (C10, 3 min).
  * Like a PVC event, this only re-adds: nothing is removed because a PV changed or went away.
  * Everything else follows the rules as written.
+ *
+ * Not a difference in outcome: a pod update that changes nothing the pod projection reads (the
+ * store then keeps the stored object, POD_KIND.keepFrom) is skipped when the pod's last
+ * processing left nothing to retry (`PodProcessor.settled`). Upstream processes every update;
+ * for such a pod its processing would find each pair already naming the pod and add nothing.
  */
 import type { WorldState } from '../cache/world-state.js';
 import type { NodeRecord, PodRecord, PvRecord, PvcRecord } from '../kube/projections/index.js';
