@@ -98,7 +98,8 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     const tFleet = performance.now();
     const kubeconfig = join(dir, 'kubeconfig');
     const simProfile = cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(cfg.profileDir, 'sim')}`] : [];
-    sim = forkTs(SIM_CHILD, [`--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, ...(cfg.simNodeArgs ?? []), ...simProfile], {
+    // --expose-gc: the watch-ingest burst collects the simulator's heap before the burst is served (watch-burst.ts).
+    sim = forkTs(SIM_CHILD, [`--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, '--expose-gc', ...(cfg.simNodeArgs ?? []), ...simProfile], {
       FA_SIM_CHILD: JSON.stringify({ nodes: cfg.nodes, podsPerNode: cfg.podsPerNode, seed: cfg.seed, kubeconfigOut: kubeconfig }),
       LOG_LEVEL: 'warn',
     });

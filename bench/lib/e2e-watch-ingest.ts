@@ -101,6 +101,7 @@ export async function measureWatchIngest(probe: ControllerProbe, ctl: Child, sim
         measured_events: done.map((r) => r.events),
         measured_ms: done.map((r) => round(r.ms, 1)),
         sim_commit_ms: done.map((r) => round(r.burst.commitMs, 1)),
+        sim_gc_ms: done.map((r) => (r.burst.gcMs === null ? null : round(r.burst.gcMs, 1))),
         watches_ended: done.map((r) => r.burst.endedWatches),
         watch_restarts: done.map((r) => r.restarts),
       },

@@ -65,3 +65,19 @@ test('fleet index: internAll reuses the previous ids of unchanged names and inte
   assert.deepEqual(shifted.slice(0, 2), again.slice(1));
   assert.deepEqual(index.internAll([], again), []);
 });
+
+test('fleet index: a pod update says whether it changed what the index keeps (node, claims, deleting, terminal)', () => {
+  const index = new FleetIndex();
+  const base = pod('p', 'n1', ['a']);
+  assert.equal(index.applyEvent('ADDED', 'pods', base), true);
+  const annotated = { ...base, metadata: { ...base.metadata, annotations: { x: '1' } }, status: { conditions: [{ type: 'Ready', status: 'True' }] } };
+  assert.equal(index.applyEvent('MODIFIED', 'pods', annotated), false, 'an annotation and a condition');
+  assert.equal(index.applyEvent('MODIFIED', 'pods', { ...annotated, status: { phase: 'Running' } }), false, 'a phase that is not terminal');
+  assert.equal(index.applyEvent('MODIFIED', 'pods', { ...annotated, status: { phase: 'Succeeded' } }), true, 'terminal');
+  assert.equal(index.applyEvent('MODIFIED', 'pods', { ...base, metadata: { ...base.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }), true, 'deleting (and no longer terminal)');
+  assert.equal(index.applyEvent('MODIFIED', 'pods', pod('p', 'n2', ['a'])), true, 'another node');
+  assert.equal(index.applyEvent('MODIFIED', 'pods', pod('p', 'n2', ['a', 'b'])), true, 'another claim');
+  assert.equal(index.applyEvent('MODIFIED', 'pods', pod('p', 'n2', ['a', 'b'])), false, 'the same again');
+  assert.equal(index.applyEvent('DELETED', 'pods', base), true);
+  assert.equal(index.applyEvent('MODIFIED', 'persistentvolumes', pv('pv-a', 'a', ['ReadWriteOnce'])), true, 'other resources: always');
+});

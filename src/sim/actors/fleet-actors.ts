@@ -75,7 +75,9 @@ export function startFleetActors(store: SimStore, partial: Partial<FleetActorOpt
   const wanted = new Set<ResourceName>(INDEXED);
   for (const a of actors) for (const r of a.resources) wanted.add(r);
   const dispatch = (type: StoreEventType, resource: ResourceName, obj: KubeObject) => {
-    if (INDEXED.has(resource)) index.applyEvent(type, resource, obj);
+    // A pod update that changed nothing the index keeps is no actor's business: the kubelet
+    // would otherwise recompute its node's wanted volumes for every status or label write.
+    if (INDEXED.has(resource) && !index.applyEvent(type, resource, obj)) return;
     for (const a of actors) if (a.resources.has(resource)) a.onEvent(type, resource, obj);
   };
 

@@ -72,28 +72,36 @@ export class FleetIndex {
   private mappingGen = 0;
   private readonly volumes: string[] = [];
 
-  /** Applies one committed change (or, at start, an existing object as ADDED). */
-  applyEvent(type: StoreEventType, resource: ResourceName, o: KubeObject): void {
+  /**
+   * Applies one committed change (or, at start, an existing object as ADDED). False only for a
+   * pod MODIFIED that changed nothing the index keeps of it (node, claims, deleting, terminal):
+   * a status or metadata update, which the actors reading pods have no use for.
+   */
+  applyEvent(type: StoreEventType, resource: ResourceName, o: KubeObject): boolean {
     const gone = type === 'DELETED';
     switch (resource) {
-      case 'nodes': return this.applyNode(o, gone);
-      case 'pods': return this.applyPod(o, gone);
+      case 'nodes':
+        this.applyNode(o, gone);
+        return true;
+      case 'pods':
+        return this.applyPod(o, gone) || type !== 'MODIFIED';
       case 'persistentvolumes': {
         const claim = pvClaimRef(o);
-        if (!claim) return;
+        if (!claim) return true;
         const key = objectKey(claim.namespace, claim.name);
         if (gone) {
           this.pvByClaim.delete(key);
-          return;
+          return true;
         }
         const csi = pvCsiSource(o);
         const next = packPv(csi ? this.intern(uniqueVolumeName(csi.driver, csi.handle)) : -1, pvMultiAttachForbidden(o));
         const prev = this.pvByClaim.get(key);
         if (prev !== undefined && prev !== next) this.mappingGen++;
         this.pvByClaim.set(key, next);
-        return;
+        return true;
       }
       default:
+        return true;
     }
   }
 
@@ -106,12 +114,13 @@ export class FleetIndex {
     this.nodeOos[id] = !gone && nodeHasTaint(o, OUT_OF_SERVICE_TAINT);
   }
 
-  private applyPod(o: KubeObject, gone: boolean): void {
+  /** Whether the pod's record changed: added, removed, or a field it keeps. */
+  private applyPod(o: KubeObject, gone: boolean): boolean {
     const key = objectKey(o.metadata.namespace ?? '', o.metadata.name);
     const prev = this.pods.get(key);
     if (gone) {
       if (prev) this.removePod(key, prev);
-      return;
+      return prev !== undefined;
     }
     const nodeName = podNodeName(o);
     const node = nodeName ? this.nodeId(nodeName) : -1;
@@ -121,13 +130,17 @@ export class FleetIndex {
       this.podKeys.push(key);
       this.pods.set(key, rec);
     }
-    rec.node = node;
+    const deleting = o.metadata.deletionTimestamp !== undefined;
+    const terminal = podPhaseTerminal(o);
     const keys = claimKeysOf(o.metadata.namespace ?? '', podClaimNames(o), rec.claimKeys);
+    const changed = prev === undefined || rec.node !== node || keys !== rec.claimKeys || rec.deleting !== deleting || rec.terminal !== terminal;
+    rec.node = node;
     if (keys !== rec.claimKeys) rec.volumeIds = undefined;
     rec.claimKeys = keys;
-    rec.deleting = o.metadata.deletionTimestamp !== undefined;
-    rec.terminal = podPhaseTerminal(o);
+    rec.deleting = deleting;
+    rec.terminal = terminal;
     if (node >= 0) (this.nodePods[node] ??= new Set()).add(key);
+    return changed;
   }
 
   private removePod(key: string, rec: PodRec): void {

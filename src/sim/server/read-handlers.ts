@@ -7,7 +7,7 @@
  * state, then stream live events.
  */
 import type { ServerResponse } from 'node:http';
-import type { KubeObject, ServableStore } from '../store/index.js';
+import type { CommittedEvent, KubeObject, ServableStore } from '../store/index.js';
 import type { ResourceInfo } from '../store/resources.js';
 import { writeList } from './list-writer.js';
 import { compileSelector, type Selector } from './selectors.js';
@@ -151,18 +151,25 @@ export function handleWatch(ctx: ReadContext, t: ResourceTarget, q: URLSearchPar
     const status = statusObject(410, 'Expired', `too old resource version: ${rv} (${ctx.store.oldestResumableRv(t.info.name)})`);
     return void open([`{"type":"ERROR","object":${JSON.stringify(status)}}\n`]).end();
   }
-  const replay: Buffer[] = [];
+  open(windowFrames(events, namespace, sel, format));
+}
+
+/**
+ * The frames of a resumed watch, built as the stream takes them: the events are the window's
+ * at the request (immutable), and a resume after a long gap may replay ~100,000 of them, which
+ * built at once held the loop for a second and some 70 MB of buffers before the first byte.
+ */
+function* windowFrames(events: readonly CommittedEvent[], namespace: string | undefined, sel: Selector | undefined, format: Format | undefined): Generator<Buffer> {
   for (const ev of events) {
     if (namespace !== undefined && ev.namespace !== namespace) continue; // the window is this resource's own
     if (format) {
       const type = typeFor(ev, sel);
-      if (type) replay.push(Buffer.from(format(type, ev.json)));
+      if (type) yield Buffer.from(format(type, ev.json));
       continue;
     }
     const f = frameFor(ev, sel);
-    if (f) replay.push(f);
+    if (f) yield f;
   }
-  open(replay);
 }
 
 type Format = (type: string, json: string) => string;
