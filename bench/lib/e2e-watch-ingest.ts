@@ -34,8 +34,6 @@ type Burst = Extract<SimChildMessage, { type: 'watch-burst' }>;
 export interface WatchIngest {
   /** The record's fields: ingest_events_per_s and its JSON.parse baseline, with their details. */
   figures: Record<string, unknown>;
-  /** The burst's events as watch lines (the baseline's input). */
-  lines: string[];
 }
 
 /** One burst as the controller took it in: the events between its first and last poll, and the time between them. */
@@ -89,7 +87,6 @@ export async function measureWatchIngest(probe: ControllerProbe, ctl: Child, sim
   const rates = done.map((r) => r.events / (r.ms / 1000));
   const rate = median(rates) ?? 0;
   return {
-    lines,
     figures: {
       ingest_events_per_s: Math.round(rate),
       json_parse_events_per_s: parse ? Math.round(parse.eventsPerS) : null,

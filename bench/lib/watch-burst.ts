@@ -33,8 +33,13 @@ export interface WatchBurstCommit {
 /** Ends the pod watches and commits `count` pod modifications (the first pods in key order). */
 export function commitWatchBurst(sim: Pick<Simulator, 'store' | 'server'>, count: number, round: number): WatchBurstCommit {
   const { store } = sim;
+  // The keys alone: the filter sees each stored pod's key and keeps no item.
   const keys: string[] = [];
-  store.listPage('pods', { filter: (_json, key) => (keys.length < count && keys.push(key), false) });
+  const collect = (_json: string, key: string): boolean => {
+    if (keys.length < count) keys.push(key);
+    return false;
+  };
+  store.listPage('pods', { filter: collect });
   const t0 = performance.now();
   const endedWatches = sim.server.endWatches('pods');
   const rv0 = store.resourceVersion();
