@@ -297,7 +297,7 @@ function ingestNote(runs) {
   const sizes = [...new Set(sized.map((r) => int(r.watch_ingest.burst_events)))].join(' / ');
   const rounds = [...new Set(sized.map((r) => r.watch_ingest.rounds ?? 1))];
   const of = rounds.length === 1 && rounds[0] === 1 ? 'a burst' : `the median of ${rounds.join(' / ')} bursts, each`;
-  return `Watch ingest is pod watch events/s the controller applied from ${of} of ${sizes} MODIFIED events (an annotation changed: nothing its pod projection reads) served at its own pace after the churn minute, through client-node's \`Watch\` as every event (bench/lib/e2e-watch-ingest.ts), as a share of JSON.parse alone on the same lines.`;
+  return `Watch ingest is pod watch events/s the controller applied from ${of} of ${sizes} MODIFIED events (an annotation changed: nothing its pod projection reads), served after the churn minute as fast as the controller reads them, each through client-node's \`Watch\` like any event (bench/lib/e2e-watch-ingest.ts), as a share of JSON.parse alone on the same lines.`;
 }
 
 /** How each row's pod → VA latency was taken (`pod_va_source`; rows without it came from the bench's watches). */

@@ -11,7 +11,7 @@ export interface ChartRun {
   converge_s: number | null;
   loop_p50_ms: number | null;
   loop_p99_ms: number | null;
-  /** The watch burst's events/s from session 28 on; before it, the sync's objects/s (see `sync`). */
+  /** The watch burst's events/s from session 28 on; before it, the sync's objects/s (see `rates`). */
   ingest_events_per_s: number | null;
   ingest_cpu_events_per_s?: number | null;
   watch_ingest?: unknown;
