@@ -25,6 +25,7 @@ import { converge, syncFigures, requestCounts, seconds, verifyCluster, waitForUr
 import { steady } from './e2e-steady.js';
 import { jsonParseRate } from './json-parse-rate.js';
 import { measureWatchIngest } from './e2e-watch-ingest.js';
+import { askSim } from './sim-ask.js';
 import { NodeStatusCounter } from './node-status-counter.js';
 import { RemotePodVa } from './pod-va-remote.js';
 import { PodVaTracker, type PodVaSource } from './pod-va-tracker.js';
@@ -169,9 +170,8 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     const simChild = sim;
     trackers = (cfg.podVaSources ?? ['commit']).map((k) => (k === 'watch' ? new PodVaTracker(rawKube) : new RemotePodVa(simChild, join(dir, 'pod-lines.jsonl'))));
     for (const t of trackers) await t.start();
-    sim.process.send({ type: 'churn', rate: cfg.churn });
-    const churnStarted = await nextMessage<SimChildMessage>(sim, (m) => m.type === 'churn-started', 10 * 60_000);
-    out.churn_index_ms = churnStarted.type === 'churn-started' ? Math.round(churnStarted.indexMs) : null;
+    const churnStarted = await askSim(sim, { type: 'churn', rate: cfg.churn }, 'churn-started', 10 * 60_000);
+    out.churn_index_ms = Math.round(churnStarted.indexMs);
     Object.assign(out, await steady(cfg, probe, ctl, ctlProc, simProc, sim, trackers));
     const steadyPodLines = await trackers[0].podLines();
     for (const t of trackers) t.stop();

@@ -3,7 +3,7 @@
  * outside the controller — loop and plan time from the reconcile histograms between two
  * /metrics scrapes, new-pod-to-VolumeAttachment latency (PodVaTracker), API calls, CPU shares.
  */
-import { nextMessage, type Child } from './children.js';
+import type { Child } from './children.js';
 import type { ControllerProbe, ControllerSummary } from './controller-probe.js';
 import type { E2eConfig } from './e2e-run.js';
 import { apiCalls, seconds, sleep, summaryOf } from './e2e-phases.js';
@@ -12,6 +12,7 @@ import { cpuPressure, type ProcSampler } from './proc-stats.js';
 import { phaseBar } from './progress.js';
 import { fractionAtOrBelow, histogramDelta, histogramQuantile, sumOf, type PromSample } from './prom-text.js';
 import type { SimChildMessage } from './sim-child.js';
+import { askSim } from './sim-ask.js';
 import { round } from './stats.js';
 
 const WRITES = ['create', 'patch', 'update', 'delete'];
@@ -25,8 +26,7 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
   let simLoop: Stats['loop'] | undefined;
   let simActors: Stats['stats'] = {};
   const churnAt = async () => {
-    sim.process.send({ type: 'stats' });
-    const m = await nextMessage<SimChildMessage>(sim, (x) => x.type === 'stats', 60_000) as Stats;
+    const m: Stats = await askSim(sim, { type: 'stats' }, 'stats', 60_000);
     simLoop = m.loop;
     simActors = m.stats;
     return m.stats.churn ?? {};

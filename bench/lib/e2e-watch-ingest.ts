@@ -15,9 +15,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { nextMessage, type Child } from './children.js';
+import type { Child } from './children.js';
 import type { ControllerProbe, ControllerSummary } from './controller-probe.js';
 import { jsonParseRate } from './json-parse-rate.js';
+import { askSim } from './sim-ask.js';
 import type { SimChildCommand, SimChildMessage } from './sim-child.js';
 import { median, round } from './stats.js';
 
@@ -46,11 +47,7 @@ interface Round {
 }
 
 export async function measureWatchIngest(probe: ControllerProbe, ctl: Child, sim: Child, pods: number, linesFile: string, rounds = ROUNDS): Promise<WatchIngest> {
-  const ask = async <T extends SimChildMessage['type']>(c: SimChildCommand, answer: T) => {
-    const m = nextMessage<SimChildMessage>(sim, (x) => x.type === answer, 10 * 60_000);
-    sim.process.send(c);
-    return (await m) as Extract<SimChildMessage, { type: T }>;
-  };
+  const ask = <T extends SimChildMessage['type']>(c: SimChildCommand, answer: T) => askSim(sim, c, answer, 10 * 60_000);
   const podWatch = (s: ControllerSummary) => s.watches.find((w) => w.resource === 'pods') ?? { events: 0, restarts: 0, relists: 0 };
 
   /** One burst, timed on the controller's counter of applied pod events. */

@@ -4,9 +4,10 @@
  * answered before the call resolves, so a window begun here has begun there.
  */
 import { readFileSync } from 'node:fs';
-import { nextMessage, type Child } from './children.js';
+import type { Child } from './children.js';
 import type { PodVaResult } from './pod-va-latency.js';
 import type { PodVaSource } from './pod-va-tracker.js';
+import { askSim } from './sim-ask.js';
 import type { SimChildCommand, SimChildMessage } from './sim-child.js';
 
 type PodVaMessage = Extract<SimChildMessage, { type: 'pod-va' }>;
@@ -49,8 +50,6 @@ export class RemotePodVa implements PodVaSource {
   }
 
   private command(c: Extract<SimChildCommand, { type: 'pod-va' }>): Promise<PodVaMessage> {
-    const answer = nextMessage<SimChildMessage>(this.sim, (m) => m.type === 'pod-va' && m.op === c.op, ANSWER_MS) as Promise<PodVaMessage>;
-    this.sim.process.send(c);
-    return answer;
+    return askSim(this.sim, c, 'pod-va', ANSWER_MS, (m) => m.op === c.op);
   }
 }
