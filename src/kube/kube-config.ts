@@ -15,6 +15,8 @@ import https from 'node:https';
 import { KubeConfig, bufferFromFileOrString, type RequestContext } from '@kubernetes/client-node';
 import { fleetError, isFleetError } from '../errors/index.js';
 import { createH2Connection, type H2Connection } from './h2-session.js';
+import { createH1Pool } from './h1-transport.js';
+import type { Dispatcher } from 'undici';
 
 type HttpsOptions = Parameters<KubeConfig['applyToHTTPSOptions']>[0];
 type Material = string | Buffer | Array<string | Buffer> | boolean | undefined;
@@ -55,11 +57,19 @@ export class FleetKubeConfig extends KubeConfig {
    */
   sizeAgentFor(inFlight: number): void {
     this.socketCap = Math.max(MAX_SOCKETS, inFlight + SOCKETS_BESIDE_WRITES);
+    this.h1Connections = inFlight;
   }
   private socketCap = MAX_SOCKETS;
+  /**
+   * Connections of the hot calls' HTTP/1.1 pool (h1-transport.ts): the in-flight bound, so that a
+   * call given a slot never waits in the pool with its timeout running. undici opens them as
+   * calls need them.
+   */
+  private h1Connections = MAX_SOCKETS - SOCKETS_BESIDE_WRITES;
   private agents: Array<Cached<http.Agent>> = [];
-  private hotOptions: { at: number; opts: https.RequestOptions; h2?: H2Connection | null } | undefined;
+  private hotOptions: { at: number; opts: https.RequestOptions; h2?: H2Connection | null; h1?: Dispatcher | null } | undefined;
   private h2: Array<Cached<H2Connection>> = [];
+  private h1: Array<Cached<Dispatcher>> = [];
 
   /** Same as client-node's, but `opts.agent` is the cached keep-alive agent for this TLS material. */
   override async applyToHTTPSOptions(opts: HttpsOptions): Promise<void> {
@@ -143,13 +153,40 @@ export class FleetKubeConfig extends KubeConfig {
     return conn;
   }
 
+  /**
+   * The HTTP/1.1 pool of the hot calls for the options {@link hotRequestOptions} last produced
+   * (one per TLS material), or undefined behind a proxy, where they take the shared agent.
+   */
+  hotH1Pool(): Dispatcher | undefined {
+    const c = this.hotOptions;
+    if (!c) return undefined;
+    if (c.h1 === undefined) c.h1 = this.h1Pool(c.opts) ?? null;
+    return c.h1 ?? undefined;
+  }
+
+  private h1Pool(opts: HttpsOptions): Dispatcher | undefined {
+    const cluster = this.getCurrentCluster();
+    if (!cluster || cluster.proxyUrl) return undefined;
+    const o = opts as Record<string, unknown>;
+    const material = MATERIAL_KEYS.map((k) => o[k] as Material);
+    const hit = findCached(this.h1, material);
+    if (hit) return hit;
+    const tls: Record<string, unknown> = {};
+    for (const k of MATERIAL_KEYS) if (o[k] !== undefined) tls[k] = o[k];
+    const pool = createH1Pool(new URL(this.server()).origin, tls, this.h1Connections);
+    this.h1.push({ material, value: pool });
+    return pool;
+  }
+
   /** Closes every cached agent's sockets and HTTP/2 connection (in-flight requests and watches are cut). Idempotent. */
   close(): void {
     this.hotOptions = undefined;
     for (const c of this.agents) c.value.destroy();
     for (const c of this.h2) c.value.close();
+    for (const c of this.h1) void c.value.destroy().catch(() => undefined);
     this.agents = [];
     this.h2 = [];
+    this.h1 = [];
   }
 
   private sharedAgent(o: Record<string, unknown>, produced: http.Agent | undefined): http.Agent | undefined {

@@ -12,8 +12,9 @@
  * of a small call (bench/api-writes.bench.ts). A response is parsed once with JSON.parse, or
  * not at all when the caller ignores it.
  *
- * Where the server offers it, the call goes over the cluster's one HTTP/2 connection
- * (h2-session.ts), as client-go's calls do; otherwise over the keep-alive agent's HTTP/1.1.
+ * With `--kube-api-http2` and where the server offers it, the call goes over the cluster's one
+ * HTTP/2 connection (h2-session.ts), as client-go's calls do; otherwise over HTTP/1.1 on undici's
+ * connection pool (h1-transport.ts), or on the shared keep-alive agent behind a proxy.
  *
  * A response body is always read to its end, even when dropped: the keep-alive socket goes
  * back to the agent only then.
@@ -24,6 +25,7 @@ import https from 'node:https';
 import type { H2Connection } from './h2-session.js';
 import type { FleetKubeConfig } from './kube-config.js';
 import { withLightAsyncBind } from './light-async-bind.js';
+import { sendH1 } from './h1-transport.js';
 import { httpError, ignoreLateError, readBody } from './raw-request.js';
 
 const http2Constants = http2.constants;
@@ -114,6 +116,8 @@ export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawRe
   const session = conn && (await withTimeout(conn.session(), call.timeoutMs));
   if (conn && call.timeoutMs !== undefined) call = { ...call, timeoutMs: Math.max(1, call.timeoutMs - (performance.now() - t0)) };
   if (conn && session) return sendH2(conn, session, call, t.prefix + call.path, opts);
+  const pool = kc.hotH1Pool();
+  if (pool) return sendH1(pool, call, t.prefix + call.path, h1Headers(call, opts));
   const headers: http.OutgoingHttpHeaders = { ...(opts.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };
   if (call.body !== undefined) {
     headers['Content-Type'] = call.contentType ?? 'application/json';
@@ -153,6 +157,17 @@ export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawRe
     req.once('error', fail);
     req.end(call.body);
   });
+}
+
+/** The headers of `call` over HTTP/1.1: client-node's (authentication, impersonation), basic auth, the body's type. */
+function h1Headers(call: RawCall, opts: https.RequestOptions): Record<string, string> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  for (const [k, v] of Object.entries(opts.headers ?? {})) {
+    if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+  }
+  if (typeof opts.auth === 'string') headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+  if (call.body !== undefined) headers['content-type'] = call.contentType ?? 'application/json';
+  return headers;
 }
 
 /** Headers HTTP/2 forbids (connection-specific) or carries as a pseudo-header (host). */

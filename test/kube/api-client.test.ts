@@ -252,11 +252,14 @@ describe('KubeApiClient (generated client against a fake API server)', () => {
     }
   });
 
-  it('reuses one keep-alive connection for sequential calls', async () => {
+  it('reuses keep-alive connections for sequential calls', async () => {
     srv.route = () => ({ status: 200, body: { metadata: { name: 'n1', uid: 'u' } } });
     const api = createKubeApiClient({ kc, qps: 0 });
     const before = srv.connections();
     for (let i = 0; i < 10; i++) await api.getNode('n1');
-    assert.equal(srv.connections() - before, 1);
+    // One, or two: undici's pool marks a connection free a tick after its response ends, so the
+    // next call, sent at once, may take a second one; the two are then reused.
+    const opened = srv.connections() - before;
+    assert.ok(opened >= 1 && opened <= 2, `${opened} connections for 10 calls`);
   });
 });

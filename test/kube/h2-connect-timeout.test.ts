@@ -7,10 +7,11 @@ import { test } from 'node:test';
 import { createKubeApiClient } from '../../src/kube/api-client.js';
 import { loopbackKubeConfig } from './loopback-kubeconfig.js';
 
-test('hot call honours requestTimeoutMs when the TLS handshake never completes', async () => {
+for (const http2 of [true, false]) test(`hot call over ${http2 ? 'HTTP/2' : 'HTTP/1.1'} honours requestTimeoutMs when the TLS handshake never completes`, async () => {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((s) => { sockets.add(s); s.on('error', () => {}); }); // accept, say nothing
   const kc = await loopbackKubeConfig(server, 'https');
+  kc.http2 = http2;
   const api = createKubeApiClient({ kc, requestTimeoutMs: 300 });
   try {
     const outcome = await Promise.race([

@@ -99,6 +99,7 @@ describe('loadKubeConfig', () => {
 
   it('reuses the hot calls\' request options for a while, as copies, and never on http or when HTTP/2 is off', async () => {
     const kc = loadKubeConfig({ yaml: good('https://a.example:6443', ', insecure-skip-tls-verify: true'), env: {} });
+    kc.http2 = true;
     let applied = 0;
     const apply = kc.applyToHTTPSOptions.bind(kc);
     kc.applyToHTTPSOptions = async (o) => {

