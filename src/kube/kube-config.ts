@@ -142,15 +142,7 @@ export class FleetKubeConfig extends KubeConfig {
   h2Connection(opts: HttpsOptions): H2Connection | undefined {
     const cluster = this.getCurrentCluster();
     if (!this.http2 || !cluster || cluster.proxyUrl || !cluster.server.startsWith('https:')) return undefined;
-    const o = opts as Record<string, unknown>;
-    const material = MATERIAL_KEYS.map((k) => o[k] as Material);
-    const hit = findCached(this.h2, material);
-    if (hit) return hit;
-    const tls: Record<string, unknown> = {};
-    for (const k of MATERIAL_KEYS) if (o[k] !== undefined) tls[k] = o[k];
-    const conn = createH2Connection({ authority: this.server(), tls, streamTable: this.h2StreamTable });
-    this.h2.push({ material, value: conn });
-    return conn;
+    return cachedFor(this.h2, opts, (tls) => createH2Connection({ authority: this.server(), tls, streamTable: this.h2StreamTable }));
   }
 
   /**
@@ -167,18 +159,10 @@ export class FleetKubeConfig extends KubeConfig {
   private h1Pool(opts: HttpsOptions): Dispatcher | undefined {
     const cluster = this.getCurrentCluster();
     if (!cluster || cluster.proxyUrl) return undefined;
-    const o = opts as Record<string, unknown>;
-    const material = MATERIAL_KEYS.map((k) => o[k] as Material);
-    const hit = findCached(this.h1, material);
-    if (hit) return hit;
-    const tls: Record<string, unknown> = {};
-    for (const k of MATERIAL_KEYS) if (o[k] !== undefined) tls[k] = o[k];
-    const pool = createH1Pool(new URL(this.server()).origin, tls, this.h1Connections);
-    this.h1.push({ material, value: pool });
-    return pool;
+    return cachedFor(this.h1, opts, (tls) => createH1Pool(new URL(this.server()).origin, tls, this.h1Connections));
   }
 
-  /** Closes every cached agent's sockets and HTTP/2 connection (in-flight requests and watches are cut). Idempotent. */
+  /** Closes every cached agent's sockets, HTTP/2 connection and HTTP/1.1 pool (in-flight requests and watches are cut). Idempotent. */
   close(): void {
     this.hotOptions = undefined;
     for (const c of this.agents) c.value.destroy();
@@ -208,6 +192,19 @@ export class FleetKubeConfig extends KubeConfig {
     if (agent) this.agents.push({ material, value: agent });
     return agent;
   }
+}
+
+/** The entry of `cache` for the TLS material in `opts`; on a miss, `build` makes it from that material. */
+function cachedFor<T>(cache: Array<Cached<T>>, opts: HttpsOptions, build: (tls: Record<string, unknown>) => T): T {
+  const o = opts as Record<string, unknown>;
+  const material = MATERIAL_KEYS.map((k) => o[k] as Material);
+  const hit = findCached(cache, material);
+  if (hit) return hit;
+  const tls: Record<string, unknown> = {};
+  for (const k of MATERIAL_KEYS) if (o[k] !== undefined) tls[k] = o[k];
+  const value = build(tls);
+  cache.push({ material, value });
+  return value;
 }
 
 function findCached<T>(cache: ReadonlyArray<Cached<T>>, material: readonly Material[]): T | undefined {
