@@ -72,6 +72,17 @@ describe('sendH1', () => {
     }
   });
 
+  it('rejects a call in flight and one queued when the pool is destroyed (kube-config close)', async () => {
+    const pool = createH1Pool(origin, {}, 1);
+    const sent = sendH1(pool, { method: 'GET', path: '/hold', response: 'json' }, '/hold', {});
+    const queued = sendH1(pool, { method: 'GET', path: '/queued-then-closed', response: 'json' }, '/queued-then-closed', {});
+    const rejected = [assert.rejects(sent, { name: 'ClientDestroyedError' }), assert.rejects(queued, { name: 'ClientDestroyedError' })];
+    await new Promise((r) => setTimeout(r, 50));
+    await pool.destroy();
+    await Promise.all(rejected);
+    assert.ok(!seen.includes('GET /queued-then-closed'));
+  });
+
   it('rejects at once with the signal\'s reason, before or after sending', async () => {
     const pool = createH1Pool(origin, {}, 1);
     try {
