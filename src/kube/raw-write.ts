@@ -7,17 +7,17 @@
  * we project and drop; at fleet scale that is a measurable share of the controller's CPU.
  * client-node still does kubeconfig, authentication and TLS: `kc.applyToHTTPSOptions` (reused
  * for a second, `kc.hotRequestOptions`) gives the headers (bearer token, impersonation), basic
- * auth, the TLS material and the shared keep-alive agent. The request goes out on Node's
- * `http(s).request` with those options, not node-fetch: node-fetch's Request, Headers and body-stream objects cost ~1/3 of the client CPU
- * of a small call (bench/api-writes.bench.ts). A response is parsed once with JSON.parse, or
- * not at all when the caller ignores it.
+ * auth, the TLS material and the shared keep-alive agent. The request does not go through
+ * node-fetch: its Request, Headers and body-stream objects cost ~1/3 of the client CPU of a
+ * small call (bench/api-writes.bench.ts). A response is parsed once with JSON.parse, or not at
+ * all when the caller ignores it.
  *
  * With `--kube-api-http2` and where the server offers it, the call goes over the cluster's one
  * HTTP/2 connection (h2-session.ts), as client-go's calls do; otherwise over HTTP/1.1 on undici's
  * connection pool (h1-transport.ts), or on the shared keep-alive agent behind a proxy.
  *
- * A response body is always read to its end, even when dropped: the keep-alive socket goes
- * back to the agent only then.
+ * A response body is always read to its end, even when dropped: the keep-alive connection is
+ * free for the next call only then.
  */
 import http from 'node:http';
 import http2 from 'node:http2';
@@ -163,13 +163,17 @@ export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawRe
 function h1Headers(call: RawCall, opts: https.RequestOptions): Record<string, string> {
   const headers: Record<string, string> = { accept: 'application/json' };
   for (const [k, v] of Object.entries(opts.headers ?? {})) {
-    if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+    const name = k.toLowerCase();
+    // Connection management is the pool's; undici refuses a request that sets it.
+    if (v !== undefined && !CONNECTION_HEADERS.has(name)) headers[name] = Array.isArray(v) ? v.join(', ') : String(v);
   }
   if (typeof opts.auth === 'string') headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
   if (call.body !== undefined) headers['content-type'] = call.contentType ?? 'application/json';
   return headers;
 }
 
+/** Connection-specific headers: the transport's own business on HTTP/1.1, forbidden on HTTP/2. */
+const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 /** Headers HTTP/2 forbids (connection-specific) or carries as a pseudo-header (host). */
 const H1_ONLY_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host']);
 /** `request()` errors after which the session takes no more streams. */

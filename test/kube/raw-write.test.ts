@@ -154,6 +154,22 @@ describe('KubeApiClient raw hot calls', () => {
     assert.deepEqual(reports.map((r) => r.code), [500, 0, 0]);
   });
 
+  it('sends client-node\'s headers over HTTP/1.1 but leaves connection management to the pool', async () => {
+    srv.route = happyRoute;
+    const apply = kc.applyToHTTPSOptions.bind(kc);
+    kc.applyToHTTPSOptions = async (o) => {
+      await apply(o);
+      o.headers = { ...o.headers, 'Impersonate-User': 'alice', Connection: 'upgrade', 'Transfer-Encoding': 'chunked', Upgrade: 'h2c' };
+    };
+    const api = createKubeApiClient({ kc, qps: 0 });
+    const n = srv.requests.length;
+    assert.equal((await api.getNode('n1'))?.name, 'n1');
+    const sent = srv.requests[n];
+    assert.equal(sent?.headers['impersonate-user'], 'alice');
+    assert.equal(sent?.headers.upgrade, undefined);
+    assert.notEqual(sent?.headers['transfer-encoding'], 'chunked');
+  });
+
   it('reuses one keep-alive connection across raw writes, reads and error responses', async () => {
     // A response far larger than the stream buffers: the socket is free only once it is read.
     const big = { ...nodeObject('big'), metadata: { name: 'big', annotations: { padding: 'x'.repeat(1 << 20) } } };
