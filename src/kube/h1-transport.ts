@@ -1,13 +1,15 @@
 /**
- * The hot calls over HTTP/1.1 on undici's connection pool (raw-write.ts chooses it when HTTP/2 is
- * off or not offered, and no proxy is configured).
+ * The hot calls over HTTP/1.1 on undici's connection pool: raw-write.ts sends them here when
+ * HTTP/2 is switched off (`--kube-api-http2=false`) or the server does not offer it, and no proxy
+ * is configured.
  *
- * Why undici and not Node's `https.request`: per small call Node's HTTP/1.1 client costs about
- * twice the CPU of undici's (ClientRequest, IncomingMessage and the agent's bookkeeping, against
- * undici's llhttp parser and one handler object). Why HTTP/1.1 at all: Node 20's HTTP/2 hands
- * every received header value that is not in HPACK's static table to V8 as an external string,
- * allocated old and freed one by one in a full collection's pause, on both sides of the
- * connection. HTTP/1.1 headers are ordinary young strings (docs/performance-log.md, session 29).
+ * Why undici and not Node's `https.request`: side by side, Node's HTTP/1.1 client cost 2.5–3× the
+ * client CPU per small call (ClientRequest, IncomingMessage and the agent's bookkeeping, against
+ * undici's parser and one handler object here). What HTTP/1.1 trades against HTTP/2: Node 20's
+ * HTTP/2 makes every received header value outside HPACK's static table an old-space external
+ * string that only a full collection frees, one by one, on both sides of the connection, while
+ * HTTP/1.1 costs both sides a TLS record and a socket write per call. HTTP/2 stays the default
+ * (docs/performance-log.md, session 29).
  *
  * Contract: one pool per cluster and TLS material (kube-config.ts caches it); a call is sent with
  * `dispatch` and settled exactly once: by its response, its error, its `timeoutMs` (the request is
@@ -23,8 +25,8 @@ export type TlsMaterial = Record<string, unknown>;
 
 /** A keep-alive pool of `connections` HTTP/1.1 connections to `origin` (scheme, host, port). */
 export function createH1Pool(origin: string, tls: TlsMaterial, connections: number): Dispatcher {
-  // The server may close an idle connection first (kube-apiserver's idle timeout is Go's); undici
-  // retries nothing, so the call that meets a closed socket fails and the caller's backoff retries.
+  // The server may close an idle connection first: a call that meets a socket the server has
+  // just closed fails with undici's SocketError, and the caller's backoff retries it.
   return new Pool(origin, { connections, pipelining: 1, connect: { ...tls }, keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 });
 }
 
@@ -33,7 +35,7 @@ function timeoutError(): DOMException {
   return new DOMException('The operation was aborted due to timeout', 'TimeoutError');
 }
 
-/** What a response start tells: the status, and Retry-After for a failure. */
+/** The handle undici gives a dispatched request, through which it is aborted. */
 type Controller = Parameters<NonNullable<Dispatcher.DispatchHandler['onRequestStart']>>[0];
 
 /**
