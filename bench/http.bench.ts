@@ -31,8 +31,9 @@
 //             client; `--rounds` alternations of `--window` s each, so the machine's background
 //             load falls on both alike; and this process's event loop lag in the same windows.
 // `--profile DIR` writes a V8 CPU profile of this process (controller and API) over the loop
-// windows, idle and loaded, to DIR/http-<nodes>.cpuprofile, and one of the first capacity sweep
-// of each endpoint to DIR/http-<nodes>-capacity-<target>.cpuprofile.
+// windows, idle and loaded, to DIR/http-<nodes>.cpuprofile, one of the first capacity sweep
+// of each endpoint to DIR/http-<nodes>-capacity-<target>.cpuprofile, and one of the paced
+// minute to DIR/http-<nodes>-paced.cpuprofile.
 // Processes: this file re-executes itself (BENCH_HTTP_ROLE=driver) with a heap sized for the
 // largest fleet; the driver and every child stop when the launcher goes away (IPC disconnect),
 // and bench/lib/children.ts kills children still running on any exit of the driver.
@@ -461,9 +462,11 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
     const lag = startLagSampler();
     const lagPaced: number[] = [];
     lag.sink = lagPaced;
+    const pacedProfiler = o.profile ? await startCpuProfile(500) : undefined;
     const pacedWindow: [number, number] = [performance.now(), 0];
     const paced = summarise(`/api/v1/nodes/{name} paced at ${o.rate}/s`, [await load(clients.capacity, 'node', o.paced, o.rate)]);
     pacedWindow[1] = performance.now();
+    if (pacedProfiler) await pacedProfiler.stop(join(o.profile, `http-${nodes}-paced.cpuprofile`));
     lag.sink = undefined;
     endpoints.push(paced);
     for (const e of endpoints) console.log(`  ${e.name.padEnd(38)} ${String(e.req_per_s).padStart(7)} req/s  p50 ${e.p50_ms} ms  p99 ${e.p99_ms} ms${e.server_cpu_us_per_req !== undefined ? `  server ${e.server_cpu_us_per_req} µs CPU/req, loop ${e.server_elu}` : ''}${e.non2xx ? `  (non-2xx/errors ${e.non2xx})` : ''}`);
