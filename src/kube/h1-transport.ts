@@ -42,7 +42,7 @@ type Controller = Parameters<NonNullable<Dispatcher.DispatchHandler['onRequestSt
  * Sends `call` to `path` (the server's prefix included) with `headers` (client-node's
  * authentication headers and the call's own). Settles as raw-write's `sendRaw` does.
  */
-export function sendH1(pool: Dispatcher, call: RawCall, path: string, headers: Record<string, string>): Promise<RawResult> {
+export function sendH1(pool: Dispatcher, call: RawCall, path: string, headers: Record<string, string | string[]>): Promise<RawResult> {
   return new Promise<RawResult>((resolve, reject) => {
     let settled = false;
     let controller: Controller | undefined;

@@ -160,12 +160,13 @@ export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawRe
 }
 
 /** The headers of `call` over HTTP/1.1: client-node's (authentication, impersonation), basic auth, the body's type. */
-function h1Headers(call: RawCall, opts: https.RequestOptions): Record<string, string> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+function h1Headers(call: RawCall, opts: https.RequestOptions): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = { accept: 'application/json' };
   for (const [k, v] of Object.entries(opts.headers ?? {})) {
     const name = k.toLowerCase();
-    // Connection management is the pool's; undici refuses a request that sets it.
-    if (v !== undefined && !CONNECTION_HEADERS.has(name)) headers[name] = Array.isArray(v) ? v.join(', ') : String(v);
+    // Connection management is the pool's; undici refuses a request that sets it. A repeated
+    // header stays one field per value (Impersonate-Group is read that way), as over HTTP/2.
+    if (v !== undefined && !CONNECTION_HEADERS.has(name)) headers[name] = Array.isArray(v) ? v.map(String) : String(v);
   }
   if (typeof opts.auth === 'string') headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
   if (call.body !== undefined) headers['content-type'] = call.contentType ?? 'application/json';

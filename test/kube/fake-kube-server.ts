@@ -26,7 +26,7 @@ export interface FakeKubeServer {
   url: string;
   kubeconfigYaml: string;
   /** Requests seen (method, path+query). */
-  requests: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; body: string }>;
+  requests: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; rawHeaders: string[]; body: string }>;
   /** TCP connections accepted so far. */
   connections(): number;
   put(path: string, obj: FakeObject): string;
@@ -83,7 +83,7 @@ export async function startFakeKubeServer(): Promise<FakeKubeServer> {
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://x');
-      srv.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      srv.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body });
       const f = failures.find((x) => x.left > 0 && x.pred(req.method ?? '', url));
       if (f) {
         f.left--;

@@ -159,13 +159,16 @@ describe('KubeApiClient raw hot calls', () => {
     const apply = kc.applyToHTTPSOptions.bind(kc);
     kc.applyToHTTPSOptions = async (o) => {
       await apply(o);
-      o.headers = { ...o.headers, 'Impersonate-User': 'alice', Connection: 'upgrade', 'Transfer-Encoding': 'chunked', Upgrade: 'h2c' };
+      o.headers = { ...o.headers, 'Impersonate-User': 'alice', 'Impersonate-Group': ['ops', 'audit'], Connection: 'upgrade', 'Transfer-Encoding': 'chunked', Upgrade: 'h2c' };
     };
     const api = createKubeApiClient({ kc, qps: 0 });
     const n = srv.requests.length;
     assert.equal((await api.getNode('n1'))?.name, 'n1');
     const sent = srv.requests[n];
     assert.equal(sent?.headers['impersonate-user'], 'alice');
+    // One field per group, as kube-apiserver reads Impersonate-Group, not one joined value.
+    const groups = (sent?.rawHeaders ?? []).filter((_, i, raw) => i % 2 === 1 && raw[i - 1]?.toLowerCase() === 'impersonate-group');
+    assert.deepEqual(groups, ['ops', 'audit']);
     assert.equal(sent?.headers.upgrade, undefined);
     assert.notEqual(sent?.headers['transfer-encoding'], 'chunked');
   });
