@@ -159,14 +159,23 @@ export async function sendRaw(kc: FleetKubeConfig, call: RawCall): Promise<RawRe
   });
 }
 
-/** The headers of `call` over HTTP/1.1: client-node's (authentication, impersonation), basic auth, the body's type. */
-function h1Headers(call: RawCall, opts: https.RequestOptions): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = { accept: 'application/json' };
+/** A raw call's request headers; a repeated header is a list. */
+type CallHeaders = Record<string, string | string[]>;
+
+/** The headers of `call` over HTTP/1.1 on undici's pool, which manages the connection itself and refuses a request that sets its headers. */
+function h1Headers(call: RawCall, opts: https.RequestOptions): CallHeaders {
+  return addCallHeaders({ accept: 'application/json' }, call, opts, CONNECTION_HEADERS);
+}
+
+/**
+ * Adds to `headers` what every raw call carries: client-node's headers (authentication,
+ * impersonation) except those in `skip`, basic auth, and the body's type. A repeated header
+ * stays a list (one field per value, as Impersonate-Group needs), never a joined string.
+ */
+function addCallHeaders(headers: CallHeaders, call: RawCall, opts: https.RequestOptions, skip: ReadonlySet<string>): CallHeaders {
   for (const [k, v] of Object.entries(opts.headers ?? {})) {
     const name = k.toLowerCase();
-    // Connection management is the pool's; undici refuses a request that sets it. A repeated
-    // header stays one field per value (Impersonate-Group is read that way), as over HTTP/2.
-    if (v !== undefined && !CONNECTION_HEADERS.has(name)) headers[name] = Array.isArray(v) ? v.map(String) : String(v);
+    if (v !== undefined && !skip.has(name)) headers[name] = Array.isArray(v) ? v.map(String) : String(v);
   }
   if (typeof opts.auth === 'string') headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
   if (call.body !== undefined) headers['content-type'] = call.contentType ?? 'application/json';
@@ -174,9 +183,9 @@ function h1Headers(call: RawCall, opts: https.RequestOptions): Record<string, st
 }
 
 /** Connection-specific headers: the transport's own business on HTTP/1.1, forbidden on HTTP/2. */
-const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+const CONNECTION_HEADERS: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 /** Headers HTTP/2 forbids (connection-specific) or carries as a pseudo-header (host). */
-const H1_ONLY_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host']);
+const H1_ONLY_HEADERS: ReadonlySet<string> = new Set([...CONNECTION_HEADERS, 'host']);
 /** `request()` errors after which the session takes no more streams. */
 const SESSION_SPENT = new Set(['ERR_HTTP2_OUT_OF_STREAMS', 'ERR_HTTP2_GOAWAY_SESSION', 'ERR_HTTP2_INVALID_SESSION']);
 
@@ -201,17 +210,11 @@ export function h2RequestOptions(endStream: boolean, signal: AbortSignal | undef
 
 /** `call` as one stream of `session`, with the headers and basic auth client-node put in `opts`. */
 function sendH2(conn: H2Connection, session: http2.ClientHttp2Session, call: RawCall, path: string, opts: https.RequestOptions): Promise<RawResult> {
-  const headers: http2.OutgoingHttpHeaders = { ':method': call.method, ':path': path };
-  for (const [k, v] of Object.entries(opts.headers ?? {})) {
-    const name = k.toLowerCase();
-    if (v !== undefined && !H1_ONLY_HEADERS.has(name)) headers[name] = v;
-  }
-  if (typeof opts.auth === 'string') headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
   // No Accept and no Content-Length: without Accept kube-apiserver answers JSON, and the end of
   // the stream delimits an HTTP/2 body. Every header value that is not in HPACK's static table
   // becomes a V8 external string on the receiving Node 20 HTTP/2 server, which its full
   // collections clear one by one: in the simulator that clearing was 87% of a 230 ms pause.
-  if (call.body !== undefined) headers['content-type'] = call.contentType ?? 'application/json';
+  const headers = addCallHeaders({ ':method': call.method, ':path': path }, call, opts, H1_ONLY_HEADERS);
   return new Promise<RawResult>((resolve, reject) => {
     let stream: http2.ClientHttp2Stream;
     try {
