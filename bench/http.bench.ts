@@ -299,20 +299,12 @@ async function startControllerSubject(nodes: number, o: Options): Promise<Subjec
 }
 
 async function startStandInSubject(nodes: number): Promise<Subject> {
-  const { startStandInController, nodeName, volumeName, PLUGIN, VOLUMES_PER_NODE } = await import('../test/http/stand-in-controller.js');
-  const { createFakeInspectionView } = await import('../test/http/fake-inspection-view.js');
+  const { startStandInController, standInView, nodeName, volumeName, PLUGIN, VOLUMES_PER_NODE } = await import('../test/http/stand-in-controller.js');
   const { createControllerMetrics } = await import('../src/metrics/controller-metrics.js');
   const { buildServer, listenServer } = await import('../src/http/server.js');
   const loop = startStandInController(nodes);
   const { state } = loop;
-  const view = createFakeInspectionView({
-    state,
-    now: () => Date.now(),
-    loop: { pass: loop.pass, plan: loop.plan },
-    readiness: { ready: true, role: 'leader' },
-    nodeConditionCounts: () => ({ healthy: nodes, outOfService: 0 }),
-    podName: (uid) => ({ namespace: 'bench', name: uid }),
-  });
+  const view = standInView(loop, nodes);
   const metrics = createControllerMetrics();
   metrics.setSources({
     totalVolumes: () => [{ plugin: PLUGIN, desired: state.counts().desiredPairs, actual: state.counts().attached + state.counts().uncertain }],

@@ -12,6 +12,7 @@ import { createWorldState, type NodeId, type VolumeId, type WorldState } from '.
 import type { VolumeInfo } from '../../src/http/inspection-view.js';
 import { createPlanner, type PlanOptions, type Planner } from '../../src/kernel/planner.js';
 import { createDurationWindow, type DurationWindow } from '../../src/metrics/duration-window.js';
+import { createFakeInspectionView, type FakeInspectionView } from './fake-inspection-view.js';
 
 export const VOLUMES_PER_NODE = 10;
 const DRIVER = 'bench.csi.k8s.io';
@@ -180,4 +181,16 @@ export function startStandInController(nodes: number): StandInController & { fil
   const fillSeconds = (performance.now() - t0) / 1000;
   const loop = startLoop(fleet, createPlanner({ state: fleet.state }), nodes);
   return Object.assign(loop, { fillSeconds });
+}
+
+/** The inspection view the benches serve the stand-in through: ready, leading, every node healthy, pods named by UID. */
+export function standInView(loop: StandInController, nodes: number): FakeInspectionView {
+  return createFakeInspectionView({
+    state: loop.state,
+    now: () => Date.now(),
+    loop: { pass: loop.pass, plan: loop.plan },
+    readiness: { ready: true, role: 'leader' },
+    nodeConditionCounts: () => ({ healthy: nodes, outOfService: 0 }),
+    podName: (uid) => ({ namespace: 'bench', name: uid }),
+  });
 }
