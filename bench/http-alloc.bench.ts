@@ -3,7 +3,8 @@
 //
 // Why: at 100k nodes every scavenge stops the controller's loop for ~10 ms, and how often one
 // comes is the young bytes allocated over the young generation's size; so the bytes a request
-// allocates decide how many node lookups meet a scavenge, which is what their saturated p99 is.
+// allocates decide how many node lookups meet a scavenge, most likely what their saturated p99
+// is made of. The profiler's samples are scaled to estimates of all bytes allocated.
 // Subject: the stand-in controller (test/http/stand-in-controller.ts) with its loop stopped, so
 // that only requests allocate, and its app with bench:http's two bare routes. Per route, in turn:
 // autocannon (its command line, in a child process, 10 connections) for `--duration` s while V8's
