@@ -104,13 +104,23 @@ export function formatEventTime(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
+/**
+ * A full queue's drops are logged at once, then at most once per this period with the count
+ * since: a large cold start drops tens of thousands, and a line per thousand buried the rest of
+ * the log (the demo's progress lines among them).
+ */
+export const DROP_LOG_INTERVAL_MS = 10_000;
+
 class Recorder implements EventRecorder {
   private readonly correlator: EventCorrelator;
   private readonly component: string;
   private readonly log: Logger;
   private readonly maxQueue: number;
   private readonly maxInFlight: number;
+  private readonly now: () => number;
   private droppedFull = 0;
+  private droppedSinceLog = 0;
+  private lastDropLogAt = -Infinity;
   /** Writes per Event name are chained so a patch never overtakes its create. */
   private readonly tails = new Map<string, Promise<void>>();
   private readonly waiting: Array<() => void> = [];
@@ -126,8 +136,9 @@ class Recorder implements EventRecorder {
     for (const [field, v] of [['maxQueue', this.maxQueue], ['maxInFlight', this.maxInFlight]] as const) {
       if (!Number.isInteger(v) || v < 1) throw fleetError('FA_ERR_INTERNAL', `${field} must be a positive integer, got ${v}`);
     }
+    this.now = deps.now ?? Date.now;
     this.correlator = new EventCorrelator({
-      now: deps.now ?? Date.now,
+      now: this.now,
       ...(deps.burst !== undefined ? { burst: deps.burst } : {}),
       ...(deps.refillIntervalMs !== undefined ? { refillIntervalMs: deps.refillIntervalMs } : {}),
     });
@@ -138,9 +149,13 @@ class Recorder implements EventRecorder {
     // A full queue drops the event before correlation, as client-go's broadcaster drops it
     // before its sink correlates: a cold start's tens of thousands of drops cost nothing more.
     if (this.queued >= this.maxQueue) {
-      // One line per 1000 drops, not one per event.
-      if (this.droppedFull++ % 1000 === 0) {
-        this.log.warn({ pod: `${pod.namespace}/${pod.name}`, reason, droppedSoFar: this.droppedFull }, 'event dropped: write queue full');
+      this.droppedFull++;
+      this.droppedSinceLog++;
+      const now = this.now();
+      if (now - this.lastDropLogAt >= DROP_LOG_INTERVAL_MS) {
+        this.log.warn({ pod: `${pod.namespace}/${pod.name}`, reason, dropped: this.droppedSinceLog, droppedSoFar: this.droppedFull }, 'events dropped: write queue full');
+        this.lastDropLogAt = now;
+        this.droppedSinceLog = 0;
       }
       return;
     }

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createEventRecorder, formatEventTime, type CoreV1Event, type EventPatch, type EventSink } from '../../src/events/event-recorder.js';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { createEventRecorder, DROP_LOG_INTERVAL_MS, formatEventTime, type CoreV1Event, type EventPatch, type EventSink } from '../../src/events/event-recorder.js';
 import { COMBINED_PREFIX } from '../../src/events/event-correlator.js';
 import { createFakeEventRecorder } from '../../src/events/fake-event-recorder.js';
 
@@ -126,6 +128,29 @@ test('recording never blocks: a full queue drops events, stop ignores later ones
   events.record(pod, 'Normal', 'R', 'after stop');
   await events.flush();
   assert.equal(sink.created.length, 3);
+});
+
+test('drops are logged at once, then at most once per interval with the count since', async () => {
+  const lines: Array<Record<string, unknown>> = [];
+  const out = new Writable({ write(chunk, _enc, cb) { lines.push(JSON.parse(String(chunk))); cb(); } });
+  const sink = fakeSink();
+  sink.hold = true;
+  let now = T0;
+  const events = createEventRecorder({ sink, now: () => now, maxQueue: 1, maxInFlight: 1, log: pino({ level: 'info' }, out) });
+  const drop = (n: number) => {
+    for (let i = 0; i < n; i++) events.record({ ...pod, name: `p${now}-${i}`, uid: `u${now}-${i}` }, 'Normal', 'R', 'm');
+  };
+  drop(5); // one queued, four dropped: the first drop is logged at once
+  now += DROP_LOG_INTERVAL_MS / 2;
+  drop(3); // within the interval: counted, not logged
+  now = T0 + DROP_LOG_INTERVAL_MS;
+  drop(1); // the interval is over: one line with every drop since the first line
+  const dropLines = lines.filter((l) => l.msg === 'events dropped: write queue full');
+  assert.deepEqual(dropLines.map((l) => [l.dropped, l.droppedSoFar]), [[1, 1], [7, 8]]);
+  sink.hold = false;
+  sink.release();
+  await events.flush();
+  assert.equal(sink.created.length, 1);
 });
 
 test('the fake recorder keeps events with the real texts', () => {
