@@ -88,7 +88,11 @@ export interface EventRecorderDeps {
   refillIntervalMs?: number;
   now?: () => number;
   log?: Logger;
+  /** Called for each event not written: the queue was full, or the spam filter held it. */
+  onDropped?: (cause: DropCause) => void;
 }
+
+export type DropCause = 'queue-full' | 'spam-filter';
 
 /**
  * @example
@@ -151,6 +155,7 @@ class Recorder implements EventRecorder {
     if (this.queued >= this.maxQueue) {
       this.droppedFull++;
       this.droppedSinceLog++;
+      this.deps.onDropped?.('queue-full');
       const now = this.now();
       if (now - this.lastDropLogAt >= DROP_LOG_INTERVAL_MS) {
         this.log.warn({ pod: `${pod.namespace}/${pod.name}`, reason, dropped: this.droppedSinceLog, droppedSoFar: this.droppedFull }, 'events dropped: write queue full');
@@ -161,6 +166,7 @@ class Recorder implements EventRecorder {
     }
     const c = this.correlator.correlate(pod, type, reason, message);
     if (c.action === 'drop') {
+      this.deps.onDropped?.('spam-filter');
       this.log.debug({ pod: `${pod.namespace}/${pod.name}`, reason }, 'event dropped by the spam filter');
       return;
     }

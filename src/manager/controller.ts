@@ -116,7 +116,10 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const csi = createCsiPlugin({ api: adapt.volumeAttachmentApi(api), attachments: adapt.volumeAttachmentCache(vas), drivers: adapt.csiDriverCache(drivers), csiTimeoutMs: o.csiTimeoutMs });
   const plugins = createVolumePluginManager({ plugins: [csi, ...createAttachOnlyPlugins()] });
   const translator = createCsiTranslator({ isMigrated: createMigrationPredicate({ csiNodeAnnotation: (n) => csiNodes.get(n)?.migratedPlugins.join(',') }) });
-  const events = createEventRecorder({ sink: adapt.eventSink(api), waitingForDetachText: o.waitingForDetachText });
+  const events = createEventRecorder({
+    sink: adapt.eventSink(api), waitingForDetachText: o.waitingForDetachText,
+    onDropped: (cause) => metrics.eventsDropped.inc({ cause }),
+  });
   const conditions = new NodeConditionCounter();
   // The reconciler is built below; a pod reaches the populator only after start().
   const populator = createDesiredStatePopulator({ conditions, state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: o.dswPopulatorPeriodMs, listPodsPeriodMs: o.dswListPodsPeriodMs,

@@ -33,6 +33,8 @@ export interface ControllerMetrics {
   readonly watchRelists: Counter<'resource'>;
   readonly watchRestarts: Counter<'resource'>;
   readonly malformedObjects: Counter<'resource'>;
+  /** Events not written (`cause`: queue-full, spam-filter). */
+  readonly eventsDropped: Counter<'cause'>;
   readonly apiRequests: Counter<'verb' | 'resource' | 'code'>;
   readonly apiRequestDuration: Histogram<'verb' | 'resource'>;
   /** Time a call waited for an in-flight slot and a rate-limiter token before it was sent. */
@@ -138,6 +140,7 @@ export function createControllerMetrics(opts: { perNodeVolumeMetric?: boolean; p
     watchRelists: new Counter({ name: 'fleet_attach_watch_relists_total', help: 'Full relists (initial, 410 Gone)', labelNames: ['resource'], registers: [registry] }),
     watchRestarts: new Counter({ name: 'fleet_attach_watch_restarts_total', help: 'Watch restarts after errors, closes or the watchdog', labelNames: ['resource'], registers: [registry] }),
     malformedObjects: new Counter({ name: 'fleet_attach_malformed_objects_total', help: 'Objects skipped because they could not be projected', labelNames: ['resource'], registers: [registry] }),
+    eventsDropped: new Counter({ name: 'fleet_attach_events_dropped_total', help: 'Events not written: the write queue was full (queue-full) or the per-pod spam filter held them (spam-filter)', labelNames: ['cause'], registers: [registry] }),
     apiRequests: new Counter({ name: 'fleet_attach_api_requests_total', help: 'Kubernetes API requests', labelNames: ['verb', 'resource', 'code'], registers: [registry] }),
     apiRequestDuration: new Histogram({ name: 'fleet_attach_api_request_duration_seconds', help: 'Kubernetes API request duration', labelNames: ['verb', 'resource'], buckets: OP_BUCKETS.map((b) => b / 100), registers: [registry] }),
     apiRequestQueue: new Histogram({ name: 'fleet_attach_api_request_queue_seconds', help: 'Time a Kubernetes API request waited for an in-flight slot and a rate-limiter token before it was sent', labelNames: ['verb', 'resource'], buckets: QUEUE_BUCKETS, registers: [registry] }),

@@ -86,12 +86,15 @@ test('identical events are aggregated: one Event, count and lastTimestamp patche
 test('a storm on one pod is rate-limited (burst 25, then one per 5 minutes); other pods are unaffected', async () => {
   const sink = fakeSink();
   let now = T0;
-  const events = createEventRecorder({ sink, now: () => now });
+  const dropped: string[] = [];
+  const events = createEventRecorder({ sink, now: () => now, onDropped: (cause) => dropped.push(cause) });
   for (let i = 0; i < 100; i++) events.attachFailed([pod], 'pvc-1', new Error(`attempt ${i}`));
   events.attachSucceeded([{ ...pod, name: 'web-1', uid: 'uid-web-1' }], 'pvc-1');
   await events.flush();
   const writes = () => sink.created.length + sink.patched.length;
   assert.equal(writes(), 26);
+  // Every event the filter held is counted as such (the metric's source).
+  assert.deepEqual([dropped.length, new Set(dropped)], [75, new Set(['spam-filter'])]);
   // Ten distinct messages on one pod collapse into one combined Event (client-go aggregation).
   assert.ok(sink.patched.every((p) => p.patch.message.startsWith(COMBINED_PREFIX)));
   now += 5 * 60_000;
@@ -130,13 +133,14 @@ test('recording never blocks: a full queue drops events, stop ignores later ones
   assert.equal(sink.created.length, 3);
 });
 
-test('drops are logged at once, then at most once per interval with the count since', async () => {
+test('drops are counted one by one and logged at once, then at most once per interval with the count since', async () => {
   const lines: Array<Record<string, unknown>> = [];
   const out = new Writable({ write(chunk, _enc, cb) { lines.push(JSON.parse(String(chunk))); cb(); } });
   const sink = fakeSink();
   sink.hold = true;
   let now = T0;
-  const events = createEventRecorder({ sink, now: () => now, maxQueue: 1, maxInFlight: 1, log: pino({ level: 'info' }, out) });
+  const causes: string[] = [];
+  const events = createEventRecorder({ sink, now: () => now, maxQueue: 1, maxInFlight: 1, log: pino({ level: 'info' }, out), onDropped: (c) => causes.push(c) });
   const drop = (n: number) => {
     for (let i = 0; i < n; i++) events.record({ ...pod, name: `p${now}-${i}`, uid: `u${now}-${i}` }, 'Normal', 'R', 'm');
   };
@@ -147,6 +151,8 @@ test('drops are logged at once, then at most once per interval with the count si
   drop(1); // the interval is over: one line with every drop since the first line
   const dropLines = lines.filter((l) => l.msg === 'events dropped: write queue full');
   assert.deepEqual(dropLines.map((l) => [l.dropped, l.droppedSoFar]), [[1, 1], [7, 8]]);
+  // Every drop reaches the metric, logged or not.
+  assert.deepEqual(causes, Array(8).fill('queue-full'));
   sink.hold = false;
   sink.release();
   await events.flush();
