@@ -92,7 +92,8 @@ export interface EventRecorderDeps {
   onDropped?: (cause: DropCause) => void;
 }
 
-export type DropCause = 'queue-full' | 'spam-filter';
+export const DROP_CAUSES = ['queue-full', 'spam-filter'] as const;
+export type DropCause = (typeof DROP_CAUSES)[number];
 
 /**
  * @example

@@ -28,6 +28,8 @@ test('a running controller serves the series its attach and out-of-service detac
   try {
     const before = await scrape(api.url);
     assert.equal(find(before, 'storage_operation_duration_seconds_count', op('volume_attach')), undefined, 'no attach yet');
+    // The controller makes both drop series up front, so a dashboard reads 0 before any drop.
+    for (const cause of ['queue-full', 'spam-filter']) assert.equal(find(before, 'fleet_attach_events_dropped_total', { cause })?.value, 0, cause);
 
     sim.store.create('nodes', node('node-a'));
     const va = await attachVolume(sim, 'live1', { mounted: true });
