@@ -8,7 +8,7 @@
  * Here they are one store, because the plan reads all three for every pair: a pair record
  * holds the desired pod count, the attach state, the mounted and reported flags and the detach
  * timer; volume and node records hold what the rules read per volume and per node. Rules are
- * cited as in ../shared/reference/upstream-adc.md (C1, D3, I2, ...).
+ * cited as in docs/upstream-rules.md (C1, D3, I2, ...).
  *
  * Ids: node names and unique volume names are interned to dense integer ids (pods are kept by
  * UID inside their pair). An id stays valid while anything references it: a desired or actual

@@ -1,6 +1,6 @@
 /**
  * Flags of `fleet-attach run` (and, for the controller half, `demo`). Upstream names and defaults
- * where kube-controller-manager has the setting (upstream-adc.md §2, P1); upstream's fixed timers
+ * where kube-controller-manager has the setting (docs/upstream-rules.md §2, P1); upstream's fixed timers
  * become flags with the upstream value as default.
  */
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * `waitingFor`: a one-line answer to "why does nothing happen to this (volume, node) pair?",
- * derived from the same rules the reconciler applies (upstream-adc.md F2-F8, G1-G4, H1, I3,
+ * derived from the same rules the reconciler applies (docs/upstream-rules.md F2-F8, G1-G4, H1, I3,
  * P2), so an operator reads the reason instead of reverse-engineering it from logs.
  *
  * The explanation describes what the next pass will do given the state now; it is not a log of

@@ -1,5 +1,5 @@
 /**
- * Options of the controller, with upstream defaults (upstream-adc.md §2). The `run` command
+ * Options of the controller, with upstream defaults (docs/upstream-rules.md §2). The `run` command
  * maps its flags onto these; tests shorten the timers.
  */
 import type { LoadKubeConfigOptions } from '../kube/kube-config.js';

@@ -1,7 +1,7 @@
 /**
  * The controller's Prometheus metrics, one registry per controller instance (tests build
  * several side by side). Upstream names and labels where upstream has the metric
- * (upstream-adc.md §O), `fleet_attach_*` for our own.
+ * (docs/upstream-rules.md §O), `fleet_attach_*` for our own.
  *
  * Gauges whose value lives in the state tables (`attachdetach_controller_total_volumes`,
  * pending/backoff operations, conflicts) are collected on scrape through `collect` callbacks

@@ -1,4 +1,4 @@
-// WorldState contracts, one rule at a time (upstream-adc.md rule numbers in the names).
+// WorldState contracts, one rule at a time (docs/upstream-rules.md rule numbers in the names).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createWorldState, type WorldState } from '../../src/cache/world-state.js';

@@ -1,7 +1,7 @@
 /**
  * The reference plan: upstream's reconcile() (reconciler.go) over a ReferenceWorld, with the
  * executor calls replaced by recorded actions, so it decides from the state at plan start
- * exactly as the kernel does. Rule numbers refer to ../shared/reference/upstream-adc.md.
+ * exactly as the kernel does. Rule numbers refer to docs/upstream-rules.md.
  */
 import type { PlanOptions } from '../planner.js';
 import type { ReferenceWorld } from './reference-world.js';

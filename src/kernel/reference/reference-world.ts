@@ -1,6 +1,6 @@
 /**
  * ReferenceWorld: the upstream caches as plain Maps keyed by names, written to be read next to
- * ../shared/reference/upstream-adc.md rather than to be fast. It is the oracle of the property
+ * docs/upstream-rules.md rather than to be fast. It is the oracle of the property
  * tests and the baseline of bench/kernel.bench.ts; production code uses WorldState.
  *
  *   dsw: managed node -> volume -> { pods, multiAttachErrorReported }       (C1, H4)
