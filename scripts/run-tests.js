@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts file with Node's test runner and tsx.
+// Runs every test/**/*.test.ts file with Node's test runner and tsx, but those under test/real/
+// (they need the upstream binaries of `npm run upstream:build`); `--real` runs only those.
 // Node 20's --test does not expand globs, so the file list is built here.
 // Files run one at a time (--test-concurrency=1): integration tests start servers and
 // worker pools, and two of them at once on a 2-core machine distort their timers.
@@ -8,7 +9,9 @@ import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
-const only = process.argv.slice(2);
+const real = process.argv.includes('--real');
+const only = process.argv.slice(2).filter((a) => a !== '--real');
+const REAL_DIR = join('test', 'real');
 function walk(dir, out) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
@@ -17,7 +20,9 @@ function walk(dir, out) {
   }
   return out;
 }
-let files = walk(join(root, 'test'), []).sort();
+let files = walk(join(root, 'test'), [])
+  .filter((f) => f.startsWith(REAL_DIR + '/') === real)
+  .sort();
 if (only.length) files = files.filter((f) => only.some((o) => f.includes(o)));
 if (files.length === 0) {
   console.error('no test files matched');
