@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { COMPACT_AFTER, PendingStreams, StreamTable, installStreamTables } from '../../src/kube/h2-stream-table.js';
+import { COMPACT_AFTER, PendingStreams, StreamTable, probeStreamState, streamTableInstaller } from '../../src/kube/h2-stream-table.js';
+import { withH2Loopback } from './h2-loopback.js';
 
 describe('StreamTable', () => {
   it('behaves as the Map it replaces for get, has, set, delete and size', () => {
@@ -76,44 +75,101 @@ describe('PendingStreams', () => {
   });
 });
 
-describe('installStreamTables on Node HTTP/2 sessions', () => {
-  it('takes over both sessions, whose requests then complete and which close cleanly', async () => {
-    const installed: boolean[] = [];
-    const server = http2.createServer((req, res) => {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (d: string) => (body += d));
-      req.on('end', () => res.end(`${req.method} ${body.length}`));
+describe('the Map and Set surface Node does not use today', () => {
+  it('StreamTable iterates, lists and clears only live entries', () => {
+    const t = new StreamTable<string>();
+    for (const id of [1, 3, 5]) t.set(id, `s${id}`);
+    t.delete(3);
+    assert.deepEqual([...t], [[1, 's1'], [5, 's5']]);
+    assert.deepEqual([...t.entries()], [[1, 's1'], [5, 's5']]);
+    assert.deepEqual([...t.keys()], [1, 5]);
+    assert.deepEqual([...t.values()], ['s1', 's5']);
+    t.clear();
+    assert.equal(t.size, 0);
+    assert.deepEqual([...t], []);
+    t.set(3, 'back');
+    assert.deepEqual([...t], [[3, 'back']]);
+  });
+
+  it('PendingStreams answers has, iterates over a snapshot and clears', () => {
+    const a = { id: 'a' }, b = { id: 'b' };
+    const set = new PendingStreams<{ id: string }>();
+    set.add(a).add(b);
+    assert.equal(set.has(a), true);
+    const seen: string[] = [];
+    for (const v of set) {
+      seen.push(v.id);
+      set.delete(v);
+    }
+    assert.deepEqual(seen, ['a', 'b'], 'deleting while iterating skips nothing');
+    set.add(a);
+    set.clear();
+    assert.equal(set.size, 0);
+    assert.equal(set.has(a), false);
+  });
+});
+
+describe('probeStreamState', () => {
+  const state = Symbol('state');
+  const cases: Array<[string, object, string]> = [
+    ['no state symbol', {}, '0 own symbol properties described "state"'],
+    ['two state symbols', { [state]: {}, [Symbol('state')]: {} }, '2 own symbol properties'],
+    ['a state that is no object', { [state]: 1 }, 'not an object'],
+    ['streams no Map', { [state]: { streams: {}, pendingStreams: new Set() } }, 'state.streams is not a Map'],
+    ['pendingStreams no Set', { [state]: { streams: new Map(), pendingStreams: [] } }, 'state.pendingStreams is not a Set'],
+    ['streams already open', { [state]: { streams: new Map([[1, {}]]), pendingStreams: new Set() } }, 'already has streams'],
+  ];
+  for (const [name, session, reason] of cases) {
+    it(`leaves a session alone when it finds ${name}`, () => {
+      const probe = probeStreamState(session);
+      assert.equal(probe.kind, 'unknown');
+      assert.match((probe as { reason: string }).reason, new RegExp(reason));
     });
-    server.on('session', (s: http2.ServerHttp2Session) => installed.push(installStreamTables(s)));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const client = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    try {
-      installed.push(installStreamTables(client));
-      installed.push(installStreamTables(client)); // already replaced: left alone
+  }
+
+  it('finds the Node 20 layout, and the tables once they are in place', () => {
+    const inner = { streams: new Map(), pendingStreams: new Set(), other: 1 };
+    const session = { [Symbol('state')]: inner, [Symbol('type')]: 0 };
+    assert.deepEqual(probeStreamState(session), { kind: 'found', state: inner });
+    inner.streams = new StreamTable() as unknown as Map<never, never>;
+    inner.pendingStreams = new PendingStreams() as unknown as Set<never>;
+    assert.deepEqual(probeStreamState(session), { kind: 'installed' });
+  });
+});
+
+describe('installStreamTables on Node HTTP/2 sessions', () => {
+  it('takes over both sessions on this Node, whose requests then complete and which close cleanly', async () => {
+    const logged: string[] = [];
+    const install = streamTableInstaller(probeStreamState, (r) => logged.push(r));
+    const installed: boolean[] = [];
+    await withH2Loopback(async ({ client, post }) => {
+      installed.push(install(client));
+      installed.push(install(client)); // already replaced: left alone
       // The first round is requested before the session connects: every stream waits in the
       // pending set, then moves to the table.
-      const call = (i: number) => new Promise<string>((resolve, reject) => {
-        const s = client.request({ ':method': 'POST', ':path': `/${i}` });
-        let text = '';
-        s.setEncoding('utf8');
-        s.on('data', (d: string) => (text += d));
-        s.on('end', () => resolve(text));
-        s.on('error', reject);
-        s.end('x'.repeat(i % 7));
-      });
       // Enough streams, many at a time, to take the tables through a compaction.
       for (let round = 0; round < 5; round++) {
-        const answers = await Promise.all(Array.from({ length: COMPACT_AFTER / 4 }, (_, i) => call(i)));
+        const answers = await Promise.all(Array.from({ length: COMPACT_AFTER / 4 }, (_, i) => post('x'.repeat(i % 7))));
         answers.forEach((a, i) => assert.equal(a, `POST ${i % 7}`));
       }
-      assert.deepEqual(installed, [true, false, true], 'client installed once, then the server session');
-      const closed = new Promise<void>((r) => client.once('close', r));
-      client.close();
-      await closed; // the session only closes once its table reports no open stream
-    } finally {
-      client.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
-    }
+      assert.equal(probeStreamState(client).kind, 'installed');
+    }, (s) => installed.push(install(s)));
+    // The close in withH2Loopback only completes once the table reports no open stream.
+    assert.deepEqual(installed, [true, false, true], 'client installed once, then the server session');
+    assert.deepEqual(logged, [], 'no fallback on this Node');
+  });
+
+  it('leaves sessions with Node\'s own Map where the probe does not recognise the layout, logging that once', async () => {
+    const logged: string[] = [];
+    // A Node whose session state looks otherwise, as the probe would report it.
+    const install = streamTableInstaller(() => ({ kind: 'unknown', reason: 'state.streams is not a Map' }), (r) => logged.push(r));
+    await withH2Loopback(async ({ client, post }) => {
+      assert.equal(install(client), false);
+      assert.equal(probeStreamState(client).kind, 'found', 'the session was left as Node made it');
+      const answers = await Promise.all(Array.from({ length: 64 }, (_, i) => post('x'.repeat(i % 7))));
+      answers.forEach((a, i) => assert.equal(a, `POST ${i % 7}`));
+      assert.notEqual(probeStreamState(client).kind, 'installed', 'Node\'s own Map and Set are still in place');
+    }, (s) => assert.equal(install(s), false));
+    assert.deepEqual(logged, ['state.streams is not a Map'], 'two sessions left alone, one log line');
   });
 });
