@@ -1,6 +1,12 @@
 // Hot single-object calls, generated client vs raw requests, and raw over HTTP/1.1 vs HTTP/2:
 // `npm run bench:api` = `node --import tsx bench/api-writes.bench.ts [--quads 700 --reps 3 --warmup 300
 // --concurrency 64 --nodes 100 --out FILE]`.
+// Two more measurements of the transport, as options (each writes its own results file):
+//   --h2-request    client CPU of one HTTP/2 request on Node's own client, with and without the
+//                   Node 20 workarounds raw-write.ts applies (bench/lib/h2-request.ts)
+//   --h2-retention  what a finished call leaves for the collector, HTTP/2 with and without the
+//                   StreamTable against HTTP/1.1 (bench/lib/h2-retention.ts)
+// both with [--requests N --rounds 4 --concurrency 64 --out FILE].
 //
 // Subject: KubeApiClient's four hot calls (createVolumeAttachment, patchNodeStatus, getNode,
 // deleteVolumeAttachment), the same client code with `rawWrites: false` (client-node's
@@ -20,11 +26,11 @@
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { createKubeApiClient, type KubeApiClient } from '../src/kube/api-client.js';
 import { loadKubeConfig } from '../src/kube/kube-config.js';
 import { nodeObject } from '../src/sim/actors/objects.js';
 import { startSimulator } from '../src/sim/server/index.js';
+import { commandLine, givenFlags } from './lib/args.js';
 import { forkTs, nextMessage, runChild, runMain } from './lib/children.js';
 import { median, round } from './lib/stats.js';
 
@@ -90,18 +96,43 @@ async function runQuads(api: KubeApiClient, tag: string, quads: number, concurre
   return { calls, cpuUsPerCall: (cpu.user + cpu.system) / calls, serverCpuUsPerCall: server / calls, callsPerSec: (calls / wallMs) * 1000 };
 }
 
+const FLAGS = {
+  quads: { type: 'string', help: 'quads (4 calls) per path per rep (default 700)' },
+  reps: { type: 'string', help: 'measured reps of every path (default 3)' },
+  warmup: { type: 'string', help: 'warm-up quads per path (default 300)' },
+  concurrency: { type: 'string', default: '64', help: 'calls (quads, requests) at once' },
+  nodes: { type: 'string', help: 'Nodes in the simulator (default 100)' },
+  'h2-request': { type: 'boolean', help: "instead: one HTTP/2 request's client CPU, with and without the Node 20 workarounds" },
+  'h2-retention': { type: 'boolean', help: 'instead: what a finished call leaves for the collector, per transport' },
+  requests: { type: 'string', help: 'with --h2-request / --h2-retention: requests per block (default 20000 / 30000)' },
+  rounds: { type: 'string', help: 'with --h2-request / --h2-retention: rounds of every variant (default 4)' },
+  out: { type: 'string', arg: 'FILE', help: 'results file (default bench/results/api-writes.json, h2-request.json, h2-retention.json)' },
+} as const;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      quads: { type: 'string', default: '700' },
-      reps: { type: 'string', default: '3' },
-      warmup: { type: 'string', default: '300' },
-      concurrency: { type: 'string', default: '64' },
-      nodes: { type: 'string', default: '100' },
-      out: { type: 'string', default: fileURLToPath(new URL('./results/api-writes.json', import.meta.url)) },
-    },
-  });
-  const [quads, reps, warmup, concurrency, nodes] = [values.quads, values.reps, values.warmup, values.concurrency, values.nodes].map(Number) as [number, number, number, number, number];
+  const cli = commandLine('bench:api', FLAGS);
+  const values = cli.values;
+  const given = givenFlags();
+  const variant = values['h2-request'] ? 'h2-request' : values['h2-retention'] ? 'h2-retention' : undefined;
+  const results = (name: string) => values.out ?? fileURLToPath(new URL(`./results/${name}`, import.meta.url));
+  if (values['h2-request'] && values['h2-retention']) cli.fail('--h2-request and --h2-retention: one at a time');
+  if (variant) {
+    for (const f of ['quads', 'reps', 'warmup', 'nodes']) if (given.has(f)) cli.fail(`--${f} does not apply with --${variant}`);
+    const config = {
+      requests: given.has('requests') ? cli.int('requests') : variant === 'h2-request' ? 20_000 : 30_000,
+      rounds: given.has('rounds') ? cli.int('rounds') : 4,
+      concurrency: cli.int('concurrency'),
+      out: results(`${variant}.json`),
+      command: cli.command,
+    };
+    if (variant === 'h2-request') await (await import('./lib/h2-request.js')).runH2Request(config);
+    else await (await import('./lib/h2-retention.js')).runH2Retention(config);
+    return;
+  }
+  for (const f of ['requests', 'rounds']) if (given.has(f)) cli.fail(`--${f} applies with --h2-request or --h2-retention only`);
+  const int = (name: 'quads' | 'reps' | 'warmup' | 'nodes', dflt: number) => (given.has(name) ? cli.int(name) : dflt);
+  const [quads, reps, warmup, concurrency, nodes] = [int('quads', 700), int('reps', 3), int('warmup', 300), cli.int('concurrency'), int('nodes', 100)];
+  const out = results('api-writes.json');
   const total = 4 * (warmup * 2 + quads * 2 * reps);
   if (total > 20_000) console.error(`note: ${total} calls (the shared box's budget is 20k)`);
 
@@ -146,7 +177,7 @@ async function main(): Promise<void> {
     const text = JSON.stringify(
         {
           bench: 'api-writes',
-          command: 'npm run bench:api',
+          command: cli.command,
           date: new Date().toISOString(),
           machine: { cpus: availableParallelism(), node: process.version, loadavg_at_end: loadavg().map((l) => round(l, 2)) },
           config: { quads, reps, warmup, concurrency, nodes, calls_measured_per_path: quads * 4 * reps },
@@ -162,7 +193,7 @@ async function main(): Promise<void> {
         2,
       );
     console.log(text);
-    writeFileSync(values.out, `${text}\n`);
+    writeFileSync(out, `${text}\n`);
   } finally {
     await sim.stop();
   }

@@ -20,61 +20,65 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { commandLine } from './lib/args.js';
 import { writeE2eCharts, type ChartRun } from './lib/e2e-charts.js';
 import { runE2e, type E2eRun } from './lib/e2e-run.js';
 import { SIMULATOR_CLIENT_SIZING } from '../src/sim/server/client-sizing.js';
 import type { GcPauseStats } from './lib/gc-pauses.js';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : dflt;
-};
-const num = (name: string, dflt: number) => {
-  const v = Number(arg(name, String(dflt)));
-  if (!Number.isFinite(v) || v < 0) throw new Error(`--${name} must be a non-negative number`);
-  return v;
-};
-
-const SIZES = arg('nodes', '10000,50000,100000').split(',').map((s) => {
-  const n = Number(s);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--nodes: not a positive integer: ${s}`);
-  return n;
+const cli = commandLine('bench:e2e', {
+  nodes: { type: 'string', default: '10000,50000,100000', arg: 'N,N…', help: 'fleet sizes, one run each' },
+  'pods-per-node': { type: 'string', default: '10', arg: 'N', help: 'pods (each with its PVC and PV) per node' },
+  churn: { type: 'string', default: '1000', arg: 'PER_S', help: 'pod changes/s in the steady phase' },
+  steady: { type: 'string', default: '60', arg: 'S', help: 'seconds of churn' },
+  timeout: { type: 'string', default: '900', arg: 'S', help: 'convergence timeout' },
+  profile: { type: 'string', arg: 'DIR', help: 'V8 CPU profiles of the controller and the simulator' },
+  'kube-api-qps': { type: 'string', default: String(SIMULATOR_CLIENT_SIZING.kubeApiQps), arg: 'N', help: "the controller's --kube-api-qps and burst" },
+  'kube-api-max-in-flight': { type: 'string', default: String(SIMULATOR_CLIENT_SIZING.kubeApiMaxInFlight), arg: 'N', help: "the controller's --kube-api-max-in-flight" },
+  'list-page-size': { type: 'string', default: String(SIMULATOR_CLIENT_SIZING.listPageSize), arg: 'N', help: "the controller's --list-page-size" },
+  'controller-args': { type: 'string', default: '', arg: '"ARGS"', help: 'more `fleet-attach run` flags' },
+  'controller-node-args': { type: 'string', default: '', arg: '"ARGS"', help: 'Node/V8 flags of the controller process' },
+  'sim-node-args': { type: 'string', default: '', arg: '"ARGS"', help: 'Node/V8 flags of the simulator process' },
+  'sync-only': { type: 'boolean', help: 'the initial sync alone (needs --out)' },
+  'pod-va-source': { type: 'string', default: 'commit', arg: 'commit|watch|commit,watch', help: 'where new-pod latency is taken' },
+  out: { type: 'string', arg: 'FILE', help: 'results file; keeps an experiment out of bench/results/e2e.json and the charts' },
+  'charts-only': { type: 'boolean', help: 'redraw the charts from bench/results/e2e.json, measure nothing' },
 });
-const PODS_PER_NODE = num('pods-per-node', 10);
-const CHURN = num('churn', 1000);
-const STEADY_S = num('steady', 60);
-const TIMEOUT_S = num('timeout', 900);
-const PROFILE_DIR = arg('profile', '');
-const CONTROLLER_ARGS = arg('controller-args', '').split(/\s+/).filter(Boolean);
+const arg = (name: 'profile' | 'out') => cli.values[name] ?? '';
+const words = (name: 'controller-args' | 'controller-node-args' | 'sim-node-args') => cli.values[name].split(/\s+/).filter(Boolean);
+
+const SIZES = cli.ints('nodes');
+const PODS_PER_NODE = cli.int('pods-per-node');
+const CHURN = cli.num('churn');
+const STEADY_S = cli.num('steady');
+const TIMEOUT_S = cli.num('timeout');
+const PROFILE_DIR = arg('profile');
+const CONTROLLER_ARGS = words('controller-args');
 // Flags the bench sets and records itself: repeated in --controller-args, the later one would
 // win unrecorded.
 const OWN_FLAGS: Record<string, string> = { '--kube-api-qps': '--kube-api-qps', '--kube-api-burst': '--kube-api-qps', '--kube-api-max-in-flight': '--kube-api-max-in-flight', '--list-page-size': '--list-page-size', '--kubeconfig': '', '--leader-elect': '', '--listen': '' };
 for (const a of CONTROLLER_ARGS) {
   const flag = a.split('=')[0];
-  if (flag in OWN_FLAGS) throw new Error(`--controller-args: ${flag} is set by the bench${OWN_FLAGS[flag] ? `; pass ${OWN_FLAGS[flag]} to the bench instead` : ''}`);
+  if (flag in OWN_FLAGS) cli.fail(`--controller-args: ${flag} is set by the bench${OWN_FLAGS[flag] ? `; pass ${OWN_FLAGS[flag]} to the bench instead` : ''}`);
 }
-const CONTROLLER_NODE_ARGS = arg('controller-node-args', '').split(/\s+/).filter(Boolean);
-const SIM_NODE_ARGS = arg('sim-node-args', '').split(/\s+/).filter(Boolean);
+const CONTROLLER_NODE_ARGS = words('controller-node-args');
+const SIM_NODE_ARGS = words('sim-node-args');
 // The initial sync alone (its rates and their JSON.parse baseline): an experiment, so never the published results.
-const SYNC_ONLY = args.includes('--sync-only');
+const SYNC_ONLY = cli.values['sync-only'];
 // The controller's client limits default to the simulator's sizing (client-sizing.ts says why).
-const QPS = num('kube-api-qps', SIMULATOR_CLIENT_SIZING.kubeApiQps);
-const MAX_IN_FLIGHT = num('kube-api-max-in-flight', SIMULATOR_CLIENT_SIZING.kubeApiMaxInFlight);
-const LIST_PAGE_SIZE = num('list-page-size', SIMULATOR_CLIENT_SIZING.listPageSize);
+const QPS = cli.num('kube-api-qps');
+const MAX_IN_FLIGHT = cli.num('kube-api-max-in-flight');
+const LIST_PAGE_SIZE = cli.int('list-page-size');
 // Where new-pod latency is taken; several (`commit,watch`) time one window both ways, the first reported as the run's.
-const POD_VA_SOURCES = arg('pod-va-source', 'commit').split(',').map((s) => {
-  if (s !== 'commit' && s !== 'watch') {
-    console.error(`--pod-va-source: expected commit, watch or both comma-separated, got ${JSON.stringify(s)}`);
-    process.exit(2);
-  }
-  return s;
+const POD_VA_SOURCES = cli.values['pod-va-source'].split(',').map((s) => {
+  if (s !== 'commit' && s !== 'watch') cli.fail(`--pod-va-source: expected commit, watch or both comma-separated, got ${JSON.stringify(s)}`);
+  return s as 'commit' | 'watch';
 });
 
 const resultsDir = new URL('results/', import.meta.url);
 // `--out FILE` keeps an experiment (other qps, churn…) out of the published results and charts.
-const OUT = arg('out', '');
-if (SYNC_ONLY && !OUT) throw new Error('--sync-only measures part of a run: give --out FILE');
+const OUT = arg('out');
+if (SYNC_ONLY && !OUT) cli.fail('--sync-only measures part of a run: give --out FILE');
 const resultsFile = OUT ? new URL(OUT, `file://${process.cwd()}/`) : new URL('e2e.json', resultsDir);
 mkdirSync(resultsDir, { recursive: true });
 
@@ -82,17 +86,17 @@ function previousRuns(): E2eRun[] {
   if (!existsSync(resultsFile)) return [];
   try {
     const prev = JSON.parse(readFileSync(resultsFile, 'utf8')) as { runs?: E2eRun[] };
-    return Array.isArray(prev.runs) ? prev.runs : [];
+    // Runs recorded the measured commit once; results carry no commit ids now.
+    return Array.isArray(prev.runs) ? prev.runs.map(({ revision: _r, ...run }) => run as E2eRun) : [];
   } catch {
     return [];
   }
 }
 
-/** The commit measured, and whether the controller's sources differed from it (a shared working tree). */
-function revision(): { commit: string; sources_modified: boolean } | null {
+/** Whether the controller's sources differed from the checked-out commit (a shared working tree); null without git. */
+function sourcesModified(): boolean | null {
   try {
-    const git = (...a: string[]) => execFileSync('git', a, { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' }).trim();
-    return { commit: git('rev-parse', '--short', 'HEAD'), sources_modified: git('status', '--porcelain', '--', 'src', 'assembly', 'bin') !== '' };
+    return execFileSync('git', ['status', '--porcelain', '--', 'src', 'assembly', 'bin'], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' }).trim() !== '';
   } catch {
     return null;
   }
@@ -103,7 +107,7 @@ const fmt = (v: unknown) => (v === null || v === undefined ? '—' : String(v));
 function save(runs: E2eRun[]): void {
   const out = {
     bench: 'e2e',
-    command: 'npm run bench:e2e',
+    command: cli.command,
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', node: process.version, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
     config: { pods_per_node: PODS_PER_NODE, churn_per_s: CHURN, steady_s: STEADY_S, kube_api_qps: QPS, kube_api_max_in_flight: MAX_IN_FLIGHT, list_page_size: LIST_PAGE_SIZE, processes: 'simulator (bench/lib/sim-child.ts) and controller (bin/fleet-attach.js run) as child processes' },
@@ -116,7 +120,7 @@ function save(runs: E2eRun[]): void {
   console.log(`wrote bench/results/e2e.json and ${charts.map((c) => `bench/results/${c}`).join(', ')}`);
 }
 
-if (args.includes('--charts-only')) {
+if (cli.values['charts-only']) {
   // Redraws the charts from the results already there (after a chart change), measuring nothing.
   const prev = JSON.parse(readFileSync(resultsFile, 'utf8')) as { date?: string; config?: { churn_per_s?: number }; runs: E2eRun[] };
   const charts = writeE2eCharts(resultsDir, prev.runs as unknown as ChartRun[], `2 cores, simulator + controller + bench on one machine; churn ${prev.config?.churn_per_s ?? CHURN}/s; ${(prev.date ?? '').slice(0, 10)}`);
@@ -133,7 +137,7 @@ for (const nodes of SIZES) {
   // move on while a long size runs. The controller runs dist/, so it is brought up to date with
   // the tree first (the npm script builds it only once, before the first size).
   execFileSync(process.execPath, [new URL('../scripts/ensure-build.js', import.meta.url).pathname], { stdio: 'inherit' });
-  const rev = revision();
+  const modified = sourcesModified();
   let run: E2eRun;
   try {
     run = await runE2e({ nodes, podsPerNode: PODS_PER_NODE, churn: CHURN, steadyS: STEADY_S, convergeTimeoutS: TIMEOUT_S, seed: 1, kubeApiQps: QPS, kubeApiMaxInFlight: MAX_IN_FLIGHT, listPageSize: LIST_PAGE_SIZE, controllerArgs: CONTROLLER_ARGS, controllerNodeArgs: CONTROLLER_NODE_ARGS, simNodeArgs: SIM_NODE_ARGS, syncOnly: SYNC_ONLY, podVaSources: POD_VA_SOURCES, ...(dir ? { profileDir: dir } : {}) });
@@ -142,7 +146,8 @@ for (const nodes of SIZES) {
     run = { nodes, pods: nodes * PODS_PER_NODE, failed: err instanceof Error ? err.message.slice(0, 2000) : String(err) };
   }
   run.date = new Date().toISOString();
-  run.revision = rev;
+  run.command = `npm run bench:e2e -- --nodes ${nodes}`;
+  run.sources_modified = modified;
   runs.push(run);
   runs.sort((a, b) => a.nodes - b.nodes);
   save(runs); // after every size, so a later failure keeps what was measured

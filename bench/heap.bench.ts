@@ -1,5 +1,5 @@
-// Live heap per pod of the controller (session 4, GC work): `npm run bench:heap`
-// [-- --nodes 1000,3000 --snapshot-dir DIR].
+// Live heap per pod of the controller (GC work): `npm run bench:heap`
+// [-- --nodes 1000,3000 --snapshot-dir DIR --out FILE]. In `npm run bench:full`.
 //
 // Subject: the real controller (startControllerWithApi, one plan worker) converged on a simulated
 // fleet of N nodes × 10 pods (each pod with its own PVC, PV and VolumeAttachment; the simulator in
@@ -14,8 +14,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
+import { commandLine } from './lib/args.js';
 import { forkTs, nextMessage, runChild, runMain, SEMI_SPACE_FLAG } from './lib/children.js';
 
 const PODS_PER_NODE = 10;
@@ -84,12 +84,14 @@ async function measure(nodes: number, snapshotDir: string | undefined): Promise<
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { nodes: { type: 'string', default: '1000,3000' }, 'snapshot-dir': { type: 'string' }, out: { type: 'string' } } });
-  const sizes = values.nodes.split(',').map(Number);
-  if (sizes.length !== 2 || !sizes.every((n) => Number.isInteger(n) && n > 0) || sizes[0]! >= sizes[1]!) {
-    console.error('--nodes: two increasing positive integers, e.g. 1000,3000');
-    process.exit(2);
-  }
+  const cli = commandLine('bench:heap', {
+    nodes: { type: 'string', default: '1000,3000', arg: 'N,N', help: 'the two fleet sizes of the slope' },
+    'snapshot-dir': { type: 'string', arg: 'DIR', help: 'keep the heap snapshots here' },
+    out: { type: 'string', arg: 'FILE', help: 'results file (default bench/results/heap.json)' },
+  });
+  const values = cli.values;
+  const sizes = cli.ints('nodes');
+  if (sizes.length !== 2 || sizes[0]! >= sizes[1]!) cli.fail('--nodes: two increasing positive integers, e.g. 1000,3000');
   const runs: Measured[] = [];
   for (const nodes of sizes) {
     const child = forkTs(fileURLToPath(import.meta.url), ['--expose-gc', '--max-old-space-size=8192', SEMI_SPACE_FLAG], {
@@ -105,6 +107,8 @@ async function main(): Promise<void> {
   const dp = b.pods - a.pods;
   const perPod = (k: keyof Kinds) => Math.round(((b.by_kind[k] - a.by_kind[k]) / dp) * 100) / 100;
   const result = {
+    bench: 'heap',
+    command: cli.command,
     date: new Date().toISOString(),
     runs,
     per_pod: {

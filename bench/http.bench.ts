@@ -2,6 +2,9 @@
 // --duration 5 --reps 4 --paced 60 --window 10 --rounds 12 --rate 2000 --connections 10 --timeout 2400
 // --settle 30 --qps 20000 --min-free-mb 1536 --stand-in --http1 --out FILE --profile DIR].
 // `--http1` runs the controller with `--kube-api-http2=false` (its hot calls over HTTP/1.1).
+// `--alloc` measures instead the heap each inspection request allocates, by allocating function
+// (bench/lib/http-alloc.ts: the stand-in at one size, `--duration` s per route, default 4,
+// `--routes bare,bare-sized,node,volume,summary`; results in bench/results/http-alloc.json).
 //
 // Subject, per fleet size: the real controller reconciling a simulated fleet. The simulator
 // (bench/lib/sim-child.ts: nodes × 10 pods, each with its own PVC/PV, attacher and kubelets on)
@@ -45,7 +48,9 @@ import { createRequire } from 'node:module';
 import { cpus, freemem, loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { forkTs, nextMessage, SEMI_SPACE_FLAG, type Child } from './lib/children.js';
+import { commandLine, givenFlags } from './lib/args.js';
+import { forkTs, nextMessage, runMain, SEMI_SPACE_FLAG, type Child } from './lib/children.js';
+import { ALLOC_ROUTES, type AllocRoute } from './lib/http-alloc.js';
 import { readProc } from './lib/proc-stats.js';
 import { phaseBar } from './lib/progress.js';
 import type { SimChildMessage } from './lib/sim-child.js';
@@ -56,22 +61,32 @@ import { SIMULATOR_CLIENT_SIZING } from '../src/sim/server/client-sizing.js';
 
 const ROLE = process.env.BENCH_HTTP_ROLE;
 const args = process.argv.slice(2);
-const arg = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
-};
-const num = (name: string, fallback: number) => {
-  const v = Number(arg(name, String(fallback)));
-  if (!Number.isFinite(v) || v < 0) throw new Error(`--${name} must be a non-negative number`);
-  return v;
-};
-const STAND_IN = args.includes('--stand-in');
-const HTTP1 = args.includes('--http1');
-const SIZES = arg('nodes', arg('sizes', '10000,100000')).split(',').map((s) => {
-  const n = Number(s);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--nodes: not a positive integer: ${s}`);
-  return n;
+const cli = commandLine('bench:http', {
+  nodes: { type: 'string', default: '10000,100000', arg: 'N,N…', help: 'fleet sizes, one run each' },
+  churn: { type: 'string', default: '100', arg: 'PER_S', help: 'pod changes/s while measured' },
+  duration: { type: 'string', arg: 'S', help: 'seconds per capacity sweep of an endpoint (default 5; 4 per route with --alloc)' },
+  reps: { type: 'string', default: '4', help: 'capacity sweeps' },
+  paced: { type: 'string', default: '60', arg: 'S', help: 'seconds of paced node lookups' },
+  window: { type: 'string', default: '10', arg: 'S', help: 'seconds per idle / loaded loop window' },
+  rounds: { type: 'string', default: '12', help: 'idle + loaded window pairs' },
+  rate: { type: 'string', default: '2000', arg: 'PER_S', help: 'paced and mixed load rate' },
+  connections: { type: 'string', default: '10', help: 'autocannon connections' },
+  timeout: { type: 'string', default: '2400', arg: 'S', help: 'convergence timeout' },
+  settle: { type: 'string', default: '30', arg: 'S', help: 'seconds of churn before measuring' },
+  qps: { type: 'string', default: String(SIMULATOR_CLIENT_SIZING.kubeApiQps), help: "the controller's API qps and burst" },
+  'min-free-mb': { type: 'string', default: '1536', arg: 'MB', help: 'give up converging below this free memory' },
+  'stand-in': { type: 'boolean', help: 'measure test/http/stand-in-controller.ts (no simulator); no results file unless --out' },
+  http1: { type: 'boolean', help: "the controller's hot calls over HTTP/1.1" },
+  alloc: { type: 'boolean', help: 'instead: heap allocated per request, by allocating function (stand-in, one size)' },
+  routes: { type: 'string', arg: 'R,R…', help: `with --alloc: routes (default ${ALLOC_ROUTES.join(',')})` },
+  profile: { type: 'string', arg: 'DIR', help: 'V8 CPU profiles of the measured phases' },
+  out: { type: 'string', arg: 'FILE', help: 'results file (default bench/results/http.json, http-alloc.json with --alloc)' },
 });
+const arg = (name: 'profile' | 'out') => cli.values[name] ?? '';
+const num = (name: Parameters<typeof cli.num>[0]) => cli.num(name);
+const STAND_IN = cli.values['stand-in'];
+const HTTP1 = cli.values.http1;
+const SIZES = cli.ints('nodes');
 const PODS_PER_NODE = 10;
 /** Volume names sampled for lookups (the client holds them all). */
 const VOLUME_SAMPLE = 20_000;
@@ -561,10 +576,10 @@ async function driverMain(): Promise<void> {
     process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
   }
   const o: Options = {
-    duration: num('duration', 5), reps: num('reps', 4), window: num('window', 10), rounds: num('rounds', 12), paced: num('paced', 60), rate: num('rate', 2000),
-    connections: num('connections', 10), churn: num('churn', 100), timeout: num('timeout', 2400), settle: num('settle', 30), minFreeMb: num('min-free-mb', 1536), qps: num('qps', SIMULATOR_CLIENT_SIZING.kubeApiQps), profile: arg('profile', ''),
+    duration: cli.values.duration === undefined ? 5 : num('duration'), reps: cli.int('reps'), window: num('window'), rounds: cli.int('rounds'), paced: num('paced'), rate: num('rate'),
+    connections: cli.int('connections'), churn: num('churn'), timeout: num('timeout'), settle: num('settle'), minFreeMb: num('min-free-mb'), qps: num('qps'), profile: arg('profile'),
   };
-  const outArg = arg('out', '');
+  const outArg = arg('out');
   const outFile = outArg ? new URL(outArg, `file://${process.cwd()}/`) : STAND_IN ? undefined : new URL('./results/http.json', import.meta.url);
   const subjectText = STAND_IN
     ? 'stand-in loop over a directly filled WorldState (real planner, worker pool); test/http/stand-in-controller.ts'
@@ -609,7 +624,7 @@ function save(file: URL, subject: string, o: Options, endpoints: EndpointResult[
     loop_p99_ms_loaded: top?.loop_p99_ms_loaded ?? null,
     endpoints: allEndpoints,
     subject,
-    command: `npm run bench:http -- ${args.join(' ')}`.trim(),
+    command: cli.command,
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_end: loadavg().map((l) => round(l, 2)) },
     options: { ...o, background_client_nice: BACKGROUND_NICE, volume_sample: VOLUME_SAMPLE, kube_api_http2: !HTTP1 },
@@ -641,7 +656,28 @@ function launch(): void {
   driver.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
+/** `--alloc`: the allocation per request, in this process (bench/lib/http-alloc.ts). */
+async function allocMain(): Promise<void> {
+  const given = givenFlags();
+  const applies = new Set(['alloc', 'nodes', 'duration', 'routes', 'out']);
+  for (const f of given) if (!applies.has(f)) cli.fail(`--${f} does not apply with --alloc (it takes --nodes N --duration S --routes R,R… --out FILE)`);
+  if (SIZES.length !== 1 && given.has('nodes')) cli.fail('--alloc: one size in --nodes');
+  const routes = (cli.values.routes ?? ALLOC_ROUTES.join(',')).split(',').map((r) => {
+    if (!(ALLOC_ROUTES as readonly string[]).includes(r)) cli.fail(`--routes: unknown route ${r} (known: ${ALLOC_ROUTES.join(', ')})`);
+    return r as AllocRoute;
+  });
+  const { runHttpAlloc } = await import('./lib/http-alloc.js');
+  await runHttpAlloc({
+    nodes: given.has('nodes') ? SIZES[0]! : 10_000,
+    seconds: cli.values.duration === undefined ? 4 : cli.int('duration'),
+    routes,
+    out: cli.values.out ?? new URL('./results/http-alloc.json', import.meta.url),
+    command: cli.command,
+  });
+}
+
 if (ROLE === 'client') clientMain();
+else if (cli.values.alloc) runMain(allocMain);
 else if (ROLE === 'driver') {
   await driverMain();
   // Everything is written. Seen once at 10k and 50k: an active timer kept the driver open

@@ -1,4 +1,6 @@
 // Plan kernel benchmark (issue 3): `npm run bench:kernel` [-- --sizes 1000,10000 --quick].
+// The quick tier of `npm run bench` runs `--sizes 1000,10000,100000 --quick`; `bench:full` the
+// default sizes.
 // `--mutations-only` runs the mutation mixes alone (no plans, no reference) and prints them
 // without writing results: a cheap before/after comparison of WorldState changes, e.g. the
 // same command in a worktree of the old commit.
@@ -32,15 +34,16 @@ import { instantiateKernel, loadKernelModule } from '../src/kernel/kernel-module
 import { createPlanner, type PlanOptions } from '../src/kernel/planner.js';
 import { referencePlan } from '../src/kernel/reference/reference-plan.js';
 import { ReferenceWorld } from '../src/kernel/reference/reference-world.js';
+import { commandLine } from './lib/args.js';
 
-const args = process.argv.slice(2);
-const arg = (name: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
-const SIZES = (arg('sizes') ?? '1000,10000,50000,100000').split(',').map(Number);
-const QUICK = args.includes('--quick');
-const MUTATIONS_ONLY = args.includes('--mutations-only');
+const cli = commandLine('bench:kernel', {
+  sizes: { type: 'string', default: '1000,10000,50000,100000', arg: 'N,N…', help: 'fleet sizes in nodes (10 volumes each)' },
+  quick: { type: 'boolean', help: 'fewer plans, windows and reference runs' },
+  'mutations-only': { type: 'boolean', help: 'the mutation mixes alone, printed, no results written' },
+});
+const SIZES = cli.ints('sizes');
+const QUICK = cli.values.quick;
+const MUTATIONS_ONLY = cli.values['mutations-only'];
 const VOLUMES_PER_NODE = 10;
 const OPTIONS: PlanOptions = { maxWaitForUnmountMs: 360_000, disableForceDetachOnTimeout: false };
 
@@ -456,7 +459,7 @@ async function main(): Promise<void> {
     });
   }
   const out = {
-    command: `npm run bench:kernel${args.length ? ` -- ${args.join(' ')}` : ''}`,
+    command: cli.command,
     date: new Date().toISOString(),
     machine: { cpus: availableParallelism(), model: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_at_end: loadavg() },
     mutations: 'mutations_per_s*: churn mix (6 mutations by id per cold pair); events_*: controller event mix (28 mutations per pod lifecycle, each event on a cold pair, names looked up); mutations_per_cpu_s: per second of main-thread CPU; events_mutations_per_cpu_s: per second of process CPU. See bench/kernel.bench.ts.',

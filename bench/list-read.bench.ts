@@ -23,12 +23,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { decodePage, encodePage, projectPage, readPageBytes } from '../src/kube/list-page.js';
 import { POD_KIND } from '../src/kube/projections/pod.js';
 import { createJsonSieve } from '../src/kube/sieve/json-sieve.js';
 import { listKeepSpec } from '../src/kube/sieve/keep-spec.js';
 import { podObject } from '../src/sim/actors/objects.js';
+import { commandLine } from './lib/args.js';
 import { median } from './lib/stats.js';
 
 type Shape = 'sim' | 'production';
@@ -106,21 +106,17 @@ function pages(shape: Shape, pods: number, pageSize: number): Buffer[] {
 }
 
 function main(): void {
-  const { values } = parseArgs({
-    options: {
-      pods: { type: 'string', default: '50000' },
-      'page-size': { type: 'string', default: '5000' },
-      rounds: { type: 'string', default: '5' },
-      out: { type: 'string' },
-    },
+  const cli = commandLine('bench:list-read', {
+    pods: { type: 'string', default: '50000', help: 'pods listed' },
+    'page-size': { type: 'string', default: '5000', help: 'pods per page' },
+    rounds: { type: 'string', default: '5', help: 'measured rounds of every reader' },
+    out: { type: 'string', arg: 'FILE', help: 'results file (default bench/results/list-read.json)' },
   });
-  const podCount = Number(values.pods), pageSize = Number(values['page-size']), rounds = Number(values.rounds);
-  for (const [flag, v] of [['--pods', podCount], ['--page-size', pageSize], ['--rounds', rounds]] as const) {
-    if (!Number.isInteger(v) || v <= 0) throw new Error(`${flag}: a positive integer`);
-  }
+  const values = cli.values;
+  const podCount = cli.int('pods'), pageSize = cli.int('page-size'), rounds = cli.int('rounds');
   const sieve = createJsonSieve();
   const per100k = 100_000 / podCount;
-  const result: Record<string, unknown> = { bench: 'list-read', pods: podCount, page_size: pageSize, rounds };
+  const result: Record<string, unknown> = { bench: 'list-read', command: cli.command, pods: podCount, page_size: pageSize, rounds };
   for (const shape of ['sim', 'production'] as const) {
     const bodies = pages(shape, podCount, pageSize);
     const bytes = bodies.reduce((n, b) => n + b.length, 0);

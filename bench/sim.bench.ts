@@ -6,18 +6,18 @@
  *   - watch fan-out: 4 watchers on pods while the store commits pod updates (events/s delivered).
  * Writes bench/results/sim.json. Re-runs itself with a larger heap (--max-old-space-size)
  * because 3 million objects do not fit V8's default 4 GiB limit with room to spare.
- * `SIM_BENCH_NODES=10000` limits the scales.
+ * `--nodes 10000` limits the scales.
  *
- * `SIM_BENCH_MODE=writes` measures instead the write path a convergence needs, on a fleet with
+ * `--writes` measures instead the write path a convergence needs, on a fleet with
  * the attacher and kubelets running and the controller's watches open (pods, nodes,
  * VolumeAttachments, PVs, PVCs, CSINodes, CSIDrivers): one VolumeAttachment create per
  * (volume, node) pair, then one node status merge patch per node listing its volumes, each
- * sent by `SIM_BENCH_CONCURRENCY` (default 16) concurrent keep-alive TLS requests. It reports
+ * sent by `--concurrency` (default 16) concurrent keep-alive TLS requests. It reports
  * creates/s and patches/s (client side), the time until the attacher has attached every VA
  * and the kubelets have put every volume in use, the events the watchers received, and the
- * server thread's event-loop utilisation. Nodes: `SIM_BENCH_NODES` (default 10000). The
+ * server thread's event-loop utilisation. Nodes: `--nodes` (default 10000). The
  * result goes to the `writes` entry of sim.json (the fleet results are kept).
- * `SIM_BENCH_PROFILE=out.cpuprofile` profiles the server thread over the write phases.
+ * `--profile out.cpuprofile` profiles the server thread over the write phases.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,6 +27,7 @@ import { Worker } from 'node:worker_threads';
 import { DEFAULT_FLEET_ACTOR_OPTIONS, populateFleet, uniqueVolumeName, volumeAttachmentName } from '../src/sim/actors/index.js';
 import { startSimulator, type Simulator } from '../src/sim/server/index.js';
 import { createSimStore } from '../src/sim/store/index.js';
+import { commandLine, givenFlags } from './lib/args.js';
 import { CLIENT_SOURCE } from './sim-bench-client.js';
 import { startCpuProfile } from './lib/cpu-profile.js';
 
@@ -36,11 +37,20 @@ const WATCHERS = 4;
 const WATCH_UPDATES = 50_000;
 const PAGE = 500;
 
-const MODE = process.env.SIM_BENCH_MODE === 'writes' ? 'writes' : 'fleet';
+const cli = commandLine('bench:sim', {
+  nodes: { type: 'string', arg: 'N,N…', help: 'fleet sizes (default 10000,100000; 10000 with --writes)' },
+  writes: { type: 'boolean', help: "instead: the write path of a convergence (the results' `writes` entry)" },
+  concurrency: { type: 'string', default: '16', help: 'with --writes: concurrent requests' },
+  profile: { type: 'string', arg: 'FILE', help: "with --writes: CPU profile of the server thread" },
+});
+const MODE = cli.values.writes ? 'writes' : 'fleet';
+const SIZES = cli.values.nodes === undefined ? (MODE === 'writes' ? [10_000] : [10_000, 100_000]) : cli.ints('nodes');
+if (MODE === 'writes' && SIZES.length !== 1) cli.fail('--writes: one size in --nodes');
+if (MODE === 'fleet' && (givenFlags().has('profile') || givenFlags().has('concurrency'))) cli.fail('--profile and --concurrency apply with --writes only');
 const RESULTS = new URL('results/sim.json', import.meta.url);
 
 if (MODE === 'fleet' && getHeapStatistics().heap_size_limit < 8 * 2 ** 30 && !process.env.SIM_BENCH_CHILD) {
-  const args = [`--max-old-space-size=${HEAP_MB}`, '--expose-gc', '--import', 'tsx', new URL(import.meta.url).pathname];
+  const args = [`--max-old-space-size=${HEAP_MB}`, '--expose-gc', '--import', 'tsx', new URL(import.meta.url).pathname, ...process.argv.slice(2)];
   const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, SIM_BENCH_CHILD: '1', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' } });
   process.exit(r.status ?? 1);
 }
@@ -180,7 +190,7 @@ async function runWrites(nodes: number, concurrency: number) {
     await rpc(worker, { op: 'patches', concurrency, items: Array.from({ length: concurrency }, () => ({ node: items[0].node, volumes: [] })) });
     const attached0 = stat('attacher', 'attached');
     const mounted0 = stat('kubelet', 'mounted');
-    const profileFile = process.env.SIM_BENCH_PROFILE;
+    const profileFile = cli.values.profile;
     const profiler = profileFile ? await startCpuProfile(200) : undefined;
     const elu0 = performance.eventLoopUtilization();
     const cpu0 = process.cpuUsage();
@@ -234,14 +244,12 @@ const env = () => ({ date: new Date().toISOString(), node: process.version, cpus
 const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>) : {};
 let out: Record<string, unknown>;
 if (MODE === 'writes') {
-  const nodes = Number(process.env.SIM_BENCH_NODES ?? 10_000);
-  const writes = { ...env(), podsPerNode: PODS_PER_NODE, ...(await runWrites(nodes, Number(process.env.SIM_BENCH_CONCURRENCY ?? 16))) };
+  const writes = { ...env(), command: cli.command, podsPerNode: PODS_PER_NODE, ...(await runWrites(SIZES[0]!, cli.int('concurrency'))) };
   out = { ...previous, writes };
 } else {
-  const scales = (process.env.SIM_BENCH_NODES ?? '10000,100000').split(',').map(Number);
   const results = [];
-  for (const n of scales) results.push(await runScale(n));
-  out = { bench: 'sim', ...env(), podsPerNode: PODS_PER_NODE, pageSize: PAGE, results, ...(previous.writes ? { writes: previous.writes } : {}) };
+  for (const n of SIZES) results.push(await runScale(n));
+  out = { bench: 'sim', command: cli.command, ...env(), podsPerNode: PODS_PER_NODE, pageSize: PAGE, results, ...(previous.writes ? { writes: previous.writes } : {}) };
 }
 mkdirSync(new URL('results/', import.meta.url), { recursive: true });
 writeFileSync(RESULTS, `${JSON.stringify(out, null, 2)}\n`);

@@ -24,6 +24,7 @@ import { createInvariantChecker, type Violation } from '../src/invariants/index.
 import { createPrng } from '../src/sim/actors/index.js';
 import { FAULT_KINDS, createFaultInjector, formatFaultSpec, parseFaultSpec, type FaultKind } from '../src/sim/faults/index.js';
 import { startSimulator } from '../src/sim/server/index.js';
+import { commandLine } from './lib/args.js';
 
 export interface SoakOptions {
   /** Length of the fault phase. */
@@ -291,41 +292,38 @@ function pick(o: Record<string, number>, keys: string[]): Record<string, number>
   return Object.fromEntries(keys.map((k) => [k, o[k] ?? 0]));
 }
 
-function parseArgs(argv: string[]): SoakOptions & { out: string } {
-  const o: SoakOptions & { out: string } = { minutes: 10, nodes: 5000, podsPerNode: 10, out: new URL('results/soak.json', import.meta.url).pathname };
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split('=', 2);
-    const value = () => inline ?? argv[++i] ?? '';
-    const num = (name: string) => {
-      const v = Number(value());
-      if (!Number.isFinite(v) || v < 0) throw new Error(`invalid value for ${name}`);
-      return v;
-    };
-    switch (flag) {
-      case '--minutes': o.minutes = num(flag); break;
-      case '--nodes': o.nodes = num(flag); break;
-      case '--pods-per-node': o.podsPerNode = num(flag); break;
-      case '--faults': o.faults = value(); break;
-      case '--restarts': o.restarts = num(flag); break;
-      case '--seed': o.seed = num(flag); break;
-      case '--max-wait-for-unmount': o.maxWaitForUnmountMs = num(flag) * 1000; break;
-      case '--converge-timeout': o.convergeTimeoutMs = num(flag) * 1000; break;
-      case '--out': o.out = value(); break;
-      default: throw new Error(`unknown flag ${flag} (flags: --minutes --nodes --pods-per-node --faults --restarts --seed --max-wait-for-unmount SECONDS --converge-timeout SECONDS --out)`);
+/** The command line of `npm run soak` (bench/lib/args.ts). */
+function soakArgs(): SoakOptions & { out: string } {
+  const cli = commandLine('soak', {
+    minutes: { type: 'string', default: '10', help: 'length of the fault phase' },
+    nodes: { type: 'string', default: '5000', help: 'fleet size' },
+    'pods-per-node': { type: 'string', default: '10', help: 'pods per node' },
+    faults: { type: 'string', arg: 'SPEC', help: 'fault spec of the fault phase (default: sized to the fleet)' },
+    restarts: { type: 'string', arg: 'N', help: 'controller SIGKILLs and restarts (at least 2)' },
+    seed: { type: 'string', arg: 'S', help: 'random seed' },
+    'max-wait-for-unmount': { type: 'string', arg: 'SECONDS', help: "the controller's and the checker's (default 30)" },
+    'converge-timeout': { type: 'string', arg: 'SECONDS', help: 'bound on reconvergence after the faults (default 180)' },
+    out: { type: 'string', default: new URL('results/soak.json', import.meta.url).pathname, arg: 'FILE', help: 'report file' },
+  });
+  const v = cli.values;
+  const o: SoakOptions & { out: string } = { minutes: cli.num('minutes'), nodes: cli.int('nodes'), podsPerNode: cli.int('pods-per-node'), out: v.out };
+  if (v.faults !== undefined) {
+    try {
+      parseFaultSpec(v.faults);
+    } catch (err) {
+      cli.fail(`--faults: ${(err as Error).message}`);
     }
+    o.faults = v.faults;
   }
+  if (v.restarts !== undefined) o.restarts = cli.num('restarts');
+  if (v.seed !== undefined) o.seed = cli.num('seed');
+  if (v['max-wait-for-unmount'] !== undefined) o.maxWaitForUnmountMs = cli.num('max-wait-for-unmount') * 1000;
+  if (v['converge-timeout'] !== undefined) o.convergeTimeoutMs = cli.num('converge-timeout') * 1000;
   return o;
 }
 
 if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
-  let opts: SoakOptions & { out: string };
-  try {
-    opts = parseArgs(process.argv.slice(2));
-    if (opts.faults) parseFaultSpec(opts.faults);
-  } catch (err) {
-    console.error((err as Error).message);
-    process.exit(2);
-  }
+  const opts = soakArgs();
   const start = new Date().toISOString();
   runSoak({ ...opts, log: (l) => console.error(`[soak ${new Date().toISOString().slice(11, 19)}] ${l}`) }).then(
     (report) => {

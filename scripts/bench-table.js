@@ -1,15 +1,21 @@
 #!/usr/bin/env node
-// Regenerates the README's benchmark tables from bench/results/*.json: everything between the
-// lines `<!-- bench:begin -->` and `<!-- bench:end -->` of README.md is replaced; nothing else
-// is touched. A results file that is missing or lacks a field gives "—", never an error.
+// The benchmark figures, from bench/results/*.json, in two places written by the same code:
+//   - README.md, between the lines `<!-- bench:begin -->` and `<!-- bench:end -->`: one short
+//     table, a line per bench with its key figures and its command (nothing else is touched);
+//   - bench/results/summary.md: a section per bench with its tables, the exact command that
+//     produced the figures and the charts, and what the last `npm run bench` / `bench:full` ran.
+// Only current figures: no dates, machine loads or commit ids. A results file that is missing
+// or lacks a field gives "—", never an error.
 //
-//   node scripts/bench-table.js           rewrite README.md
-//   node scripts/bench-table.js --check   exit 1 if README.md is not what the results give
-//   node scripts/bench-table.js --print   print the generated block
+//   node scripts/bench-table.js            rewrite the README block and bench/results/summary.md
+//   node scripts/bench-table.js --summary  rewrite bench/results/summary.md only
+//   node scripts/bench-table.js --check    exit 1 if the README block is not what the results give
+//   node scripts/bench-table.js --print    print the README block
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const root = new URL('..', import.meta.url);
 const README = new URL('README.md', root);
+const SUMMARY = new URL('bench/results/summary.md', root);
 const BEGIN = '<!-- bench:begin -->';
 const END = '<!-- bench:end -->';
 
@@ -31,308 +37,287 @@ const sig = (v, unit = '') => (isNum(v) ? `${v >= 1000 ? Math.round(v).toLocaleS
 /** 4.4 M, 121k. */
 const short = (v) => (!isNum(v) ? '—' : v >= 1e6 ? `${+(v / 1e6).toPrecision(2)} M` : v >= 1e3 ? `${Math.round(v / 1e3)}k` : String(Math.round(v)));
 const pct = (v) => (isNum(v) ? `${Math.round(v * 100)}%` : '—');
-/** An objects/s rate and its share of a baseline. */
-const rate = (v, share) => (isNum(v) ? `${short(v)}/s${isNum(share) ? ` (${pct(share)})` : ''}` : '—');
-const day = (d) => (typeof d === 'string' ? d.slice(0, 10) : '—');
-const loadAvg = (l) => (Array.isArray(l) && isNum(l[0]) ? l[0].toFixed(1) : '—');
+const nodes = (n) => (isNum(n) ? (n >= 1000 ? `${Math.round(n / 1000)}k` : String(n)) : '—');
+const code = (s) => `\`${s}\``;
 
 function table(head, rows) {
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
 
-function kernelSection(k) {
-  if (!k?.sizes?.length) return '**Plan kernel** (`npm run bench:kernel`): no results yet.';
-  const rows = k.sizes.map((s) => [
-    int(s.nodes), int(s.pairs), sig(s.wasm_p50_ms, ' ms'), sig(s.wasm_p99_ms, ' ms'), sig(s.pool_p50_ms, ' ms'), sig(s.reference_p50_ms, ' ms'),
-    sig(s.floor_p50_ms, ' ms'), sig(s.wasm_vs_floor), isNum(s.speedup_vs_reference) ? `${int(s.speedup_vs_reference)}×` : '—', sig(s.bytes_per_pair),
-    `${short(s.mutations_per_s)} (${short(s.mutations_per_s_best_window)} best window)`,
-  ]);
-  return [
-    `**Plan kernel** (\`npm run bench:kernel\`; ${day(k.date)}, load average ${loadAvg(k.machine?.loadavg_at_end)}): nodes × 10 volumes, 1% of pairs differing.`,
-    '',
-    table(['nodes', 'pairs', 'plan p50 (WASM, main thread)', 'p99', 'pool p50', 'Map reference p50', 'sequential-read floor p50', 'WASM ÷ floor', 'reference ÷ WASM', 'bytes/pair', 'mutations/s'], rows),
-  ].join('\n');
-}
-
-function listReadSection(l) {
-  if (!l?.sim || !l?.production) return '**List page reading** (`npm run bench:list-read`): no results yet.';
-  const rows = [['simulator', l.sim], ['production-shaped', l.production]].map(([name, r]) => {
-    const ms = r.ms_per_100k_pods ?? {};
-    const to = r.to_inline ?? {};
-    return [name, int(r.bytes_per_pod), pct(r.sieve_kept_fraction), `${int(ms.inline)} ms`, `${int(ms.sieve)} ms (${sig(to.sieve)}×)`, `${int(ms.sieve_pass)} ms`, `${int(ms.worker_side)} ms`, `${int(ms.worker_sieve_side)} ms`, `${int(ms.main_side)} ms (${sig(to.main_side)}×)`];
-  });
-  return [
-    `**List page reading** (\`npm run bench:list-read\`; ${day(l.date)}, load average ${loadAvg(l.loadavg_at_end)}): ${int(l.pods)} pods in pages of ${int(l.page_size)}, each reader in turn on one thread, medians of ${int(l.rounds)} rounds in ms per 100k pods; ratios to the whole parse from the same rounds.`,
-    '',
-    table(['pods', 'bytes/pod', 'kept by the sieve', 'whole: UTF-8 + JSON.parse + projection', 'sieve + JSON.parse + projection (÷ whole)', 'of which the WebAssembly pass', 'worker reader: worker side, whole', 'worker side, sieved (the default)', 'worker readers: main thread (÷ whole)'], rows),
-  ].join('\n');
-}
-
-function simSection(s) {
-  if (!s?.results?.length) return '**Simulator** (`npm run bench:sim`): no results yet.';
-  const rows = s.results.map((r) => [
-    int(r.nodes), short(r.objects), int(r.heapBytesPerObject), `${short(r.listObjectsPerSec)} obj/s`,
-    `${short(r.watchEventsDeliveredPerSec)} events/s`, `${short(r.populateObjectsPerSec)} obj/s`,
-  ]);
-  return [
-    `**Simulator** (\`npm run bench:sim\`; ${day(s.date)}, load average ${loadAvg(s.loadAverage)}):`,
-    '',
-    table(['nodes', 'objects', 'heap bytes/object', `paged list (${s.pageSize ?? 500}/page)`, `watch, ${s.results[0].watchers ?? 4} watchers`, 'populate'], rows),
-  ].join('\n');
-}
-
-/** Major GC pauses and pauses of 50 ms or more in a window (bench/lib/gc-pauses.ts); '—' for runs before it was recorded. */
-function apiSection(a) {
-  if (!a?.raw) return '**API calls** (`npm run bench:api`): no results yet.';
-  const row = (name, r) => [name, sig(r?.cpu_us_per_call, ' µs'), sig(r?.server_cpu_us_per_call, ' µs'), int(r?.calls_per_s)];
-  return [
-    `**API calls** (\`npm run bench:api\`; ${day(a.date)}, load average ${loadAvg(a.machine?.loadavg_at_end)}): the four hot calls (VolumeAttachment create, Node status patch, Node GET, VolumeAttachment delete) against the simulator in another process, ${int(a.config?.concurrency)} at a time; CPU per call of this client and of the simulator (medians of ${int(a.config?.reps)} runs of ${int(a.config?.quads ? a.config.quads * 4 : undefined)} calls).`,
-    '',
-    table(['path', 'client CPU/call', 'server CPU/call', 'calls/s'], [
-      row('generated client (HTTP/1.1)', a.generated),
-      row('raw, HTTP/1.1 keep-alive', a.raw_h1),
-      row('raw, HTTP/2 (default)', a.raw),
-    ]),
-    '',
-    `HTTP/1.1 ÷ HTTP/2: client ${sig(a.cpu_per_call_raw_h1_over_raw_h2)}×, server ${sig(a.server_cpu_per_call_raw_h1_over_raw_h2)}×; generated ÷ raw HTTP/1.1 (client): ${sig(a.cpu_per_call_generated_over_raw_h1)}×.`,
-  ].join('\n');
-}
-
-function h2Section(h) {
-  if (!h?.cpu_us_per_request) return '**HTTP/2 request** (`npm run bench:h2`): no results yet.';
-  const c = h.cpu_us_per_request;
-  return [
-    `**HTTP/2 request on Node 20** (\`npm run bench:h2\`; ${day(h.date)}, load average ${loadAvg(h.machine?.loadavg_at_end)}): client CPU per request of Node's own HTTP/2 client (${int(h.config?.requests)} POSTs, ${int(h.config?.concurrency)} at a time, to an h2c server in another process), one process per variant, medians of ${int(h.config?.rounds)} rounds in rotating order.`,
-    '',
-    table(['variant', 'client CPU/request', '÷ native'], [
-      ['`session.request()` as is', sig(c.native, ' µs'), '1'],
-      ['with the light `AsyncResource#bind` (src/kube/light-async-bind.ts)', sig(c['light-bind'], ' µs'), sig(h.light_bind_over_native)],
-      ['and the default priority given, as one literal (what src/kube/raw-write.ts sends)', sig(c['light+priority'], ' µs'), sig(h.raw_write_over_native)],
-      ...(c['light+spread'] === undefined ? [] : [[
-        'the same options built by a spread, `{ ...priority, endStream, signal }` (raw-write before session 25)',
-        sig(c['light+spread'], ' µs'), sig(c['light+spread'] / c.native),
-      ]]),
-    ]),
-  ].join('\n');
-}
-
-function h2RetentionSection(h) {
-  if (!h?.variants) return '**What a finished call leaves** (`npm run bench:h2-retention`): no results yet.';
-  const row = (name, v) => [name, sig(v?.promoted_bytes_per_call, ' B'), sig(v?.young_survivor_bytes_per_call, ' B'), sig(v?.scavenge_pause_ms_per_1000_calls, ' ms'), sig(v?.cpu_us_per_call, ' µs')];
-  return [
-    `**What a finished call leaves for the collector** (\`npm run bench:h2-retention\`; ${day(h.date)}, load average ${loadAvg(h.machine?.loadavg_at_end)}): the controller's \`sendRaw\` over TLS to a server in another process, half creates (answer drained), half reads (answer parsed), ${int(h.config?.requests)} calls ${int(h.config?.concurrency)} at a time, each transport in its own process under \`--trace-gc-nvp\`, medians of ${int(h.config?.rounds)} rounds.`,
-    '',
-    table(['transport', 'promoted/call', 'young survivors/call', 'scavenge pause per 1,000 calls', 'CPU/call'], [
-      row('HTTP/2 (default: streams in a StreamTable)', h.variants.http2),
-      ...(h.variants['http2-node-map'] ? [row("HTTP/2, Node's own stream Map", h.variants['http2-node-map'])] : []),
-      row('HTTP/1.1 keep-alive', h.variants['http1.1']),
-    ]),
-    '',
-    `HTTP/2 − HTTP/1.1 promoted: ${sig(h.promoted_http2_minus_http1_bytes_per_call, ' B')} per call; scavenge pause HTTP/2 ÷ HTTP/1.1: ${sig(h.scavenge_pause_http2_over_http1)}×; CPU HTTP/2 ÷ HTTP/1.1: ${sig(h.cpu_http2_over_http1)}×.` +
-      (h.promoted_stream_table_over_node_map !== undefined ? ` StreamTable ÷ Node's Map: promoted ${sig(h.promoted_stream_table_over_node_map)}×, scavenge pause ${sig(h.scavenge_pause_stream_table_over_node_map)}×.` : ''),
-  ].join('\n');
-}
-
-function storeStringsSection(s) {
-  if (!s?.variants) return '**The simulator\'s stored text** (`npm run bench:store-strings`): no results yet.';
-  const row = (name, v) => [name, sig(v?.scavenge_pause_ms_per_1000_writes, ' ms'), sig(v?.scavenge_helper_ms_per_1000_writes, ' ms'), sig(v?.young_survivor_bytes_per_write, ' B'), sig(v?.promoted_bytes_per_write, ' B'), sig(v?.cpu_us_per_write, ' µs')];
-  return [
-    `**The simulator's stored text, flat or a rope** (\`npm run bench:store-strings\`; ${day(s.date)}, load average ${loadAvg(s.machine?.loadavg_at_end)}): a store-shaped sketch, ${int(s.config?.objects)} pod-sized objects kept as JSON text, ${int(s.config?.writes)} rewrites each recorded with its previous text in a ${int(s.config?.window)}-event window, each variant in its own process under \`--trace-gc-nvp\` (64 MB semi-spaces), medians of ${int(s.config?.rounds)} rounds.`,
-    '',
-    table(['rewritten text', 'scavenge pause per 1,000 writes', 'helper threads per 1,000 writes', 'young survivors/write', 'promoted/write', 'CPU/write'], [
-      row('flat (`join`, src/sim/store/create-sim-store.ts)', s.variants.flat),
-      row('rope (a template literal, before session 26)', s.variants.rope),
-    ]),
-    '',
-    `Flat ÷ rope: scavenge pause ${sig(s.scavenge_pause_flat_over_rope)}×, helper threads ${sig(s.scavenge_helpers_flat_over_rope)}×, CPU ${sig(s.cpu_flat_over_rope)}×.`,
-  ].join('\n');
-}
-
-function besideSection(b) {
-  if (!b?.h2) return '**API calls beside the inspection API** (`npm run bench:api-beside-http`): no results yet.';
-  const row = (name, r, us) => [name, int(r?.bare_req_per_s), sig(r?.bare_p99_ms, ' ms'), int(r?.api_calls_per_s), sig(r?.elu), us];
-  return [
-    `**API calls beside the inspection API** (\`npm run bench:api-beside-http\`; ${day(b.date)}, load average ${loadAvg(b.machine?.loadavg_at_end)}): the four hot calls paced at ${int(b.config?.rate_calls_per_s)}/s to the simulator in another process while autocannon (${int(b.config?.connections)} connections) loads a bare fastify route of the same process; medians of ${int(b.config?.reps)} runs of ${int(b.config?.seconds)} s. Loop time per call: the event-loop utilisation left after the bare requests (at their cost without API calls), per call.`,
-    '',
-    table(['API calls', 'bare route req/s', 'bare p99', 'API calls/s', 'event-loop utilisation', 'loop time per API call'], [
-      row('none', b.none, `— (${sig(b.none?.loop_us_per_bare_request, ' µs')} per bare request)`),
-      row('HTTP/1.1', b.h1, sig(b.h1?.loop_us_per_api_call, ' µs')),
-      row('HTTP/2 (default)', b.h2, sig(b.h2?.loop_us_per_api_call, ' µs')),
-    ]),
-    '',
-    `Bare route beside HTTP/1.1 ÷ beside HTTP/2: ${sig(b.bare_req_per_s_h1_over_h2)}×; loop time per call HTTP/2 ÷ HTTP/1.1: ${sig(b.loop_us_per_call_h2_over_h1)}×.`,
-  ].join('\n');
-}
-
-function gcCell(g) {
-  if (!g) return '—';
-  return `${int(g.major.count)} (${sig(g.major.max_ms, ' ms')}) / ${int(g.over_50ms)}`;
-}
-
-function heapSection(h) {
-  if (!h?.per_pod) return '**Controller heap** (`npm run bench:heap`): no results yet.';
-  const p = h.per_pod;
-  const [a, b] = h.runs;
-  return [
-    `**Controller heap** (\`npm run bench:heap\`; ${day(h.date)}): live heap of the converged controller, per pod (each with its own PVC, PV and VolumeAttachment), the slope between ${int(a.nodes)} and ${int(b.nodes)} nodes; what every major GC marks.`,
-    '',
-    table(['live bytes/pod', 'live objects/pod', 'strings', 'ropes', 'objects', 'arrays', 'other'], [[int(p.heap_bytes), sig(p.objects), sig(p.strings), sig(p.ropes), sig(p.objects_plain), sig(p.arrays), sig(p.other)]]),
-  ].join('\n');
-}
-
-function httpAllocSection(a) {
-  if (!Array.isArray(a?.routes)) return '**Allocation per inspection request** (`npm run bench:http-alloc`): no results yet.';
-  const names = { bare: 'bare fastify route', 'bare-sized': 'bare route, node-sized body', node: '/api/v1/nodes/{name}', volume: '/api/v1/volumes/{uniqueName}', summary: '/api/v1/summary' };
-  const top = (r) => (r.top ?? []).slice(0, 3).map((t) => `${t.fn.split(' ')[0]} ${int(t.bytes_per_request)} B`).join('; ');
-  return [
-    `**Allocation per inspection request** (\`npm run bench:http-alloc\`; ${day(a.date)}, load average ${loadAvg(a.machine?.loadavg_at_end)}): heap bytes allocated per request, freed ones included (V8's sampling heap profiler), on the stand-in controller at ${int(a.nodes)} nodes with its loop stopped, ${int(a.duration_s)} s of autocannon per route; the node answer is ${int(a.node_answer_bytes)} bytes. What sets how often requests meet a scavenge.`,
-    '',
-    table(['route', 'bytes/request', 'largest allocators (bytes/request)'], a.routes.map((r) => [names[r.route] ?? r.route, int(r.bytes_per_request), top(r)])),
-    '',
-    `Node lookup ÷ node-sized bare route: ${sig(a.node_over_bare_sized)}×.`,
-  ].join('\n');
-}
-
-function httpSection(h) {
-  if (!h?.endpoints?.length) return '**Inspection API** (`npm run bench:http`): no results yet.';
-  const largest = Math.max(...h.endpoints.map((e) => e.nodes ?? 0));
-  const at = h.endpoints.filter((e) => e.nodes === largest);
-  // Server CPU per request and loop utilisation: runs since they were recorded.
-  const withCpu = at.some((e) => isNum(e.server_cpu_us_per_req));
-  const rows = at.map((e) => [e.name, int(e.req_per_s), sig(e.p50_ms, ' ms'), sig(e.p99_ms, ' ms'), ...(withCpu ? [isNum(e.server_cpu_us_per_req) ? sig(e.server_cpu_us_per_req, ' µs') : '—', isNum(e.server_elu) ? sig(e.server_elu) : '—'] : [])]);
-  const met = (ok) => (ok === undefined ? '' : ok ? ' ✓' : ' ✗');
-  const runs = (h.runs ?? []).filter((r) => !r.failed);
-  // The bare route does less than the node-sized one; when it served clearly fewer requests
-  // (more than 20% fewer: the two are equal within the noise otherwise), the controller's own
-  // work fell into its sweeps and it is no ceiling: no verdict on the ratio.
-  const ceilingValid = (r) => {
-    const rate = (name) => h.endpoints.find((e) => e.nodes === r.nodes && e.name === name)?.req_per_s;
-    const bare = rate('bare fastify route');
-    const sized = rate('bare route, node-sized body');
-    return !(isNum(bare) && isNum(sized) && bare < 0.8 * sized);
-  };
-  const targetRows = runs.map((r) => [
-    int(r.nodes), sig(r.converge_s, ' s'), ceilingValid(r) ? `${pct(r.node_vs_ceiling)}${met(r.targets?.node_vs_ceiling_min_0_5)}` : `${pct(r.node_vs_ceiling)} (no ceiling: the bare route was far slower than the node-sized one) ?`,
-    `${sig(r.node_p99_ms_saturated, ' ms')}${met(r.targets?.node_p99_max_5ms_saturated)}`, `${sig(r.node_p99_ms_paced, ' ms')}${met(r.targets?.node_p99_max_5ms_paced)}`,
-    `${sig(r.loop_p99_ms_idle, ' ms')} / ${sig(r.loop_p99_ms_loaded, ' ms')}${met(r.targets?.loop_p99_loaded_max_1_2x_idle)}`,
-    `${sig(r.event_loop_delay?.loaded?.p99_ms, ' ms')} / ${sig(r.event_loop_delay?.loaded?.max_ms, ' ms')}`,
-    gcCell(r.gc_pauses?.paced),
-  ]);
-  return [
-    `**Inspection API** (\`npm run bench:http\`; ${day(h.date)}, load average ${loadAvg(h.machine?.loadavg_end)}): the real controller reconciling the simulated fleet under churn, in the bench process. Per fleet size, the issue's targets (node lookup ≥ 50% of the bare route, p99 ≤ 5 ms, loop p99 under load ≤ 1.2× idle). GC pauses are the controller's process's (major and minor collections); — where a run predates that column:`,
-    '',
-    table(['nodes', 'cold start converged in', 'node lookup ÷ bare route', 'node p99 saturated', 'node p99 paced 2,000/s', 'loop p99 idle / loaded', 'event loop delay p99 / max (loaded)', 'GC pauses in the paced minute: major (longest) / ≥ 50 ms'], targetRows),
-    '',
-    `Each endpoint alone at ${int(largest)} nodes${withCpu ? "; server CPU per request is the bench process's (controller, API and plan worker together, so the controller's own work in the sweep is in it), event-loop utilisation over the sweep" : ''}:`,
-    '',
-    table(['endpoint', 'req/s', 'p50', 'p99', ...(withCpu ? ['server CPU/req', 'event-loop utilisation'] : [])], rows),
-  ].join('\n');
-}
-
-/** The periodic passes' event-loop time per pass, for runs that recorded it (a line, or none). */
-function periodicLine(runs) {
-  const withPasses = runs.filter((r) => r.periodic_passes && Object.keys(r.periodic_passes).length > 0);
-  if (withPasses.length === 0) return [];
-  const cell = (p) => (p ? `${sig(p.busy_s_mean, ' s')} (${int(p.passes)})` : '—');
-  const parts = withPasses.map((r) => `${int(r.nodes)} nodes: verify ${cell(r.periodic_passes.verify)}, C9 ${cell(r.periodic_passes['pods-removed'])}, C10 ${cell(r.periodic_passes['pods-listed'])}`);
-  return [`Periodic passes (\`fleet_attach_periodic_pass_busy_seconds\`), event-loop time per pass (passes completed in the run): ${parts.join('; ')}.`, ''];
-}
-
-/** The controller's in-flight bound per run: recorded from fec640c on (the simulator's sizing); 96, the flag's default, before. */
-function inFlightNote(all) {
-  const bound = (r) => (r.kube_api_max_in_flight === undefined ? '96 (the flag\'s default)' : int(r.kube_api_max_in_flight));
-  const bounds = [...new Set(all.map(bound))];
-  const which = bounds.length === 1 ? bounds[0] : all.map((r) => `${bound(r)} at ${int(r.nodes)} nodes`).join(', ');
-  const page = (r) => (r.list_page_size === undefined ? '500 (the flag\'s default)' : int(r.list_page_size));
-  const pages = [...new Set(all.map(page))];
-  const listed = pages.length === 1 ? pages[0] : all.map((r) => `${page(r)} at ${int(r.nodes)} nodes`).join(', ');
-  return `The controller's client kept ${which} requests in flight (src/sim/server/client-sizing.ts sizes it to the simulator from fec640c on) and listed ${listed} objects a page (sized to the simulator in session 12).`;
-}
-
-function e2eSection(e) {
-  const all = e?.runs ?? [];
-  const runs = all.filter((r) => !r.failed);
-  if (!all.length) return '**End to end** (`npm run bench:e2e`): no results yet.';
-  /** A failed run: its first line, shortened (e.g. "controller exited (code null, signal SIGABRT)"). */
-  const failure = (r) => {
-    const first = String(r.failed).split('\n')[0];
-    const attached = /attached (\d+)/.exec(first)?.[1];
-    return `failed: ${first.split(': ')[0].slice(0, 80)}${attached === undefined ? '' : `, ${int(Number(attached))} attached`}`;
-  };
-  const converge = (r) => (r.failed ? failure(r) : r.converged === false ? `not in ${int(r.converge_timeout_s ?? 900)} s` : sig(r.converge_s, ' s'));
-  const rows = all.map((r) => [
-    int(r.nodes), int(r.pods), converge(r), sig(r.controller_cpu_s, ' s'), int(r.peak_rss_mb ?? r.peak_rss_mb_at_failure),
-    rate(watchIngest(r).rate, watchIngest(r).ratio), rate(syncOf(r).rate, syncOf(r).ratio), rate(syncOf(r).podRate, syncOf(r).podRatio), short(r.json_parse_events_per_s),
-    int(r.api_writes_per_s), `${r.loop_p50_beyond_last_bucket ? '> ' : ''}${sig(r.loop_p50_ms)} / ${r.loop_p99_beyond_last_bucket ? '> ' : ''}${sig(r.loop_p99_ms)} ms`, `${sig(r.plan_p50_ms)} / ${sig(r.plan_p99_ms)} ms`,
-    `${r.pod_to_va_p50_at_least ? '≥ ' : ''}${sig(r.pod_to_va_p50_ms)} / ${r.pod_to_va_p99_at_least ? '≥ ' : ''}${sig(r.pod_to_va_p99_ms)} ms`,
-  ]);
-  const at = (n) => all.find((r) => r.nodes === n);
-  const verdict = (ok, what) => `${what}: ${ok === undefined ? 'not measured' : ok ? '**met**' : '**missed**'}`;
-  const r50 = at(50_000);
-  const r100 = at(100_000);
-  const targets = [
-    verdict(r50 && (isNum(r50.converge_s) ? r50.converge_s <= 120 : false), '50k converge ≤ 120 s'),
-    verdict(r100 && (isNum(r100.converge_s) ? r100.converge_s <= 240 : false), '100k ≤ 240 s (stretch)'),
-    verdict(r50 && isNum(r50.loop_p99_ms) ? r50.loop_p99_ms <= 20 : r50 ? false : undefined, 'loop p99 ≤ 20 ms at 50k under churn'),
-    verdict(runs.some((r) => isNum(r.pod_to_va_p99_ms)) ? runs.every((r) => !isNum(r.pod_to_va_p99_ms) || r.pod_to_va_p99_ms <= 200) : undefined, 'pod-to-VA p99 ≤ 200 ms'),
-    verdict(runs.some((r) => isNum(watchIngest(r).ratio)) ? runs.every((r) => !isNum(watchIngest(r).ratio) || watchIngest(r).ratio >= 0.7) : undefined, 'watch ingest ≥ 70% of JSON.parse'),
-  ];
-  return [
-    `**End to end** (\`npm run bench:e2e\`; ${day(e.date)}, load average ${loadAvg(e.machine?.loadavg_at_end)}): simulator and controller as separate processes on the same 2 cores, cold start, then ${int(e.config?.steady_s)} s of churn at ${int(e.config?.churn_per_s)} pod changes/s. ${inFlightNote(all)} ${ingestNote(all)} Sync is objects/s over the initial sync (all seven lists, end to end), and pods/s of the controller main thread's time reading the pod pages (from a0a97c2 on, a worker parses and projects them and the main thread decodes the projections, and from session 23 the worker sieves them first, \`--list-reader worker-sieve\`; rows measured before a0a97c2 are the whole parse + projection); both as shares of the same JSON.parse baseline (rows before session 28: the churn minute's pod changes as watch lines, when the sync was the table's "ingest"); loop and plan are the reconcile pass and its WASM plan during churn. ${podVaNote(all)}`,
-    '',
-    table(['nodes', 'pods', 'converge', 'controller CPU', 'peak RSS MB', 'watch ingest', 'sync', 'sync: pod pages read', 'JSON.parse', 'API writes/s', 'loop p50 / p99', 'plan p50 / p99', 'pod → VA p50 / p99'], rows),
-    '',
-    ...periodicLine(runs),
-    `Targets: ${targets.join('; ')}. Charts: \`bench/results/convergence-time.svg\`, \`loop-time.svg\`, \`ingest-vs-json-parse.svg\`.`,
-  ].join('\n');
+/** A chart in bench/results/ (summary.md sits beside them), when it exists. */
+function chart(file, alt) {
+  return existsSync(new URL(`bench/results/${file}`, root)) ? [`![${alt}](${file})`] : [];
 }
 
 /**
- * A row's watch ingest (session 28 on: the burst of bench/lib/e2e-watch-ingest.ts, as
- * `ingest_events_per_s`); rows before it have none (their `ingest_*` fields were the sync's).
+ * Each bench: `readme` is its key figures in one cell (or undefined without results), `section`
+ * the Markdown of summary.md. `script` is the npm script; `command` what produced the figures.
  */
-function watchIngest(r) {
-  return r.watch_ingest === undefined ? {} : { rate: r.ingest_events_per_s, ratio: r.ingest_ratio };
+
+function kernel(k) {
+  const sizes = k?.sizes ?? [];
+  const at = (n) => sizes.find((s) => s.nodes === n) ?? sizes[sizes.length - 1];
+  const ten = at(10_000);
+  return {
+    name: 'Plan kernel',
+    script: 'bench:kernel',
+    command: k?.command,
+    readme: sizes.length === 0 ? undefined
+      : `plan p50 (WASM, main thread): ${sizes.map((s) => `${nodes(s.nodes)} nodes ${sig(s.wasm_p50_ms, ' ms')}`).join(', ')}; ${isNum(ten?.speedup_vs_reference) ? `${int(ten.speedup_vs_reference)}× the Map reference at ${nodes(ten.nodes)}` : ''}`,
+    section: () => sizes.length === 0 ? undefined : [
+      'Nodes × 10 volumes, 1% of pairs differing; plan times are medians (p50) and p99 of repeated plans.',
+      '',
+      table(['nodes', 'pairs', 'plan p50 (WASM, main thread)', 'p99', 'pool p50', 'Map reference p50', 'read floor p50', 'WASM ÷ floor', 'reference ÷ WASM', 'bytes/pair', 'mutations/s (churn mix)', 'mutations/s (event mix)'], sizes.map((s) => [
+        int(s.nodes), int(s.pairs), sig(s.wasm_p50_ms, ' ms'), sig(s.wasm_p99_ms, ' ms'), sig(s.pool_p50_ms, ' ms'), sig(s.reference_p50_ms, ' ms'),
+        sig(s.floor_p50_ms, ' ms'), sig(s.wasm_vs_floor), isNum(s.speedup_vs_reference) ? `${int(s.speedup_vs_reference)}×` : '—', sig(s.bytes_per_pair),
+        short(s.mutations_per_s), short(s.events_mutations_per_s),
+      ])),
+      '',
+      ...chart('kernel-plan-time.svg', 'plan time against fleet size'),
+    ],
+  };
 }
 
-/** A row's initial-sync rates: `sync_*` from session 28 on, the `ingest_*` fields before it. */
-function syncOf(r) {
-  if (r.sync_objects_per_s !== undefined || r.watch_ingest !== undefined) {
-    return { rate: r.sync_objects_per_s, ratio: r.sync_ratio, podRate: r.sync_pod_read_per_s, podRatio: r.sync_pod_read_ratio };
+function listRead(l) {
+  const ok = l?.sim && l?.production;
+  const p = l?.production;
+  return {
+    name: 'List page reading',
+    script: 'bench:list-read',
+    command: l?.command,
+    readme: !ok ? undefined
+      : `production-shaped pods: ${int(p.ms_per_100k_pods?.inline)} ms per 100k pods parsed whole, ${int(p.ms_per_100k_pods?.sieve)} ms sieved first (${sig(p.to_inline?.sieve)}×); the main thread's share with the worker reader ${int(p.ms_per_100k_pods?.main_side)} ms`,
+    section: () => !ok ? undefined : [
+      `${int(l.pods)} pods in pages of ${int(l.page_size)}, each reader in turn on one thread; medians of ${int(l.rounds)} rounds in ms per 100k pods (÷ whole: ratio to the whole parse in the same rounds).`,
+      '',
+      table(['pods', 'bytes/pod', 'kept by the sieve', 'whole: UTF-8 + JSON.parse + projection', 'sieve + JSON.parse + projection (÷ whole)', 'the WebAssembly pass alone', 'worker side, whole', 'worker side, sieved (default)', 'main thread side (÷ whole)'],
+        [['simulator', l.sim], ['production-shaped', l.production]].map(([name, r]) => {
+          const ms = r.ms_per_100k_pods ?? {};
+          const to = r.to_inline ?? {};
+          return [name, int(r.bytes_per_pod), pct(r.sieve_kept_fraction), `${int(ms.inline)} ms`, `${int(ms.sieve)} ms (${sig(to.sieve)}×)`, `${int(ms.sieve_pass)} ms`, `${int(ms.worker_side)} ms`, `${int(ms.worker_sieve_side)} ms`, `${int(ms.main_side)} ms (${sig(to.main_side)}×)`];
+        })),
+      '',
+      ...chart('list-read.svg', 'ms per 100k pods per reader'),
+    ],
+  };
+}
+
+function sim(s) {
+  const rs = s?.results ?? [];
+  const w = s?.writes;
+  return {
+    name: 'Simulator',
+    script: 'bench:sim',
+    command: s?.command,
+    readme: rs.length === 0 ? undefined
+      : rs.map((r) => `${nodes(r.nodes)} nodes: ${int(r.heapBytesPerObject)} heap B/object, paged list ${short(r.listObjectsPerSec)} obj/s, watch ${short(r.watchEventsDeliveredPerSec)} events/s`).join('; '),
+    section: () => rs.length === 0 ? undefined : [
+      `Nodes × 10 pods, each with its PVC and PV; the simulator alone, in the bench's process.`,
+      '',
+      table(['nodes', 'objects', 'heap bytes/object', `paged list (${s.pageSize ?? 500}/page)`, `watch fan-out, ${rs[0].watchers ?? 4} watchers`, 'populate'], rs.map((r) => [
+        int(r.nodes), short(r.objects), int(r.heapBytesPerObject), `${short(r.listObjectsPerSec)} obj/s`, `${short(r.watchEventsDeliveredPerSec)} events/s`, `${short(r.populateObjectsPerSec)} obj/s`,
+      ])),
+      ...(w ? ['', `Write path (\`npm run bench:sim -- --writes\`, ${int(w.nodes)} nodes, ${int(w.concurrency)} concurrent requests): VolumeAttachment creates ${short(w.createsPerSec)}/s, node status patches ${short(w.patchesPerSec)}/s, server CPU ${int(w.serverCpuUsPerAttachment)} µs per attachment.`] : []),
+    ],
+  };
+}
+
+function api(a) {
+  const row = (name, r) => [name, sig(r?.cpu_us_per_call, ' µs'), sig(r?.server_cpu_us_per_call, ' µs'), int(r?.calls_per_s)];
+  return {
+    name: 'API calls',
+    script: 'bench:api',
+    command: a?.command,
+    readme: !a?.raw ? undefined
+      : `HTTP/2 (default): ${sig(a.raw.cpu_us_per_call, ' µs')} client + ${sig(a.raw.server_cpu_us_per_call, ' µs')} server CPU per call, ${short(a.raw.calls_per_s)} calls/s; HTTP/1.1 costs the client ${sig(a.cpu_per_call_raw_h1_over_raw_h2)}×`,
+    section: () => !a?.raw ? undefined : [
+      `The four hot calls (VolumeAttachment create, Node status patch, Node GET, VolumeAttachment delete) against the simulator in another process, ${int(a.config?.concurrency)} at a time; CPU per call of this client and of the simulator, medians of ${int(a.config?.reps)} runs of ${int(a.config?.quads ? a.config.quads * 4 : undefined)} calls.`,
+      '',
+      table(['path', 'client CPU/call', 'server CPU/call', 'calls/s'], [
+        row('generated client (HTTP/1.1)', a.generated),
+        row('raw, HTTP/1.1 keep-alive', a.raw_h1),
+        row('raw, HTTP/2 (default)', a.raw),
+      ]),
+      '',
+      `HTTP/1.1 ÷ HTTP/2: client ${sig(a.cpu_per_call_raw_h1_over_raw_h2)}×, server ${sig(a.server_cpu_per_call_raw_h1_over_raw_h2)}×; generated ÷ raw HTTP/1.1 (client): ${sig(a.cpu_per_call_generated_over_raw_h1)}×.`,
+      '',
+      ...chart('api-calls.svg', 'CPU per API call'),
+    ],
+  };
+}
+
+function heap(h) {
+  const p = h?.per_pod;
+  return {
+    name: 'Controller heap',
+    script: 'bench:heap',
+    command: h?.command,
+    readme: !p ? undefined : `${int(p.heap_bytes)} live bytes and ${sig(p.objects)} live objects per pod`,
+    section: () => !p ? undefined : [
+      `Live heap of the converged controller per pod (each with its PVC, PV and VolumeAttachment): the slope between ${int(h.runs?.[0]?.nodes)} and ${int(h.runs?.[1]?.nodes)} nodes; what every major GC marks.`,
+      '',
+      table(['live bytes/pod', 'live objects/pod', 'strings', 'ropes', 'objects', 'arrays', 'other'], [[int(p.heap_bytes), sig(p.objects), sig(p.strings), sig(p.ropes), sig(p.objects_plain), sig(p.arrays), sig(p.other)]]),
+    ],
+  };
+}
+
+function http(h, alloc) {
+  const runs = (h?.runs ?? []).filter((r) => !r.failed);
+  const failed = (h?.runs ?? []).filter((r) => r.failed);
+  const first = runs[0];
+  const met = (ok) => (ok === undefined ? '' : ok ? ' ✓' : ' ✗');
+  const allocSection = () => !Array.isArray(alloc?.routes) ? [] : [
+    '',
+    `Heap allocated per request (\`${alloc.command ?? 'npm run bench:http -- --alloc'}\`): the stand-in controller at ${int(alloc.nodes)} nodes with its loop stopped, V8's sampling heap profiler over ${int(alloc.duration_s)} s of autocannon per route.`,
+    '',
+    table(['route', 'bytes/request', 'largest allocators (bytes/request)'], alloc.routes.map((r) => [r.route, int(r.bytes_per_request), (r.top ?? []).slice(0, 3).map((t) => `${t.fn.split(' ')[0]} ${int(t.bytes_per_request)} B`).join('; ')])),
+  ];
+  return {
+    name: 'Inspection API',
+    script: 'bench:http',
+    command: h?.command,
+    readme: !first ? undefined
+      : runs.map((r) => `${nodes(r.nodes)} nodes: node lookup ${pct(r.node_vs_ceiling)} of a bare route, p99 ${sig(r.node_p99_ms_saturated, ' ms')} saturated / ${sig(r.node_p99_ms_paced, ' ms')} paced`).join('; '),
+    section: () => !first ? undefined : [
+      "The real controller reconciling the simulated fleet under churn, its inspection API loaded by autocannon from another process. The issue's targets: node lookup ≥ 50% of a bare route, p99 ≤ 5 ms, loop p99 under load ≤ 1.2× idle.",
+      '',
+      table(['nodes', 'converged in', 'node lookup ÷ bare route', 'node p99 saturated', 'node p99 paced', 'loop p99 idle / loaded', 'event loop delay p99 / max (loaded)'], runs.map((r) => [
+        int(r.nodes), sig(r.converge_s, ' s'), `${pct(r.node_vs_ceiling)}${met(r.targets?.node_vs_ceiling_min_0_5)}`,
+        `${sig(r.node_p99_ms_saturated, ' ms')}${met(r.targets?.node_p99_max_5ms_saturated)}`, `${sig(r.node_p99_ms_paced, ' ms')}${met(r.targets?.node_p99_max_5ms_paced)}`,
+        `${sig(r.loop_p99_ms_idle, ' ms')} / ${sig(r.loop_p99_ms_loaded, ' ms')}${met(r.targets?.loop_p99_loaded_max_1_2x_idle)}`,
+        `${sig(r.event_loop_delay?.loaded?.p99_ms, ' ms')} / ${sig(r.event_loop_delay?.loaded?.max_ms, ' ms')}`,
+      ])),
+      ...(failed.length ? ['', `Failed: ${failed.map((r) => `${int(r.nodes)} nodes (${String(r.failed).split('\n')[0].slice(0, 100)})`).join('; ')}.`] : []),
+      '',
+      'Each endpoint alone (medians of the sweeps; server CPU is the whole process: controller, API and plan worker):',
+      '',
+      table(['nodes', 'endpoint', 'req/s', 'p50', 'p99', 'server CPU/req'], (h.endpoints ?? []).map((e) => [int(e.nodes), e.name, int(e.req_per_s), sig(e.p50_ms, ' ms'), sig(e.p99_ms, ' ms'), sig(e.server_cpu_us_per_req, ' µs')])),
+      '',
+      ...chart('http-endpoints.svg', 'requests per second per endpoint'),
+      ...allocSection(),
+    ],
+  };
+}
+
+function e2e(e) {
+  const all = e?.runs ?? [];
+  const runs = all.filter((r) => !r.failed);
+  const failure = (r) => `failed: ${String(r.failed).split('\n')[0].split(': ')[0].slice(0, 80)}`;
+  const converge = (r) => (r.failed ? failure(r) : r.converged === false ? `not in ${int(r.converge_timeout_s ?? 900)} s` : sig(r.converge_s, ' s'));
+  // Watch ingest is the burst measured after the churn minute (rows with `watch_ingest`).
+  const watch = (r) => (r.watch_ingest === undefined ? '—' : `${short(r.ingest_events_per_s)}/s (${pct(r.ingest_ratio)})`);
+  const at = (v, atLeast) => `${atLeast ? '≥ ' : ''}${sig(v)}`;
+  const verdict = (ok, what) => `${what}: ${ok === undefined ? 'not measured' : ok ? '**met**' : '**missed**'}`;
+  const r50 = all.find((r) => r.nodes === 50_000);
+  const r100 = all.find((r) => r.nodes === 100_000);
+  const withWatch = runs.filter((r) => r.watch_ingest !== undefined && isNum(r.ingest_ratio));
+  const withVa = runs.filter((r) => isNum(r.pod_to_va_p99_ms));
+  return {
+    name: 'End to end',
+    script: 'bench:e2e',
+    command: e?.command,
+    readme: all.length === 0 ? undefined
+      : all.map((r) => `${nodes(r.nodes)} nodes: ${r.failed ? 'failed' : `converged in ${sig(r.converge_s, ' s')}, loop p99 ${sig(r.loop_p99_ms, ' ms')}, pod → VA p99 ${sig(r.pod_to_va_p99_ms, ' ms')}`}`).join('; '),
+    section: () => all.length === 0 ? undefined : [
+      `Simulator and controller as separate processes on the same 2 cores: cold start to every pair attached and reported, then ${int(e.config?.steady_s)} s of churn at ${int(e.config?.churn_per_s)} pod changes/s (loop, plan and new-pod latency are from that minute), then a burst of pod watch events the controller reads at its own pace (watch ingest, with its share of JSON.parse alone on the same lines). Each size's row comes from its latest run (${all.map((r) => code(r.command ?? `npm run bench:e2e -- --nodes ${r.nodes}`)).join(', ')}).`,
+      '',
+      table(['nodes', 'pods', 'converge', 'controller CPU', 'peak RSS MB', 'initial sync', 'watch ingest (÷ JSON.parse)', 'API writes/s', 'loop p50 / p99 ms', 'plan p50 / p99 ms', 'pod → VA p50 / p99 ms'], all.map((r) => [
+        int(r.nodes), int(r.pods), converge(r), sig(r.controller_cpu_s, ' s'), int(r.peak_rss_mb ?? r.peak_rss_mb_at_failure),
+        isNum(r.sync_objects_per_s) ? `${short(r.sync_objects_per_s)} obj/s` : '—', watch(r), int(r.api_writes_per_s),
+        `${at(r.loop_p50_ms, r.loop_p50_beyond_last_bucket)} / ${at(r.loop_p99_ms, r.loop_p99_beyond_last_bucket)}`, `${sig(r.plan_p50_ms)} / ${sig(r.plan_p99_ms)}`,
+        `${at(r.pod_to_va_p50_ms, r.pod_to_va_p50_at_least)} / ${at(r.pod_to_va_p99_ms, r.pod_to_va_p99_at_least)}`,
+      ])),
+      '',
+      `Targets: ${[
+        verdict(r50 ? isNum(r50.converge_s) && r50.converge_s <= 120 : undefined, '50k converge ≤ 120 s'),
+        verdict(r100 ? isNum(r100.converge_s) && r100.converge_s <= 240 : undefined, '100k ≤ 240 s (stretch)'),
+        verdict(r50 ? isNum(r50.loop_p99_ms) && r50.loop_p99_ms <= 20 : undefined, 'loop p99 ≤ 20 ms at 50k under churn'),
+        verdict(withVa.length ? withVa.every((r) => r.pod_to_va_p99_ms <= 200) : undefined, 'pod-to-VA p99 ≤ 200 ms'),
+        verdict(withWatch.length ? withWatch.every((r) => r.ingest_ratio >= 0.7) : undefined, 'watch ingest ≥ 70% of JSON.parse'),
+      ].join('; ')}.`,
+      '',
+      ...chart('convergence-time.svg', 'convergence time against fleet size'),
+      ...chart('loop-time.svg', 'loop time against fleet size'),
+      ...chart('ingest-vs-json-parse.svg', 'ingest against JSON.parse'),
+    ],
+  };
+}
+
+/** Benches outside the tiers, run as options: listed with their figures when their results exist. */
+function options(h2r, h2ret) {
+  const lines = [];
+  if (h2r?.cpu_us_per_request) {
+    const c = h2r.cpu_us_per_request;
+    lines.push(`- ${code(h2r.command ?? 'npm run bench:api -- --h2-request')}: client CPU of one HTTP/2 request on Node's own client: ${sig(c.native, ' µs')} as is, ${sig(c['light+priority'], ' µs')} with the two Node 20 workarounds of src/kube/raw-write.ts (${sig(h2r.raw_write_over_native)}×).`);
   }
-  return { rate: r.ingest_events_per_s, ratio: r.ingest_ratio, podRate: r.ingest_cpu_events_per_s, podRatio: r.ingest_cpu_ratio };
+  if (h2ret?.variants) {
+    const v = h2ret.variants;
+    lines.push(`- ${code(h2ret.command ?? 'npm run bench:api -- --h2-retention')}: bytes promoted per finished call: HTTP/2 ${sig(v.http2?.promoted_bytes_per_call, ' B')}${v['http2-node-map'] ? `, HTTP/2 with Node's own stream Map ${sig(v['http2-node-map'].promoted_bytes_per_call, ' B')}` : ''}, HTTP/1.1 ${sig(v['http1.1']?.promoted_bytes_per_call, ' B')}.`);
+  }
+  return lines;
 }
 
-/** What the watch ingest column is, and the burst's size per row. */
-function ingestNote(runs) {
-  const sized = runs.filter((r) => r.watch_ingest !== undefined);
-  if (sized.length === 0) return 'Watch ingest was not measured in these rows (from session 28 on, `npm run bench:e2e` measures it after the churn minute).';
-  const sizes = [...new Set(sized.map((r) => int(r.watch_ingest.burst_events)))].join(' / ');
-  const rounds = [...new Set(sized.map((r) => r.watch_ingest.rounds ?? 1))];
-  const of = rounds.length === 1 && rounds[0] === 1 ? 'a burst' : `the median of ${rounds.join(' / ')} bursts, each`;
-  return `Watch ingest is pod watch events/s the controller applied from ${of} of ${sizes} MODIFIED events (an annotation changed: nothing its pod projection reads), served after the churn minute as fast as the controller reads them, each through client-node's \`Watch\` like any event (bench/lib/e2e-watch-ingest.ts), as a share of JSON.parse alone on the same lines.`;
+function benches() {
+  return [kernel(load('kernel')), listRead(load('list-read')), sim(load('sim')), api(load('api-writes')), heap(load('heap')), http(load('http'), load('http-alloc')), e2e(load('e2e'))];
 }
 
-/** How each row's pod → VA latency was taken (`pod_va_source`; rows without it came from the bench's watches). */
-function podVaNote(runs) {
-  const by = (kind) => runs.filter((r) => (r.pod_va_source ?? 'watch') === kind).map((r) => short(r.nodes));
-  const commit = by('commit');
-  const watch = by('watch');
-  const parts = [];
-  if (commit.length) parts.push(`${commit.join(', ')}: from the commit of a new pod to the commit of its VolumeAttachment, timed inside the simulator (\`--pod-va-source commit\`, the default)`);
-  if (watch.length) parts.push(`${watch.join(', ')}: from the bench's first sighting of each on its own watches (\`--pod-va-source watch\`)`);
-  return `Pod → VA: ${parts.join('; ')}.`;
-}
-
+/** The README block: one line per bench. */
 export function benchBlock() {
-  const note = '<!-- generated by `node scripts/bench-table.js` from bench/results/*.json; edit the script, not this block -->';
-  return [note, kernelSection(load('kernel')), listReadSection(load('list-read')), simSection(load('sim')), apiSection(load('api-writes')), h2Section(load('h2-request')), h2RetentionSection(load('h2-retention')), storeStringsSection(load('store-strings')), besideSection(load('api-beside-http')), httpSection(load('http')), httpAllocSection(load('http-alloc')), e2eSection(load('e2e')), heapSection(load('heap'))].join('\n\n');
+  const note = '<!-- generated by `npm run bench:table` from bench/results/*.json; edit scripts/bench-table.js, not this block -->';
+  const rows = benches().map((b) => [b.name, b.readme ?? 'not measured yet', code(`npm run ${b.script}`)]);
+  return [
+    note,
+    table(['bench', 'key figures', 'command'], rows),
+    '',
+    'Every figure, the exact commands and the charts: [bench/results/summary.md](bench/results/summary.md). What they mean and what limits the controller at scale: [docs/performance.md](docs/performance.md).',
+  ].join('\n');
+}
+
+const clock = (s) => (isNum(s) ? `${Math.floor(s / 60)} min ${String(Math.round(s % 60)).padStart(2, '0')} s` : '—');
+
+/** bench/results/summary.md. */
+export function summary() {
+  const run = load('run');
+  const head = [
+    '# Benchmark summary',
+    '',
+    '<!-- generated by `npm run bench:table` (scripts/bench-table.js) from bench/results/*.json; do not edit -->',
+    '',
+    'All figures from one 2-core machine that also runs the simulator and the load clients; runs of the same code differ by up to ~1.5× from one hour to the next. [docs/performance.md](../../docs/performance.md) explains them.',
+  ];
+  if (run?.steps?.length) {
+    head.push('', `Last harness run: ${code(run.command)} (${run.tier} tier), ${clock(run.wall_s)} in all.`, '',
+      table(['step', 'command', 'status', 'time'], run.steps.map((s) => [s.name, code(s.command), s.status === 'ok' ? 'ok' : `**${s.status}** (exit ${s.exit_code ?? s.signal})`, clock(s.seconds)])));
+  }
+  const sections = benches().map((b) => {
+    const body = b.section();
+    return [`## ${b.name}`, '', `Command: ${code(b.command ?? `npm run ${b.script}`)}`, '', ...(body ?? [`Not measured yet: ${code(`npm run ${b.script}`)}.`])].join('\n');
+  });
+  const more = options(load('h2-request'), load('h2-retention'));
+  if (more.length) sections.push(['## Options outside the tiers', '', 'Checks of the Node 20 workarounds in the HTTP/2 client, worth a run on a new Node major:', '', ...more].join('\n'));
+  return `${[head.join('\n'), ...sections].join('\n\n').replace(/\n{3,}/g, '\n\n')}\n`;
+}
+
+function writeSummary() {
+  const text = summary();
+  const old = existsSync(SUMMARY) ? readFileSync(SUMMARY, 'utf8') : '';
+  if (old !== text) writeFileSync(SUMMARY, text);
+  console.log(old === text ? 'bench/results/summary.md already up to date' : 'wrote bench/results/summary.md');
 }
 
 function main(args) {
-  const block = benchBlock();
+  const known = ['--print', '--check', '--summary'];
+  const unknown = args.find((a) => !known.includes(a));
+  if (unknown) {
+    console.error(`bench-table: unknown flag ${unknown} (flags: ${known.join(' ')})`);
+    return 2;
+  }
   if (args.includes('--print')) {
-    console.log(block);
+    console.log(benchBlock());
+    return 0;
+  }
+  if (args.includes('--summary')) {
+    writeSummary();
     return 0;
   }
   const text = readFileSync(README, 'utf8');
@@ -342,14 +327,15 @@ function main(args) {
     console.error(`README.md has no ${BEGIN} … ${END} block`);
     return 2;
   }
-  const next = `${text.slice(0, b + BEGIN.length)}\n${block}\n${text.slice(e)}`;
+  const next = `${text.slice(0, b + BEGIN.length)}\n${benchBlock()}\n${text.slice(e)}`;
   if (args.includes('--check')) {
     if (next === text) return 0;
-    console.error('README.md benchmark tables are out of date: run node scripts/bench-table.js');
+    console.error('README.md benchmark table is out of date: run npm run bench:table');
     return 1;
   }
+  writeSummary();
   if (next !== text) writeFileSync(README, next);
-  console.log(next === text ? 'README.md benchmark tables already up to date' : 'README.md benchmark tables regenerated');
+  console.log(next === text ? 'README.md benchmark table already up to date' : 'README.md benchmark table regenerated');
   return 0;
 }
 

@@ -11,7 +11,7 @@ export interface ChartRun {
   converge_s: number | null;
   loop_p50_ms: number | null;
   loop_p99_ms: number | null;
-  /** The watch burst's events/s from session 28 on; before it, the sync's objects/s (see `rates`). */
+  /** The watch burst's events/s; in older rows (no `watch_ingest`), the sync's objects/s (see `rates`). */
   ingest_events_per_s: number | null;
   ingest_cpu_events_per_s?: number | null;
   watch_ingest?: unknown;
@@ -29,7 +29,7 @@ const pts = (runs: readonly ChartRun[], f: (r: ChartRun) => number | null | unde
     return typeof y === 'number' && Number.isFinite(y) ? [[r.nodes, y] as const] : [];
   });
 const num = (v: number | null | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-/** A row's rates under session 28's names, whichever names it was recorded with. */
+/** A row's rates under the current names, whichever names it was recorded with. */
 const rates = (r: ChartRun) =>
   r.watch_ingest === undefined && r.sync_objects_per_s === undefined
     ? { watch: null, sync: num(r.ingest_events_per_s), pods: num(r.ingest_cpu_events_per_s) }

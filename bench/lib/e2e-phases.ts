@@ -87,8 +87,8 @@ export async function converge(probe: ControllerProbe, ctl: Child, nodes: NodeSt
  * objects per second end to end (over the window in which the seven lists ran concurrently:
  * server, transfer, parse, projection); the controller's own reading rate of pods (pods per
  * second of its main thread's time on the pod pages, comparable to JSON.parse alone on the same
- * pod objects); and the pods list in detail. (Before session 28 these were the run's "ingest";
- * ingest is now the watch burst's, e2e-watch-ingest.ts.)
+ * pod objects); and the pods list in detail. (The run's "ingest" is the watch burst's,
+ * e2e-watch-ingest.ts.)
  */
 export function syncFigures(listed: readonly ListedLine[], t0Epoch: number): Record<string, unknown> {
   const first = new Map<string, ListedLine>();

@@ -1,6 +1,7 @@
 // The cost of one HTTP/2 request on Node's client, as src/kube/raw-write.ts sends it and as it
-// would without its two Node 20 workarounds: `npm run bench:h2` = `node --import tsx
-// bench/h2-request.bench.ts [--requests 20000 --rounds 4 --concurrency 64 --out FILE]`.
+// would without its two Node 20 workarounds: `npm run bench:api -- --h2-request [--requests 20000
+// --rounds 4 --concurrency 64 --out FILE]` (bench/api-writes.bench.ts). Worth a run on a new Node
+// major: when `native` costs what `light+priority` does, the workarounds can go.
 //
 // Variants, each in its own process (V8's inline caches see one options shape per process, as
 // in the controller), against one h2c server in another process that answers 201 with a small
@@ -8,22 +9,22 @@
 //   native         session.request(headers, { endStream, signal? })
 //   light-bind     the same inside withLightAsyncBind (no DEP0172 accessor per request)
 //   light+priority light-bind with h2RequestOptions (priority given up front) (what raw-write sends)
-//   light+spread   the same options as `{ ...priority, endStream, signal }`, as raw-write built
-//                  them before session 25 (on Node 20 each such object gets hidden classes of its
-//                  own: raw-write.ts, h2RequestOptions)
+//   light+spread   the same options as `{ ...priority, endStream, signal }`, as raw-write once
+//                  built them (on Node 20 each such object gets hidden classes of its own:
+//                  raw-write.ts, h2RequestOptions)
 // Each client process warms up, then measures its own CPU (user + system) µs per request over
 // three blocks of `--requests` POSTs, `--concurrency` at a time (median of the three). The
 // variants run in turn, their order rotating, for `--rounds` rounds; the result is the median
 // per variant and the ratios between them. Prints JSON and writes bench/results/h2-request.json.
+// Child processes run this file (FA_H2_BENCH_ROLE set).
 import http2 from 'node:http2';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { withLightAsyncBind } from '../src/kube/light-async-bind.js';
-import { h2RequestOptions } from '../src/kube/raw-write.js';
-import { forkTs, nextMessage, runChild, runMain } from './lib/children.js';
-import { requestBenchArgs } from './lib/request-bench-args.js';
-import { median, round } from './lib/stats.js';
+import { withLightAsyncBind } from '../../src/kube/light-async-bind.js';
+import { h2RequestOptions } from '../../src/kube/raw-write.js';
+import { forkTs, nextMessage, runChild } from './children.js';
+import { median, round } from './stats.js';
 
 const ROLE = 'FA_H2_BENCH_ROLE';
 const VARIANTS = ['native', 'light-bind', 'light+priority', 'light+spread'] as const;
@@ -82,8 +83,9 @@ async function clientChild(variant: Variant, port: number, requests: number, con
   process.send?.({ cpuUsPerRequest: median(perRequest) });
 }
 
-async function main(): Promise<void> {
-  const { requests, rounds, concurrency, out } = requestBenchArgs({ requests: 20000, rounds: 4, results: 'h2-request.json' });
+export interface RequestBenchConfig { requests: number; rounds: number; concurrency: number; out: string; command: string }
+
+export async function runH2Request({ requests, rounds, concurrency, out, command }: RequestBenchConfig): Promise<void> {
   const self = fileURLToPath(import.meta.url);
   const server = forkTs(self, [], { [ROLE]: 'server' });
   try {
@@ -101,7 +103,7 @@ async function main(): Promise<void> {
     const med = (v: Variant) => median(runs[v]) ?? NaN;
     const text = JSON.stringify({
       bench: 'h2-request',
-      command: 'npm run bench:h2',
+      command,
       date: new Date().toISOString(),
       machine: { cpus: availableParallelism(), node: process.version, loadavg_at_end: loadavg().map((l) => round(l, 2)) },
       config: { requests, rounds, concurrency },
@@ -127,4 +129,4 @@ else if (role === 'client') {
     await clientChild(c.variant, c.port, c.requests, c.concurrency);
     process.exit(0);
   });
-} else runMain(main);
+}

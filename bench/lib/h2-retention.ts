@@ -1,6 +1,7 @@
 // What a finished hot call leaves for the garbage collector, per transport:
-// `npm run bench:h2-retention` = `node --import tsx bench/h2-retention.bench.ts
-// [--requests 30000 --rounds 4 --concurrency 64 --out FILE]`.
+// `npm run bench:api -- --h2-retention [--requests 30000 --rounds 4 --concurrency 64 --out FILE]`
+// (bench/api-writes.bench.ts); child processes run this file (FA_H2R_BENCH_ROLE set). Worth a run
+// on a new Node major: when `http2-node-map` leaves what `http2` does, the StreamTable can go.
 //
 // A Node 20 HTTP/2 session's Map of open streams, once promoted, leaves a stale old-space table
 // behind each time V8 rebuilds it, and the streams in it (with every object a call hangs on
@@ -19,13 +20,13 @@ import http2 from 'node:http2';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { loadKubeConfig } from '../src/kube/kube-config.js';
-import { sendRaw } from '../src/kube/raw-write.js';
-import { generateTls } from '../src/sim/server/tls.js';
-import { forkTs, nextMessage, runChild, runMain } from './lib/children.js';
-import { scavengesBetween } from './lib/gc-nvp.js';
-import { requestBenchArgs } from './lib/request-bench-args.js';
-import { median, round } from './lib/stats.js';
+import { loadKubeConfig } from '../../src/kube/kube-config.js';
+import { sendRaw } from '../../src/kube/raw-write.js';
+import { generateTls } from '../../src/sim/server/tls.js';
+import { forkTs, nextMessage, runChild } from './children.js';
+import { scavengesBetween } from './gc-nvp.js';
+import type { RequestBenchConfig } from './h2-request.js';
+import { median, round } from './stats.js';
 
 const ROLE = 'FA_H2R_BENCH_ROLE';
 const VARIANTS = ['http2', 'http2-node-map', 'http1.1'] as const;
@@ -86,8 +87,7 @@ current-context: x
   process.send?.({ cpuUsPerRequest: (c.user + c.system) / requests });
 }
 
-async function main(): Promise<void> {
-  const { requests, rounds, concurrency, out } = requestBenchArgs({ requests: 30000, rounds: 4, results: 'h2-retention.json' });
+export async function runH2Retention({ requests, rounds, concurrency, out, command }: RequestBenchConfig): Promise<void> {
   const self = fileURLToPath(import.meta.url);
   const server = forkTs(self, [], { [ROLE]: 'server' });
   try {
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
     const per = (v: Variant) => ({ promoted_bytes_per_call: round(med(v, 'promoted'), 0), young_survivor_bytes_per_call: round(med(v, 'survived'), 0), scavenge_pause_ms_per_1000_calls: round(med(v, 'pauseMsPer1000'), 1), cpu_us_per_call: round(med(v, 'cpuUs'), 1) });
     const text = JSON.stringify({
       bench: 'h2-retention',
-      command: 'npm run bench:h2-retention',
+      command,
       date: new Date().toISOString(),
       machine: { cpus: availableParallelism(), node: process.version, loadavg_at_end: loadavg().map((l) => round(l, 2)) },
       config: { requests, rounds, concurrency, calls: 'half POST (answer drained), half GET (answer parsed), src/kube/raw-write.ts sendRaw over TLS' },
@@ -133,4 +133,4 @@ else if (role === 'client') {
     await clientChild(c.variant, c.port, c.ca, c.requests, c.concurrency);
     process.exit(0);
   });
-} else runMain(main);
+}

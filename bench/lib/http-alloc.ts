@@ -1,5 +1,6 @@
-// Heap allocated per inspection request (issue 5, GC pressure): `npm run bench:http-alloc`
-// [-- --nodes 10000 --duration 4 --routes bare,bare-sized,node,volume,summary --out FILE].
+// Heap allocated per inspection request (issue 5, GC pressure): `npm run bench:http -- --alloc`
+// [--nodes 10000 --duration 4 --routes bare,bare-sized,node,volume,summary --out FILE]
+// (bench/http.bench.ts).
 //
 // Why: at 100k nodes every scavenge stops the controller's loop for ~10 ms, and how often one
 // comes is the young bytes allocated over the young generation's size; so the bytes a request
@@ -11,15 +12,12 @@
 // sampling heap profiler records this process's allocations, objects already freed included; the
 // bytes sampled over the requests answered are the allocation per request, by allocating
 // function. The profiler slows the server several times over: the rates printed are not
-// bench:http's. Results: bench/results/http-alloc.json (or `--out FILE`); `node
-// scripts/bench-table.js` then regenerates the README table.
+// bench:http's. Results: bench/results/http-alloc.json (or `--out FILE`).
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
-import { parseArgs } from 'node:util';
-import { runMain } from './lib/children.js';
 
 interface SampledProfile {
   head: ProfileNode;
@@ -32,23 +30,11 @@ interface ProfileNode {
 }
 interface RouteAlloc { route: string; requests: number; bytes_per_request: number; top: Array<{ fn: string; bytes_per_request: number }> }
 
-const ROUTES = ['bare', 'bare-sized', 'node', 'volume', 'summary'] as const;
-type Route = (typeof ROUTES)[number];
+export const ALLOC_ROUTES = ['bare', 'bare-sized', 'node', 'volume', 'summary'] as const;
+export type AllocRoute = (typeof ALLOC_ROUTES)[number];
+type Route = AllocRoute;
 
-const { values: flags } = parseArgs({
-  options: {
-    nodes: { type: 'string', default: '10000' },
-    duration: { type: 'string', default: '4' },
-    routes: { type: 'string', default: ROUTES.join(',') },
-    out: { type: 'string' },
-  },
-});
-
-function positive(name: string, v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name}: not a positive integer: ${v}`);
-  return n;
-}
+export interface AllocConfig { nodes: number; seconds: number; routes: readonly Route[]; out: string | URL; command: string }
 
 /** Bytes per request by allocating function, from a sampling heap profile. */
 function attribute(profile: SampledProfile, requests: number): Omit<RouteAlloc, 'route' | 'requests'> {
@@ -85,16 +71,10 @@ async function load(url: string, seconds: number): Promise<number> {
   return result.requests.total;
 }
 
-async function main(): Promise<void> {
-  const nodes = positive('nodes', flags.nodes);
-  const seconds = positive('duration', flags.duration);
-  const routes = flags.routes.split(',').map((r) => {
-    if (!(ROUTES as readonly string[]).includes(r)) throw new Error(`--routes: unknown route ${r} (known: ${ROUTES.join(', ')})`);
-    return r as Route;
-  });
-  const { startStandInController, standInView, nodeName, volumeName } = await import('../test/http/stand-in-controller.js');
-  const { createControllerMetrics } = await import('../src/metrics/controller-metrics.js');
-  const { buildServer, listenServer } = await import('../src/http/server.js');
+export async function runHttpAlloc({ nodes, seconds, routes, out, command }: AllocConfig): Promise<void> {
+  const { startStandInController, standInView, nodeName, volumeName } = await import('../../test/http/stand-in-controller.js');
+  const { createControllerMetrics } = await import('../../src/metrics/controller-metrics.js');
+  const { buildServer, listenServer } = await import('../../src/http/server.js');
 
   const loop = startStandInController(nodes);
   await loop.stop(); // the fleet stays; nothing but requests allocates from here on
@@ -136,8 +116,9 @@ async function main(): Promise<void> {
   if (node_ !== undefined && sizedBytes !== undefined) console.log(`\nnode lookup ÷ node-sized bare route: ${(node_ / sizedBytes).toFixed(2)}×`);
   session.disconnect();
   await app.close();
-  const out = flags.out ?? new URL('results/http-alloc.json', import.meta.url);
   const record = {
+    bench: 'http-alloc',
+    command,
     date: new Date().toISOString(),
     machine: { cpus: availableParallelism(), node: process.version, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
     nodes,
@@ -149,5 +130,3 @@ async function main(): Promise<void> {
   writeFileSync(out, `${JSON.stringify(record, null, 2)}\n`);
   console.log(`wrote ${out instanceof URL ? out.pathname : out}`);
 }
-
-runMain(main);

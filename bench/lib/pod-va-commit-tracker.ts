@@ -8,8 +8,7 @@
  * Why not the bench's own watches (pod-va-tracker.ts, still `--pod-va-source watch`): they are
  * three more watch streams on the machine under test, ~6,600 events/s at 10k nodes under churn,
  * each parsed by the bench (0.07-0.09 of a core on a 2-core machine the simulator and controller
- * nearly fill). Both sources over one window agree within 1-5% (session 27,
- * docs/performance-log.md), and alternating runs showed no difference in the tail beyond the
+ * nearly fill). Both sources over one window agree within 1-5% (docs/performance.md), and alternating runs showed no difference in the tail beyond the
  * runs' spread; this one is the interval the API server records and keeps the bench's CPU out
  * of the minute. A subscriber here reads the object the store lends while it delivers (no
  * parse), and a VolumeAttachment's object only while a timed pod waits for its attachment.
