@@ -5,7 +5,7 @@
  * (`namespace/name`) are such ropes. Reading a character of a rope makes V8 flatten it in place
  * (one flat copy, which the rope then points to alone), and the next scavenge replaces every
  * reference to such a rope with the flat string, so the rope's objects die young. This costs the
- * one copy; an encode and decode through a Buffer (before session 13) cost that copy, a Buffer
+ * one copy; an encode and decode through a Buffer would cost that copy, a Buffer
  * and a comparison of the two, ~2.5× the time. Strings from `JSON.parse` or a Buffer are flat
  * already (a no-op then). Returns `s`, for use in expressions.
  */

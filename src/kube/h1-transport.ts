@@ -9,7 +9,7 @@
  * HTTP/2 makes every received header value outside HPACK's static table an old-space external
  * string that only a full collection frees, one by one, on both sides of the connection, while
  * HTTP/1.1 costs both sides a TLS record and a socket write per call. HTTP/2 stays the default
- * (docs/performance-log.md, session 29).
+ * (docs/performance.md, API writes).
  *
  * Contract: one pool per cluster and TLS material (kube-config.ts caches it); a call is sent with
  * `dispatch` and settled exactly once: by its response, its error, its `timeoutMs` (the request is

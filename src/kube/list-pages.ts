@@ -6,7 +6,7 @@
  * - Pipelined: the next page is requested as soon as the current page's continue token shows in
  *   the start of its body (list-head.ts), so the server produces page n+1 while page n is still
  *   being received, parsed and projected. At most one page is requested ahead (two or more
- *   measured no faster: `npm run bench:e2e -- --nodes 10000`, two runs each, session 10).
+ *   measured no faster: `npm run bench:e2e -- --nodes 10000`, two runs each).
  * - Each page request is retried on 429 and transient failures (list-retry.ts).
  * - An expired continue token (410) restarts the list from the first page, as client-go's pager
  *   does, after `onRestart` (the caller forgets what it collected); after `maxRestarts` the list

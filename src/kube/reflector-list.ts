@@ -96,7 +96,7 @@ export async function listIntoStore<T>(core: ReflectorCore<T>): Promise<ListSumm
 /**
  * The store's replace in chunks of {@link APPLY_CHUNK} objects with a turn of the event loop
  * between them, listed objects first and deletions last (ProjectionStore.replaceInChunks says
- * why). A relist of a million pods applied in one block held the thread ~1.6 s (session 24),
+ * why). A relist of a million pods applied in one block held the thread ~1.6 s,
  * long enough for seven relists at once (an API server that lost its watch history) to stall
  * passes, probes and the lease renewal. Stops, as the list would, if the reflector stops.
  */

@@ -57,8 +57,8 @@ export function nodeLookup(nodes: { get(name: string): unknown }): NodeLookup {
 /**
  * The report sets of the world state by node name. `flaggedNodes` runs once per pass (every
  * 100 ms under churn): it takes the world state's scan of its node flags, a typed-array read per
- * node that allocates only the answer. Until session 15 it walked the live node ids a page at a
- * time in a generator, which allocated every id and an iterator result per node and pass: 56% of
+ * node that allocates only the answer. Walking the live node ids a page at a time in a
+ * generator would allocate every id and an iterator result per node and pass: 56% of
  * everything the controller allocated at 50k nodes under light churn (a sampling heap profile,
  * `npm run bench:e2e -- --nodes 50000 --churn 100`).
  */

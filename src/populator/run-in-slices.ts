@@ -34,7 +34,7 @@ export interface SliceOptions {
  * (only I/O callbacks run between its slices), while the watches and operations it shares it
  * with need ~0.7–0.8 of it under churn. At a fifth of the thread a pass takes five times as long
  * in wall time, well inside its period, and leaves the rest to them. (Its effect on the new-pod
- * tail at 50k was not separable from the full collections', docs/performance-log.md.)
+ * tail at 50k was not separable from the full collections', docs/performance.md.)
  */
 export const PERIODIC_PASS_DUTY = 0.2;
 

@@ -288,8 +288,8 @@ function conflict(info: ResourceInfo, name: string): StoreError {
  * keeps `a + b` as a pair of pointers, here to two slices that hold the whole serialisation
  * they were cut from, and this string lives as long as the object is stored and its events are
  * in the window. As a rope every scavenge copied its four parts, and the next read flattened it
- * into another copy anyway. `npm run bench:store-strings` measures the two side by side in a
- * store-shaped sketch (session 26: scavenge pauses 0.58×, the helper threads' share 0.35×).
+ * into another copy anyway. Measured side by side in a store-shaped sketch: scavenge pauses
+ * 0.58×, the helper threads' share 0.35× (docs/performance.md).
  */
 export function withResourceVersion(json: string, from: string, to: string): string | undefined {
   const field = `"resourceVersion":"${from}"`;

@@ -55,7 +55,7 @@ function callH2(t: Target, method: string, path: string, headers: Record<string,
     let resHeaders: Record<string, string | string[] | undefined> = {};
     req.on('response', (h) => {
       status = Number(h[':status']);
-      resHeaders = { ...h, 'x-alpn': session.alpnProtocol };
+      resHeaders = { ...(h as Record<string, string | string[] | undefined>), 'x-alpn': session.alpnProtocol };
     });
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
