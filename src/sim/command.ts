@@ -3,12 +3,17 @@
  * and serves the Kubernetes API on --listen until SIGINT/SIGTERM. With --kubeconfig-out the
  * kubeconfig appears (atomically) once the server is listening and the fleet generated, so a
  * script can wait for the file.
+ *
+ * `fleet-attach sim --actors-only --kubeconfig F`: no server; the actors and the generator run
+ * over the API against the cluster of F (src/sim/remote), e.g. a kube-apiserver with no kubelets
+ * and no CSI attacher. The fleet flags mean the same; the server's flags are refused.
  */
 import { fleetError } from '../errors/index.js';
-import { flagHelp, parseFlags, type FlagSpecs } from '../cli/flags.js';
+import { flagHelp, parseFlags, type FlagSpecs, type ParsedFlags } from '../cli/flags.js';
 import { logger } from '../log/logger.js';
 import { DEFAULT_FLEET_ACTOR_OPTIONS as D, type FleetActorOptions } from './actors/index.js';
 import { FAULTS_ADMIN_PATH, parseFaultSpec } from './faults/index.js';
+import { startRemoteFleet } from './remote/index.js';
 import { startSimulator } from './server/index.js';
 
 const onOff = ['on', 'off'] as const;
@@ -40,7 +45,18 @@ export const SIM_FLAGS = {
   'lease-renew-interval': { kind: 'duration', default: D.leaseRenewMs, min: 100, help: 'period of each node Lease renewal' },
   faults: { kind: 'string', default: '', help: `fault injection spec, e.g. "drop-watch=30s,error500=0.02,error429=0.02:retry-after=1,latency=5ms..50ms,flap=0.5" (see src/sim/faults/fault-spec.ts); "none" starts with none but serves ${FAULTS_ADMIN_PATH} to switch them on` },
   'fault-seed': { kind: 'int', default: -1, min: -1, max: 0xffffffff, help: 'seed of the fault draws (default: --seed)' },
+  'actors-only': { kind: 'bool', default: false, help: 'serve nothing: run the generator and the actors over the API against the cluster of --kubeconfig (e.g. a kube-apiserver with no kubelets and no CSI attacher)' },
+  kubeconfig: { kind: 'string', default: '', help: 'with --actors-only: kubeconfig of the cluster to drive' },
+  'kube-api-qps': { kind: 'float', default: 200, min: 0, max: 1_000_000, help: 'with --actors-only: API calls per second (0: unlimited)' },
+  'kube-api-burst': { kind: 'int', default: 400, min: 1, max: 1_000_000, help: 'with --actors-only: API calls allowed at once above the rate' },
+  'kube-api-max-in-flight': { kind: 'int', default: 32, min: 1, max: 4096, help: 'with --actors-only: objects written at once (one call each)' },
 } as const satisfies FlagSpecs;
+
+/** The flags of the API server, which `--actors-only` does not start. */
+const SERVER_FLAGS = ['listen', 'token', 'tls-cert-file', 'tls-private-key-file', 'insecure-http', 'kubeconfig-out', 'watch-window', 'faults', 'fault-seed'] as const;
+
+const USAGE = `usage: fleet-attach sim [flags]
+       fleet-attach sim --actors-only --kubeconfig FILE [fleet flags]   (the actors over the API of an existing cluster)`;
 
 /** Splits `host:port`, `[v6]:port` or `:port`; an empty host is loopback. */
 export function parseListen(raw: string): { host: string; port: number } {
@@ -53,10 +69,16 @@ export function parseListen(raw: string): { host: string; port: number } {
 export async function simCommand(argv: string[]): Promise<number> {
   const { flags: f, positional, help } = parseFlags(SIM_FLAGS, argv);
   if (help) {
-    console.log(`usage: fleet-attach sim [flags]\n\nflags:\n${flagHelp(SIM_FLAGS)}`);
+    console.log(`${USAGE}\n\nflags:\n${flagHelp(SIM_FLAGS)}`);
     return 0;
   }
   if (positional.length > 0) throw fleetError('FA_ERR_FLAG_INVALID', `unexpected argument: ${positional[0]}`);
+  if (f['actors-only'] && !f.kubeconfig) throw fleetError('FA_ERR_FLAG_INVALID', 'flag --actors-only needs --kubeconfig (the cluster the actors drive)');
+  if (!f['actors-only'] && f.kubeconfig) throw fleetError('FA_ERR_FLAG_INVALID', 'flag --kubeconfig is for --actors-only (the simulator serves its own cluster; see --kubeconfig-out)');
+  if (f['actors-only']) {
+    const server = SERVER_FLAGS.filter((n) => f[n] !== SIM_FLAGS[n].default);
+    if (server.length > 0) throw fleetError('FA_ERR_FLAG_INVALID', `flag --${server[0]} is not used with --actors-only (no API server is started)`);
+  }
   if (Boolean(f['tls-cert-file']) !== Boolean(f['tls-private-key-file'])) {
     throw fleetError('FA_ERR_FLAG_INVALID', 'flags --tls-cert-file and --tls-private-key-file must be given together');
   }
@@ -84,6 +106,12 @@ export async function simCommand(argv: string[]): Promise<number> {
   };
   const log = logger('sim');
   let lastProgress = 0;
+  const onProgress = (done: number, total: number) => {
+    if (done < total && Date.now() - lastProgress < 2000) return;
+    lastProgress = Date.now();
+    log.info({ nodes: done, total }, 'generating fleet');
+  };
+  if (f['actors-only']) return actorsOnly(f, fleet, onProgress);
   const sim = await startSimulator({
     host,
     port,
@@ -95,20 +123,44 @@ export async function simCommand(argv: string[]): Promise<number> {
     watchWindow: f['watch-window'],
     fleet,
     ...(f.faults ? { faultInjection: f.faults, faultSeed: f['fault-seed'] >= 0 ? f['fault-seed'] : f.seed } : {}),
-    onProgress: (done, total) => {
-      if (done < total && Date.now() - lastProgress < 2000) return;
-      lastProgress = Date.now();
-      log.info({ nodes: done, total }, 'generating fleet');
-    },
+    onProgress,
   });
   if (sim.population) log.info({ ...sim.population }, 'fleet generated');
   if (sim.faults) log.info({ admin: `${sim.url}${FAULTS_ADMIN_PATH}` }, `fault injection on; read it with \`kubectl get --raw ${FAULTS_ADMIN_PATH}\`, change it with \`kubectl create --raw ${FAULTS_ADMIN_PATH} -f SPEC_FILE\` (the kubeconfig's client certificate or the --token)`);
-  await new Promise<void>((resolve) => {
+  await untilSignal();
+  log.info('stopping');
+  await sim.stop();
+  return 0;
+}
+
+/** Period of the actors-only progress line (actor and API counters). */
+const STATS_EVERY_MS = 60_000;
+
+/** `--actors-only`: the remote fleet until SIGINT/SIGTERM. */
+async function actorsOnly(f: ParsedFlags<typeof SIM_FLAGS>, fleet: Partial<FleetActorOptions>, onProgress: (done: number, total: number) => void): Promise<number> {
+  const log = logger('sim');
+  const remote = await startRemoteFleet({
+    kubeconfig: { path: f.kubeconfig },
+    fleet,
+    qps: f['kube-api-qps'],
+    burst: f['kube-api-burst'],
+    maxInFlight: f['kube-api-max-in-flight'],
+    onProgress,
+  });
+  log.info({ objects: remote.store.stats().objects, ...remote.population }, 'actors running against the cluster');
+  const timer = setInterval(() => log.info(remote.stats(), 'actors'), STATS_EVERY_MS);
+  timer.unref();
+  await untilSignal();
+  clearInterval(timer);
+  log.info('stopping');
+  await remote.stop();
+  return 0;
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise<void>((resolve) => {
     const done = () => resolve();
     process.once('SIGINT', done);
     process.once('SIGTERM', done);
   });
-  log.info('stopping');
-  await sim.stop();
-  return 0;
 }
