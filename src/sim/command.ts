@@ -13,7 +13,7 @@ import { flagHelp, parseFlags, type FlagSpecs, type ParsedFlags } from '../cli/f
 import { logger } from '../log/logger.js';
 import { DEFAULT_FLEET_ACTOR_OPTIONS as D, type FleetActorOptions } from './actors/index.js';
 import { FAULTS_ADMIN_PATH, parseFaultSpec } from './faults/index.js';
-import { startRemoteFleet } from './remote/index.js';
+import { DEFAULT_NODE_SELECTOR, startRemoteFleet } from './remote/index.js';
 import { startSimulator } from './server/index.js';
 
 const onOff = ['on', 'off'] as const;
@@ -45,8 +45,9 @@ export const SIM_FLAGS = {
   'lease-renew-interval': { kind: 'duration', default: D.leaseRenewMs, min: 100, help: 'period of each node Lease renewal' },
   faults: { kind: 'string', default: '', help: `fault injection spec, e.g. "drop-watch=30s,error500=0.02,error429=0.02:retry-after=1,latency=5ms..50ms,flap=0.5" (see src/sim/faults/fault-spec.ts); "none" starts with none but serves ${FAULTS_ADMIN_PATH} to switch them on` },
   'fault-seed': { kind: 'int', default: -1, min: -1, max: 0xffffffff, help: 'seed of the fault draws (default: --seed)' },
-  'actors-only': { kind: 'bool', default: false, help: 'serve nothing: run the generator and the actors over the API against the cluster of --kubeconfig (e.g. a kube-apiserver with no kubelets and no CSI attacher)' },
+  'actors-only': { kind: 'bool', default: false, help: 'serve nothing: create the fleet (--nodes 0: none) and run the actors over the API of the cluster of --kubeconfig (e.g. a kube-apiserver with no kubelets and no CSI attacher)' },
   kubeconfig: { kind: 'string', default: '', help: 'with --actors-only: kubeconfig of the cluster to drive' },
+  'node-selector': { kind: 'string', default: DEFAULT_NODE_SELECTOR, help: 'with --actors-only: label selector of the nodes the kubelet actors play (\'\': every node)' },
   'kube-api-qps': { kind: 'float', default: 200, min: 0, max: 1_000_000, help: 'with --actors-only: API calls per second (0: unlimited)' },
   'kube-api-burst': { kind: 'int', default: 400, min: 1, max: 1_000_000, help: 'with --actors-only: API calls allowed at once above the rate' },
   'kube-api-max-in-flight': { kind: 'int', default: 32, min: 1, max: 4096, help: 'with --actors-only: objects written at once (one call each)' },
@@ -75,6 +76,7 @@ export async function simCommand(argv: string[]): Promise<number> {
   if (positional.length > 0) throw fleetError('FA_ERR_FLAG_INVALID', `unexpected argument: ${positional[0]}`);
   if (f['actors-only'] && !f.kubeconfig) throw fleetError('FA_ERR_FLAG_INVALID', 'flag --actors-only needs --kubeconfig (the cluster the actors drive)');
   if (!f['actors-only'] && f.kubeconfig) throw fleetError('FA_ERR_FLAG_INVALID', 'flag --kubeconfig is for --actors-only (the simulator serves its own cluster; see --kubeconfig-out)');
+  if (!f['actors-only'] && f['node-selector'] !== DEFAULT_NODE_SELECTOR) throw fleetError('FA_ERR_FLAG_INVALID', 'flag --node-selector is for --actors-only');
   if (f['actors-only']) {
     const server = SERVER_FLAGS.filter((n) => f[n] !== SIM_FLAGS[n].default);
     if (server.length > 0) throw fleetError('FA_ERR_FLAG_INVALID', `flag --${server[0]} is not used with --actors-only (no API server is started)`);
@@ -145,6 +147,7 @@ async function actorsOnly(f: ParsedFlags<typeof SIM_FLAGS>, fleet: Partial<Fleet
     qps: f['kube-api-qps'],
     burst: f['kube-api-burst'],
     maxInFlight: f['kube-api-max-in-flight'],
+    nodeSelector: f['node-selector'],
     onProgress,
   });
   log.info({ objects: remote.store.stats().objects, ...remote.population }, 'actors running against the cluster');

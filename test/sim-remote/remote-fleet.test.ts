@@ -78,6 +78,8 @@ test('remote actors drive an empty API server; the controller attaches, and deta
   try {
     sim = await startSimulator({ host: '127.0.0.1', port: 0, bookmarkIntervalMs: 1000 });
     const s = sim;
+    // A node of the cluster's own (not labelled as the fleet's): the actors leave it alone.
+    s.store.create('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'own-node' }, spec: {}, status: { conditions: [{ type: 'Ready', status: 'True' }] } });
     // Watched along the way, on the cluster's own store: the kubelets list in volumesInUse only
     // attached volumes, and no VolumeAttachment is deleted while its volume is in use.
     const inUse = new Map<string, Set<string>>();
@@ -156,7 +158,9 @@ test('remote actors drive an empty API server; the controller attaches, and deta
     assert.equal(s.store.count('volumeattachments'), NODES * PODS_PER_NODE);
     // The attacher's finalizers, on VolumeAttachments and PVs, went through the API too.
     for (const va of s.store.list('volumeattachments')) assert.deepEqual(va.metadata.finalizers, [`external-attacher/${DRIVER}`]);
-    assert.equal(s.store.list('leases', 'kube-node-lease').length > 0, true, 'node Leases renewed through the API');
+    const leases = s.store.list('leases', 'kube-node-lease').map((l) => l.metadata.name);
+    assert.ok(leases.length > 0, 'node Leases renewed through the API');
+    assert.ok(!leases.includes('own-node'), 'no Lease for a node outside the fleet');
 
     // Pods deleted through the API, gracefully: the kubelets stop them, unmount, and finish the deletion.
     const kc = new KubeConfig();

@@ -5,5 +5,5 @@
  */
 export { createRemoteStore, type RemoteStore, type RemoteStoreOptions, type RemoteStoreStats } from './remote-store.js';
 export { populateRemoteFleet, type RemotePopulation, type RemotePopulateHooks } from './remote-populate.js';
-export { startRemoteFleet, type RemoteFleet, type RemoteFleetOptions } from './remote-fleet.js';
-export { DEFAULT_MIRROR, type MirrorSpec } from './remote-paths.js';
+export { DEFAULT_NODE_SELECTOR, startRemoteFleet, type RemoteFleet, type RemoteFleetOptions } from './remote-fleet.js';
+export { DEFAULT_MIRROR, withNodeSelector, type MirrorSpec } from './remote-paths.js';

@@ -12,6 +12,8 @@
 import type { LoadKubeConfigOptions } from '../../kube/kube-config.js';
 import { logger } from '../../log/logger.js';
 import { startFleetActors, type FleetActorOptions, type FleetActors } from '../actors/index.js';
+import { FLEET_LABEL } from '../actors/names.js';
+import { DEFAULT_MIRROR, withNodeSelector } from './remote-paths.js';
 import { populateRemoteFleet, type RemotePopulation } from './remote-populate.js';
 import { createRemoteStore, type RemoteStore, type RemoteStoreOptions } from './remote-store.js';
 
@@ -21,7 +23,15 @@ export interface RemoteFleetOptions extends Omit<RemoteStoreOptions, 'kubeconfig
   fleet?: Partial<FleetActorOptions>;
   /** Called during the population with the nodes done so far. */
   onProgress?(nodesDone: number, nodesTotal: number): void;
+  /**
+   * Label selector of the nodes the actors play kubelet for (and renew Leases of); default
+   * {@link DEFAULT_NODE_SELECTOR}, the label of the generated nodes, so that a cluster's own
+   * nodes are left alone. '' for every node. Ignored when `resources` is given.
+   */
+  nodeSelector?: string;
 }
+
+export const DEFAULT_NODE_SELECTOR = `${FLEET_LABEL}=true`;
 
 export interface RemoteFleet {
   store: RemoteStore;
@@ -39,8 +49,8 @@ const log = logger('sim-remote');
  * @example const fleet = await startRemoteFleet({ kubeconfig: { path: 'kubeconfig' }, fleet: { nodes: 20, podsPerNode: 3 } }); … await fleet.stop();
  */
 export async function startRemoteFleet(o: RemoteFleetOptions): Promise<RemoteFleet> {
-  const { fleet = {}, onProgress, ...storeOpts } = o;
-  const store = await createRemoteStore(storeOpts);
+  const { fleet = {}, onProgress, nodeSelector = DEFAULT_NODE_SELECTOR, ...storeOpts } = o;
+  const store = await createRemoteStore({ resources: withNodeSelector(DEFAULT_MIRROR, nodeSelector), ...storeOpts });
   const actors = startFleetActors(store, fleet);
   let population: RemotePopulation;
   try {

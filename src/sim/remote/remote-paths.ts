@@ -7,10 +7,11 @@ import { NODE_LEASE_NAMESPACE } from '../actors/names.js';
 import { RESOURCES } from '../store/resources.js';
 import type { ResourceName } from '../store/sim-store.js';
 
-/** One mirrored resource: all of it, or one namespace of it. */
+/** One mirrored resource: all of it, or one namespace of it, or the objects a label selector picks. */
 export interface MirrorSpec {
   resource: ResourceName;
   namespace?: string;
+  labelSelector?: string;
 }
 
 export const DEFAULT_MIRROR: readonly MirrorSpec[] = [
@@ -23,6 +24,11 @@ export const DEFAULT_MIRROR: readonly MirrorSpec[] = [
   { resource: 'volumeattachments' },
   { resource: 'leases', namespace: NODE_LEASE_NAMESPACE },
 ];
+
+/** `mirror` with the nodes limited to those `nodeSelector` picks (all when empty). */
+export function withNodeSelector(mirror: readonly MirrorSpec[], nodeSelector: string): MirrorSpec[] {
+  return mirror.map((m) => (m.resource === 'nodes' && nodeSelector !== '' ? { ...m, labelSelector: nodeSelector } : m));
+}
 
 /** `/api/v1` or `/apis/<group>/v1`, then the namespace when there is one, then the plural. */
 export function collectionPath(resource: ResourceName, namespace: string | undefined): string {

@@ -170,14 +170,18 @@ export async function createRemoteStore(opts: RemoteStoreOptions): Promise<Remot
 class ApiBackedStore implements RemoteStore {
   private readonly kc: FleetKubeConfig;
   private readonly entries = new Map<ResourceName, Map<string, Entry>>();
-  private readonly mirrored = new Map<ResourceName, string | undefined>();
+  private readonly mirrored = new Map<ResourceName, MirrorSpec>();
   private readonly counts = new Map<ResourceName, number>();
   private readonly subscribers = new Set<(ev: StoreEvent) => void>();
   private readonly reflectors: Array<Reflector<Listed>> = [];
   private readonly writer: RemoteWriter;
   private readonly maxInFlight: number;
-  /** Entries with writes to send, in the order they got their first one. */
-  private ready: Entry[] = [];
+  /**
+   * Entries with writes to send, in the order they got their first one: node Leases in a lane of
+   * their own, served when nothing else waits, so that heartbeats beyond the rate limit delay
+   * each other rather than the attacher and the kubelets (pending renewals of one Lease merge).
+   */
+  private readonly lanes = [new Fifo<Entry>(), new Fifo<Entry>()];
   private inFlight = 0;
   private opsPending = 0;
   private pumping = false;
@@ -205,7 +209,7 @@ class ApiBackedStore implements RemoteStore {
       resolveUids: (text) => (this.uids.size === 0 ? text : text.replace(UUID, (u) => this.uids.get(u) ?? u)),
     });
     for (const m of opts.resources ?? DEFAULT_MIRROR) {
-      this.mirrored.set(m.resource, m.namespace);
+      this.mirrored.set(m.resource, m);
       this.entries.set(m.resource, new Map());
       this.counts.set(m.resource, 0);
     }
@@ -214,10 +218,11 @@ class ApiBackedStore implements RemoteStore {
   }
 
   async start(syncTimeoutMs: number): Promise<void> {
-    for (const [resource, namespace] of this.mirrored) {
+    for (const [resource, m] of this.mirrored) {
       const r = createReflector<Listed>({
         kc: this.kc,
-        kind: listedKind(resource, namespace),
+        kind: listedKind(resource, m.namespace),
+        ...(m.labelSelector ? { labelSelector: m.labelSelector } : {}),
         ...(this.opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: this.opts.bookmarkIntervalMs } : {}),
         ...(this.opts.watchdogMs !== undefined ? { watchdogMs: this.opts.watchdogMs } : {}),
       });
@@ -525,11 +530,14 @@ class ApiBackedStore implements RemoteStore {
   private push(entry: Entry, op: WriteOp): void {
     entry.ops.push(op);
     this.opsPending++;
-    if (!entry.busy && !entry.queued) {
-      entry.queued = true;
-      this.ready.push(entry);
-    }
+    this.enqueue(entry);
     this.schedulePump();
+  }
+
+  private enqueue(entry: Entry): void {
+    if (entry.busy || entry.queued || entry.ops.length === 0) return;
+    entry.queued = true;
+    this.lanes[entry.resource === 'leases' ? 1 : 0].push(entry);
   }
 
   private schedulePump(): void {
@@ -543,10 +551,9 @@ class ApiBackedStore implements RemoteStore {
 
   private pump(): void {
     if (this.closed) return;
-    let i = 0;
-    const ready = this.ready;
-    while (this.inFlight < this.maxInFlight && i < ready.length) {
-      const entry = ready[i++];
+    while (this.inFlight < this.maxInFlight) {
+      const entry = this.lanes[0].shift() ?? this.lanes[1].shift();
+      if (!entry) return;
       entry.queued = false;
       if (entry.ops.length === 0 || entry.busy) continue;
       const dep = this.blockedBy(entry);
@@ -558,7 +565,6 @@ class ApiBackedStore implements RemoteStore {
       this.idleRuns.add(run);
       void run.finally(() => this.idleRuns.delete(run));
     }
-    this.ready = i === ready.length ? [] : ready.slice(i);
   }
 
   /** The entry whose pending create this entry's first write (a create) must wait for, if any. */
@@ -599,19 +605,12 @@ class ApiBackedStore implements RemoteStore {
     if (this.closed) return;
     this.fromAnswer(entry, out);
     this.rebase(entry);
-    if (entry.ops.length > 0) {
-      if (!entry.queued) {
-        entry.queued = true;
-        this.ready.push(entry);
-      }
-    } else if (entry.waiters) {
-      for (const w of entry.waiters) {
-        if (!w.queued && !w.busy && w.ops.length > 0) {
-          w.queued = true;
-          this.ready.push(w);
-        }
-      }
+    this.enqueue(entry);
+    // Creates that waited for this one's go on once it has no create pending.
+    if (entry.waiters && !entry.ops.some((o) => o.kind === 'create')) {
+      const waiters = entry.waiters;
       entry.waiters = undefined;
+      for (const w of waiters) this.enqueue(w);
       this.collect(entry);
     }
     for (let i = this.drainWaiters.length - 1; i >= 0; i--) {
@@ -624,6 +623,26 @@ class ApiBackedStore implements RemoteStore {
     if (!real || real === predicted) return;
     this.uids.set(predicted, real);
     this.uidTimes.push([Date.now(), predicted]);
+  }
+}
+
+/** A queue with O(1) shift. */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  push(v: T): void {
+    this.items.push(v);
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const v = this.items[this.head++];
+    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return v;
   }
 }
 
