@@ -3,7 +3,13 @@
  * controller against it through the simulator's kubeconfig (the same code path as a real
  * cluster), and the inspection API — with a progress display until Ctrl-C, `--duration`, or
  * (with `--until-converged`) the first moment every desired volume is attached.
+ *
+ * Its terminal is for a person: the fleet being built, the URLs to try and the progress lines.
+ * The controller's and simulator's JSON logs go to a file it names at start (`--log-file`);
+ * warnings and errors also appear on the terminal, one readable line each.
  */
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { flagHelp, parseFlags } from './flags.js';
 import { CONTROLLER_FLAGS, controllerOptionsFromFlags } from './controller-flags.js';
 import { fleetError } from '../errors/index.js';
@@ -12,6 +18,7 @@ import { startControllerWithApi, untilSignal } from '../manager/run-controller.j
 import { createProgress } from './demo-progress.js';
 import { requireTokenOffLoopback } from '../http/auth-hook.js';
 import { parseListen, probeListen } from '../http/server.js';
+import { sendLogsToFile } from '../log/logger.js';
 
 // The demo's cluster is its own simulator, so `run`'s --kubeconfig is not a demo flag (an
 // accepted but ignored one would mislead).
@@ -35,6 +42,7 @@ const DEMO_FLAGS = {
   'until-converged': { kind: 'bool', default: false, help: 'exit 0 as soon as every desired volume is attached, 1 if --duration or --timeout passes first (smoke tests)' },
   timeout: { kind: 'duration', default: 0, min: 0, help: 'with --until-converged: exit 1 if not converged by then (0 = no limit)' },
   'progress-interval': { kind: 'duration', default: 3000, min: 100, help: 'progress line period when stdout is not a TTY' },
+  'log-file': { kind: 'string', default: '', help: "file the JSON logs are appended to (default: fleet-attach-demo-<pid>.log in the temp folder); '-': stdout, between the progress lines" },
 } as const;
 
 export async function demoCommand(argv: string[]): Promise<number> {
@@ -49,7 +57,9 @@ export async function demoCommand(argv: string[]): Promise<number> {
   // Before the fleet is built (seconds at the default size): a --listen or token mistake now.
   requireTokenOffLoopback(parseListen(flags.listen).host, options.httpToken);
   await probeListen(flags.listen);
+  const logFile = logToFile(flags['log-file']);
   const t0 = performance.now();
+  if (logFile) console.log(`fleet-attach demo: logs (JSON) in ${logFile}; warnings and errors also shown here`);
   console.log(`fleet-attach demo: building a simulated fleet of ${flags.nodes} nodes × ${flags['pods-per-node']} pods …`);
   const sim = await startSimulator({
     fleet: {
@@ -82,7 +92,20 @@ export async function demoCommand(argv: string[]): Promise<number> {
   console.log(`stopping: ${reason}`);
   await running.stop();
   await sim.stop();
+  if (logFile) console.log(`logs: ${logFile}`);
   // --until-converged promises convergence: any other end of the run is a failure, but a signal.
   const short = flags['until-converged'] && (reason === 'timeout' || reason === 'duration reached' || reason === 'signal stdout closed');
   return short || failed ? 1 : 0;
+}
+
+/** Sends the logs to the --log-file (or the default one); undefined for `-` (stdout). */
+function logToFile(flag: string): string | undefined {
+  if (flag === '-') return undefined;
+  const path = resolve(flag || join(tmpdir(), `fleet-attach-demo-${process.pid}.log`));
+  try {
+    sendLogsToFile(path, { echoWarnings: true });
+  } catch (err) {
+    throw fleetError('FA_ERR_FLAG_INVALID', `--log-file ${path}: cannot open: ${(err as Error).message}`);
+  }
+  return path;
 }
