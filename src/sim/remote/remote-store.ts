@@ -36,6 +36,7 @@ import type { ResourceKind } from '../../kube/projections/read.js';
 import { podClaimNames } from '../actors/fields.js';
 import { generateName } from '../store/object-rules.js';
 import { RESOURCES } from '../store/resources.js';
+import { CommittedEvent } from '../store/event-window.js';
 import { StoreError, type DeleteOptions, type KubeObject, type ResourceName, type SimStore, type StoreEvent, type StoreEventType } from '../store/sim-store.js';
 import { copyObject, predict, predictCreate, type WriteOp } from './predict.js';
 import { RemoteWriter, type Outcome, type WriterCounters } from './remote-writer.js';
@@ -118,26 +119,6 @@ interface Listed {
   name: string;
   rv: number;
   uid: string | undefined;
-}
-
-class RemoteEvent implements StoreEvent {
-  constructor(
-    readonly type: StoreEventType,
-    readonly resource: ResourceName,
-    readonly rv: number,
-    readonly namespace: string | undefined,
-    readonly name: string,
-    readonly json: string,
-    private readonly obj: KubeObject,
-  ) {}
-
-  object(): KubeObject {
-    return JSON.parse(this.json) as KubeObject;
-  }
-
-  view(): KubeObject {
-    return this.obj;
-  }
 }
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
@@ -425,7 +406,9 @@ class ApiBackedStore implements RemoteStore {
     } else type = 'MODIFIED';
     const evObj = type === 'DELETED' ? (final?.obj ?? (prevView as KubeObject)) : (obj as KubeObject);
     const evJson = type === 'DELETED' ? (final?.json ?? prev as string) : (json as string);
-    const ev = new RemoteEvent(type, entry.resource, this.maxRv, entry.namespace, entry.name, evJson, evObj);
+    // As the in-memory store's CommitBus: the object is lent to the event while it is delivered.
+    const ev = new CommittedEvent(type, entry.resource, this.maxRv, entry.namespace, entry.name, evJson);
+    ev.lend(evObj);
     for (const fn of this.subscribers) {
       try {
         fn(ev);
@@ -433,6 +416,7 @@ class ApiBackedStore implements RemoteStore {
         log.error({ err, resource: entry.resource, name: entry.name }, 'store subscriber threw');
       }
     }
+    ev.lend(undefined);
     this.collect(entry);
   }
 

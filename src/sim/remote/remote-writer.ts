@@ -108,12 +108,14 @@ export class RemoteWriter {
       let next: KubeObject | undefined = from;
       for (const op of ops) next = written(resource, op, next);
       if (!next) return cur;
-      const mainChanged = JSON.stringify({ ...next, status: undefined }) !== JSON.stringify({ ...from, status: undefined });
+      if (JSON.stringify(next) === JSON.stringify(from)) return cur;
+      // With a status subresource, the object and its status are written apart.
+      const strip = (o: KubeObject) => JSON.stringify({ ...o, status: undefined });
+      const mainChanged = !info.status || strip(next) !== strip(from);
       const statusChanged = info.status && JSON.stringify(next.status) !== JSON.stringify(from.status);
-      if (!mainChanged && !(info.status ? statusChanged : false)) return cur;
       try {
         let obj = from;
-        if (mainChanged || !info.status) {
+        if (mainChanged) {
           this.counters.updates++;
           const body = info.status ? { ...next, status: from.status } : next;
           obj = await this.call('PUT', objectPath(resource, namespace, name), this.o.resolveUids(JSON.stringify(body)));
@@ -147,12 +149,13 @@ export class RemoteWriter {
     if (uid !== undefined) body.preconditions = { uid };
     try {
       this.counters.deletes++;
-      const answer = await this.call('DELETE', objectPath(resource, namespace, name), this.o.resolveUids(JSON.stringify(body)), true);
+      const answer = await this.call('DELETE', objectPath(resource, namespace, name), this.o.resolveUids(JSON.stringify(body)));
+      // A Status: deleted. An object: deleted too (its last state), unless finalizers or a pod's
+      // grace period hold it (kube-apiserver answers 200 either way).
       if (answer.kind === 'Status') return { kind: 'gone' };
-      // Still there: held by finalizers, or a pod's grace period running (202, or 200 from a server that does not say).
       const m = answer.metadata;
       const held = (m.finalizers?.length ?? 0) > 0 || (m.deletionTimestamp !== undefined && (m.deletionGracePeriodSeconds ?? 0) > 0 && gracePeriodSeconds !== 0);
-      return held || answer.__accepted === true ? { kind: 'object', obj: stripAccepted(answer) } : { kind: 'gone', obj: stripAccepted(answer) };
+      return held ? { kind: 'object', obj: answer } : { kind: 'gone', obj: answer };
     } catch (err) {
       if (statusCodeOf(err) === 404) {
         this.counters.lostRaces++;
@@ -174,22 +177,21 @@ export class RemoteWriter {
   }
 
   private failed(err: unknown, what: string): Outcome {
+    if (this.closed) return { kind: 'unknown' }; // cut short by close(): not the server's doing
     this.counters.errors++;
     this.logError(err, what);
     return { kind: 'unknown' };
   }
 
-  /** One call, sent again after no answer, 429 or a 5xx. Resolves with the parsed answer (a 202 marked `__accepted` when `mark202`). */
-  private async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: string, mark202 = false): Promise<KubeObject & { __accepted?: boolean }> {
+  /** One call, sent again after no answer, 429 or a 5xx. Resolves with the parsed answer. */
+  private async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: string): Promise<KubeObject> {
     for (let attempt = 0; ; attempt++) {
       if (this.closed) throw new Error('remote store closed');
       await this.o.limiter.acquire();
       this.counters.requests++;
       try {
         const res = await sendRaw(this.o.kc, attemptCall({ method, path, body, response: 'json' }, this.o.requestTimeoutMs, undefined));
-        const obj = res.body as KubeObject & { __accepted?: boolean };
-        if (mark202 && res.status === 202 && obj && typeof obj === 'object') obj.__accepted = true;
-        return obj;
+        return res.body as KubeObject;
       } catch (err) {
         const code = statusCodeOf(err);
         if (!TRANSIENT.has(code) || attempt >= this.o.transientRetries || this.closed) throw err;
@@ -200,9 +202,4 @@ export class RemoteWriter {
       }
     }
   }
-}
-
-function stripAccepted(o: KubeObject & { __accepted?: boolean }): KubeObject {
-  delete o.__accepted;
-  return o;
 }
