@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  attachVa, never, node, setVolumesInUse, startHarness, uniqueName, vaName, createVolumeAndPod, volumesAttached, waitFor,
+  attachVa, neverDuringPasses, node, setVolumesInUse, startHarness, uniqueName, vaName, createVolumeAndPod, volumesAttached, waitFor,
 } from './harness.js';
 
 test('a new pod gets its volume attached; node status lists it only once the VA is attached; detach after deletion once unmounted', async () => {
@@ -15,16 +15,16 @@ test('a new pod gets its volume attached; node status lists it only once the VA 
     const created = store.get('volumeattachments', undefined, va) as unknown as { spec: Record<string, unknown> };
     assert.deepEqual(created.spec, { attacher: 'test.csi.fleet-attach.io', nodeName: 'node-a', source: { persistentVolumeName: 'pv-h1' } });
     // Not attached yet: never reported in node status (Q2).
-    await never('volumesAttached before the VA is attached', () => volumesAttached(h.sim, 'node-a').length > 0, 400);
+    await neverDuringPasses(h.ctl, 'volumesAttached before the VA is attached', () => volumesAttached(h.sim, 'node-a').length > 0, 10);
     attachVa(h.sim, va);
     await waitFor('volumesAttached lists the volume', () => volumesAttached(h.sim, 'node-a').includes(uniqueName('h1')));
     // Mounted, then the pod goes: no detach while mounted on a healthy node.
     setVolumesInUse(h.sim, 'node-a', [uniqueName('h1')]);
     store.delete('pods', 'default', 'pod-h1', { gracePeriodSeconds: 0 });
-    await never('detach while mounted on a healthy node', () => {
+    await neverDuringPasses(h.ctl, 'detach while mounted on a healthy node', () => {
       const v = store.get('volumeattachments', undefined, va);
       return !v || v.metadata.deletionTimestamp;
-    }, 600);
+    }, 10);
     // Unmounted: status is written without the volume first (F8), then the VA is deleted.
     const order: string[] = [];
     const unsub = store.subscribe((ev) => {

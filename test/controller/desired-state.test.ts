@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  DRIVER, attachVa, attachVolume, createVolumeAndPod, csiDriver, never, node, reflectorOf, startHarness, uniqueName, vaExists,
+  DRIVER, attachVa, attachVolume, createVolumeAndPod, csiDriver, neverDuringPasses, node, populatorPasses, reflectorOf, startHarness, uniqueName, vaExists,
   vaLive, vaName, volumeObjects, volumesAttached, waitFor, type Harness,
 } from './harness.js';
 import { MANAGED_ANNOTATION } from '../../src/kube/projections/node.js';
@@ -23,7 +23,10 @@ test('a pod on an unmanaged node is ignored until the node is managed and the fu
     createVolumeAndPod(store, 'default', 'a1', { nodeName: 'node-a' });
     await waitFor('VA of the managed node', () => vaExists(h.sim, vaName('a1', 'node-a')));
     // Several full pod lists (every 500 ms) pass: the unmanaged node's pod stays out.
-    await never('VA on the unmanaged node', () => vaExists(h.sim, vaName('u1', 'node-u')), 1500);
+    const listed = await populatorPasses(h.ctl, 'pods-listed');
+    await neverDuringPasses(h.ctl, 'VA on the unmanaged node', () => vaExists(h.sim, vaName('u1', 'node-u')), 10, {
+      after: async () => (await populatorPasses(h.ctl, 'pods-listed')) >= listed + 2,
+    });
     assert.equal(desired(h), 1);
     store.mutate('nodes', undefined, 'node-u', (n) => {
       n.metadata.annotations = { [MANAGED_ANNOTATION]: 'true' };
@@ -55,7 +58,7 @@ test('an unbound PVC is ignored until it binds to a PV claiming it; the PV event
     });
     await waitFor('bound PVC seen', () => (reflectorOf(h.ctl, 'persistentvolumeclaims').get('default/pvc-b1') as { phase?: string } | undefined)?.phase === 'Bound');
     // Bound, but the PV claims another uid: the PVC event (C8) resolves nothing (C4).
-    await never('VA while the PV claims another PVC', () => vaExists(h.sim, vaName('b1', 'node-a')), 700);
+    await neverDuringPasses(h.ctl, 'VA while the PV claims another PVC', () => vaExists(h.sim, vaName('b1', 'node-a')), 10);
     assert.equal(desired(h), 0);
     // The PV now claims the PVC: its update event re-processes the claim's pods. (Our addition:
     // upstream waits for another PVC event or the full pod pass. The PVC worker alone is
@@ -79,7 +82,7 @@ test('CSIDriver attachRequired=false: no VolumeAttachment; a desired volume whos
     await waitFor('CSIDriver seen', () => reflectorOf(h.ctl, 'csidrivers').get(noAttach));
     createVolumeAndPod(store, 'default', 'n1', { driver: noAttach });
     await attachVolume(h.sim, 'c1'); // created after n1's pod: n1 was processed first
-    await never('VA of a driver without attach', () => store.count('volumeattachments') !== 1, 700);
+    await neverDuringPasses(h.ctl, 'VA of a driver without attach', () => store.count('volumeattachments') !== 1, 10);
     assert.equal(vaExists(h.sim, vaName('n1', 'node-a', noAttach)), false);
     assert.equal(desired(h), 1);
     // The test driver stops requiring attach: the 500 ms populator pass drops the volume (C9),
@@ -107,7 +110,11 @@ test('a terminated pod (Succeeded) loses its volumes; a deleting pod with a runn
     const deleting = store.delete('pods', 'default', 'pod-t2');
     assert.ok(deleting?.metadata.deletionTimestamp, 'pod is being deleted, not gone');
     await waitFor('deletion seen', () => (reflectorOf(h.ctl, 'pods').get('default/pod-t2') as { deletionTimestamp?: string } | undefined)?.deletionTimestamp);
-    await never('detach while a container runs', () => !vaLive(h.sim, vaD), 700);
+    // Passes, and a C9 pass (it removes terminated pods), with the container still running.
+    const removed = await populatorPasses(h.ctl, 'pods-removed');
+    await neverDuringPasses(h.ctl, 'detach while a container runs', () => !vaLive(h.sim, vaD), 10, {
+      after: async () => (await populatorPasses(h.ctl, 'pods-removed')) > removed,
+    });
     assert.deepEqual(h.ctl.state.desiredPods(h.ctl.state.findVolume(uniqueName('t2'))!, h.ctl.state.findNode('node-a')!).length, 1);
     store.mutate('pods', 'default', 'pod-t2', (p) => {
       (p.status as Record<string, unknown>).containerStatuses = [{ name: 'c', state: { terminated: { exitCode: 0 } } }];
@@ -152,7 +159,7 @@ test('a generic ephemeral volume attaches through the PVC the pod owns, not one 
     await claim('pod-e2', 'g2', `not-${stranger.metadata.uid}`);
     await claim('pod-e1', 'g1', owner.metadata.uid!);
     await waitFor('VA of the owned claim', () => vaExists(h.sim, vaName('g1', 'node-a')));
-    await never('VA of a claim the pod does not own', () => vaExists(h.sim, vaName('g2', 'node-a')), 500);
+    await neverDuringPasses(h.ctl, 'VA of a claim the pod does not own', () => vaExists(h.sim, vaName('g2', 'node-a')), 10);
   } finally {
     await h.stop();
   }

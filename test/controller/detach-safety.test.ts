@@ -7,16 +7,27 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  FORCED_DETACHES, OUT_OF_SERVICE, addTaint, attachVolume, metricValue, never, node, pod, recordVolumeAttachments, setNodeReady,
+  FORCED_DETACHES, OUT_OF_SERVICE, addTaint, attachVolume, metricValue, neverDuringPasses, node, pod, recordVolumeAttachments, setNodeReady,
   setVolumesInUse, startHarness, uniqueName, vaExists, vaLive, volumesAttached, waitFor, type Harness,
 } from './harness.js';
+import { controllerNow } from '../../src/cache/controller-clock.js';
 
-/** Deletes the pod and waits until the controller's detach timer for the pair runs (D5). */
+/**
+ * Deletes the pod and waits until the controller's detach timer for the pair runs (D5); returns
+ * when it started, by the controller's clock (the one its timer expires on).
+ */
 async function deletePodAndWaitForTimer(h: Harness, handle: string): Promise<number> {
-  const t0 = Date.now();
   h.sim.store.delete('pods', 'default', `pod-${handle}`, { gracePeriodSeconds: 0 });
-  await waitFor('detach timer started', () => detachRequestedAt(h, handle) !== null);
-  return t0;
+  return waitFor('detach timer started', () => detachRequestedAt(h, handle) ?? false);
+}
+
+/** When the controller's clock read at the first deletion request of VolumeAttachment `va` (undefined before it). */
+function deletionRequestedAt(h: Harness, va: string): () => number | undefined {
+  let at: number | undefined;
+  h.sim.store.subscribe((ev) => {
+    if (at === undefined && ev.resource === 'volumeattachments' && ev.name === va && (ev.type === 'DELETED' || ev.object().metadata.deletionTimestamp)) at = controllerNow();
+  });
+  return () => at;
 }
 
 function detachRequestedAt(h: Harness, handle: string, nodeName = 'node-a'): number | null {
@@ -41,11 +52,12 @@ test('a mounted volume on a healthy node is never detached, even after the max-w
   try {
     h.sim.store.create('nodes', node('node-a'));
     const va = await attachVolume(h.sim, 'm1', { mounted: true });
-    await deletePodAndWaitForTimer(h, 'm1');
-    await never('detach of a mounted volume on a healthy node', () => !vaLive(h.sim, va), maxWait + 1500);
-    // The timer did expire while we watched: the skip was F6, not a timer still running.
-    const started = detachRequestedAt(h, 'm1');
-    assert.ok(started !== null && Date.now() - started > maxWait, 'detach timer expired');
+    const started = await deletePodAndWaitForTimer(h, 'm1');
+    // Passes after the timer expired by the controller's clock: the skip is F6, not a timer still running.
+    await neverDuringPasses(h.ctl, 'detach of a mounted volume on a healthy node', () => !vaLive(h.sim, va), 10, {
+      after: () => controllerNow() - started > maxWait,
+    });
+    assert.equal(detachRequestedAt(h, 'm1'), started, 'the same timer, expired');
     assert.deepEqual(volumesAttached(h.sim, 'node-a'), [uniqueName('m1')], 'still reported attached');
     assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 0);
     // Unmounted after the timer: detached at once, and upstream counts it as forced (timeout).
@@ -67,11 +79,12 @@ test('a mounted volume on a NotReady node is force-detached once the max-wait ti
     setNodeReady(h.sim, 'node-a', false);
     await waitFor('controller sees the node NotReady', () => h.ctl.state.node(h.ctl.state.findNode('node-a')!)?.healthy === false);
     const order = recordStatusThenDelete(h, 'f1', va);
-    const t0 = await deletePodAndWaitForTimer(h, 'f1');
-    let removedAt = 0;
-    await waitFor('VA deleted after the timer', () => !vaExists(h.sim, va) && (removedAt = Date.now()), maxWait + 10_000);
-    // The timer starts after the deletion was observed, so the detach cannot come earlier.
-    assert.ok(removedAt - t0 > maxWait, `detached ${removedAt - t0} ms after the pod deletion`);
+    const deleting = deletionRequestedAt(h, va);
+    const started = await deletePodAndWaitForTimer(h, 'f1');
+    await waitFor('VA deleted after the timer', () => !vaExists(h.sim, va), maxWait + 10_000);
+    // By the controller's own clock, the detach came only once its timer had expired.
+    const at = deleting();
+    assert.ok(at !== undefined && at - started > maxWait, `detach requested ${at === undefined ? '?' : at - started} ms after the timer started`);
     assert.deepEqual(order, ['status', 'va-deleted']);
     assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 1);
     assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'out-of-service' }), 0);
@@ -87,7 +100,7 @@ test('the out-of-service taint detaches a mounted volume at once; forced_detache
     const va = await attachVolume(h.sim, 'o1', { mounted: true });
     setNodeReady(h.sim, 'node-a', false);
     await deletePodAndWaitForTimer(h, 'o1');
-    await never('detach before the taint', () => !vaLive(h.sim, va), 700);
+    await neverDuringPasses(h.ctl, 'detach before the taint', () => !vaLive(h.sim, va), 10);
     const order = recordStatusThenDelete(h, 'o1', va);
     addTaint(h.sim, 'node-a', OUT_OF_SERVICE);
     await waitFor('VA deleted after the taint', () => !vaExists(h.sim, va), 5000);
@@ -105,10 +118,12 @@ test('disableForceDetachOnTimeout: a mounted volume on a NotReady node waits pas
   try {
     h.sim.store.create('nodes', node('node-a', { ready: false }));
     const va = await attachVolume(h.sim, 'p1', { mounted: true });
-    await deletePodAndWaitForTimer(h, 'p1');
-    await never('forced detach on timeout while disabled', () => !vaLive(h.sim, va), maxWait + 1500);
-    const started = detachRequestedAt(h, 'p1');
-    assert.ok(started !== null && Date.now() - started > maxWait, 'detach timer expired');
+    const started = await deletePodAndWaitForTimer(h, 'p1');
+    // Passes after the timer expired by the controller's clock.
+    await neverDuringPasses(h.ctl, 'forced detach on timeout while disabled', () => !vaLive(h.sim, va), 10, {
+      after: () => controllerNow() - started > maxWait,
+    });
+    assert.equal(detachRequestedAt(h, 'p1'), started, 'the same timer, expired');
     assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 0);
     addTaint(h.sim, 'node-a', OUT_OF_SERVICE);
     await waitFor('VA deleted after the taint', () => !vaExists(h.sim, va), 5000);
@@ -127,18 +142,23 @@ test('a volume wanted again on the same node before its detach is kept: timer re
     store.create('nodes', node('node-a', { ready: false })); // unhealthy: the timer alone would detach
     const va = await attachVolume(h.sim, 'q1', { mounted: true });
     const vas = recordVolumeAttachments(h.sim);
-    await deletePodAndWaitForTimer(h, 'q1');
+    const first = await deletePodAndWaitForTimer(h, 'q1');
     store.create('pods', pod('default', 'pod-q1b', 'node-a', ['pvc-q1']));
     await waitFor('timer reset by the new pod', () => detachRequestedAt(h, 'q1') === null);
-    await never('detach of a volume wanted again', () => !vaLive(h.sim, va), maxWait + 700);
+    // Passes after the first timer would have expired by the controller's clock.
+    await neverDuringPasses(h.ctl, 'detach of a volume wanted again', () => !vaLive(h.sim, va), 10, {
+      after: () => controllerNow() - first > maxWait,
+    });
     assert.equal(vas.created(), 0);
     assert.deepEqual(volumesAttached(h.sim, 'node-a'), [uniqueName('q1')]);
-    // The new pod goes too: a fresh timer, so the forced detach comes a full max-wait later.
-    const t1 = Date.now();
+    // The new pod goes too: a fresh timer, so the forced detach comes a full max-wait after it.
+    const deleting = deletionRequestedAt(h, va);
     store.delete('pods', 'default', 'pod-q1b', { gracePeriodSeconds: 0 });
-    let removedAt = 0;
-    await waitFor('VA deleted after a fresh timer', () => !vaExists(h.sim, va) && (removedAt = Date.now()), maxWait + 10_000);
-    assert.ok(removedAt - t1 > maxWait, `detached ${removedAt - t1} ms after the second deletion`);
+    const fresh = await waitFor('a fresh detach timer', () => detachRequestedAt(h, 'q1') ?? false);
+    assert.ok(fresh > first, 'a fresh timer');
+    await waitFor('VA deleted after a fresh timer', () => !vaExists(h.sim, va), maxWait + 10_000);
+    const at = deleting();
+    assert.ok(at !== undefined && at - fresh > maxWait, `detach requested ${at === undefined ? '?' : at - fresh} ms after the fresh timer started`);
     vas.stop();
   } finally {
     await h.stop();

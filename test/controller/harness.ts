@@ -59,13 +59,44 @@ export async function waitFor<T>(what: string, fn: () => T | undefined | false |
   }
 }
 
-/** Asserts `fn` stays falsy for `ms`. */
-export async function never(what: string, fn: () => unknown, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (fn()) throw new Error(`unexpected: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+export interface PassWait {
+  /**
+   * Counting starts only once this holds (checked between passes; `fn` is checked meanwhile
+   * too): e.g. a timer expired by the controller's clock, or some populator passes completed.
+   */
+  after?: () => unknown | Promise<unknown>;
+  /**
+   * Fails the test if the passes have not completed by then. Only a stop for a hung wait: a
+   * slow machine makes the wait longer, never shorter, and never lets it pass early.
+   */
+  deadlineMs?: number;
+}
+
+/**
+ * Asserts `fn` stays falsy while `ctl`'s reconciler completes `passes` more passes (after
+ * `o.after` holds, if given): checked between passes (every 10 ms) and after the last one. The
+ * passes are counted, not timed, so a slow machine cannot end the watch before the controller
+ * had its chances to act; if they do not happen within `o.deadlineMs`, the test fails.
+ */
+export async function neverDuringPasses(ctl: Pick<Controller, 'reconciler'>, what: string, fn: () => unknown, passes: number, o: PassWait = {}): Promise<void> {
+  const deadline = Date.now() + (o.deadlineMs ?? 60_000);
+  const start = ctl.reconciler.passes();
+  let target = o.after ? undefined : start + passes;
+  for (;;) {
+    const done = ctl.reconciler.passes(); // read before fn: fn then sees what that pass did
+    if (fn()) throw new Error(`unexpected: ${what} (after ${done - start} reconcile passes)`);
+    if (target === undefined && (await o.after!())) target = ctl.reconciler.passes() + passes;
+    if (target !== undefined && done >= target) return;
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${passes} reconcile passes ${target === undefined ? '(its start condition never held) ' : ''}while watching for: ${what} (${done - start} ran)`);
+    }
+    await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** Completed populator passes of one kind (C9 'pods-removed', C10 'pods-listed'), from their metric. */
+export function populatorPasses(ctl: Controller, pass: 'pods-removed' | 'pods-listed'): Promise<number> {
+  return histogramCount(ctl, 'fleet_attach_periodic_pass_busy_seconds', { pass });
 }
 
 export function node(name: string, o: { managed?: boolean; ready?: boolean; taints?: Array<{ key: string; effect: string }> } = {}): KubeObject {

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  attachVa, attachVolume, createVolumeAndPod, never, node, pod, podEvents, recordVolumeAttachments, setVolumesInUse, startHarness, uniqueName,
+  attachVa, attachVolume, createVolumeAndPod, neverDuringPasses, node, pod, podEvents, recordVolumeAttachments, setVolumesInUse, startHarness, uniqueName,
   vaExists, vaName, volumesAttached, waitFor, type Harness,
 } from './harness.js';
 
@@ -35,7 +35,7 @@ test('an RWO volume moving to another node is detached from the first before it 
       multiAttachEvents(h, 'pod-r1b').map((e) => [e.type, e.message, e.component, e.namespace]),
       [['Warning', `Multi-Attach error for volume "pv-r1" Volume is already exclusively attached to one node and can't be attached to another`, 'attachdetach-controller', 'default']],
     );
-    await never('VA on node-b while node-a holds the volume', () => vaExists(h.sim, vaName('r1', 'node-b')), 500);
+    await neverDuringPasses(h.ctl, 'VA on node-b while node-a holds the volume', () => vaExists(h.sim, vaName('r1', 'node-b')), 10);
     setVolumesInUse(h.sim, 'node-a', []); // the kubelet of A unmounted
     const vaB = vaName('r1', 'node-b');
     await waitFor('VA on node-b', () => vaExists(h.sim, vaB));
@@ -61,10 +61,10 @@ test('one Multi-Attach event per desired entry with the upstream (H6) text; a re
     await attachVolume(h.sim, 'x1', { mounted: true });
     store.create('pods', pod('default', 'pod-x1b', 'node-b', ['pvc-x1']));
     await waitFor('Multi-Attach event for pod-x1b', () => multiAttachEvents(h, 'pod-x1b').length > 0);
-    // Many passes later (50 ms loop) and after a second pod joins the flagged entry: still one.
+    // Many passes later and after a second pod joins the flagged entry: still one.
     store.create('pods', pod('default', 'pod-x1c', 'node-b', ['pvc-x1']));
     await waitFor('pod-x1c desired', () => desiredPods(h, 'x1', 'node-b') === 2);
-    await never('a second Multi-Attach event', () => podEvents(h.sim, 'FailedAttachVolume').reduce((s, e) => s + e.count, 0) > 1, 1000);
+    await neverDuringPasses(h.ctl, 'a second Multi-Attach event', () => podEvents(h.sim, 'FailedAttachVolume').reduce((s, e) => s + e.count, 0) > 1, 20);
     assert.deepEqual(
       multiAttachEvents(h, 'pod-x1b').map((e) => [e.type, e.message, e.count]),
       [['Warning', 'Waiting for detach for volume "pv-x1" Volume is already used by pod(s) pod-x1', 1]],
@@ -102,7 +102,7 @@ test('no Multi-Attach event and no attach elsewhere while the first attach is st
     await waitFor('VA on node-a', () => vaExists(h.sim, vaA));
     store.create('pods', pod('default', 'pod-i1b', 'node-b', ['pvc-i1']));
     await waitFor('pod-i1b desired', () => desiredPods(h, 'i1', 'node-b') === 1);
-    await never('event or VA for node-b while node-a attaches', () => multiAttachEvents(h, 'pod-i1b').length > 0 || vaExists(h.sim, vaName('i1', 'node-b')), 600);
+    await neverDuringPasses(h.ctl, 'event or VA for node-b while node-a attaches', () => multiAttachEvents(h, 'pod-i1b').length > 0 || vaExists(h.sim, vaName('i1', 'node-b')), 10);
     attachVa(h.sim, vaA);
     await waitFor('Multi-Attach event once node-a holds it', () => multiAttachEvents(h, 'pod-i1b').length > 0);
     assert.equal(multiAttachEvents(h, 'pod-i1b')[0].message, 'Waiting for detach for volume "pv-i1" Volume is already used by pod(s) pod-i1');

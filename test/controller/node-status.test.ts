@@ -9,9 +9,10 @@ import assert from 'node:assert/strict';
 import type { RequestFacts } from '../../src/sim/server/index.js';
 import { ApiError } from '../../src/sim/server/status.js';
 import {
-  FORCED_DETACHES, attachVolume, metricValue, never, node, reflectorOf, startHarness, uniqueName, vaExists, vaLive, volumesAttached,
+  FORCED_DETACHES, attachVolume, metricValue, neverDuringPasses, node, populatorPasses, reflectorOf, startHarness, uniqueName, vaExists, vaLive, volumesAttached,
   waitFor,
 } from './harness.js';
+import { controllerNow } from '../../src/cache/controller-clock.js';
 
 test('a Node deleted and re-created gets its volumesAttached written again; desired volumes are never detached meanwhile (B2, B4, K4)', async () => {
   const h = await startHarness();
@@ -21,7 +22,11 @@ test('a Node deleted and re-created gets its volumesAttached written again; desi
     const va = await attachVolume(h.sim, 'n1', { mounted: true });
     store.delete('nodes', undefined, 'node-a');
     await waitFor('node delete seen', () => !reflectorOf(h.ctl, 'nodes').get('node-a'));
-    await never('a desired volume detached after its node was deleted', () => !vaLive(h.sim, va), 500);
+    // Passes, and a C9 pass (it removes pods that are gone), with the node gone.
+    const removed = await populatorPasses(h.ctl, 'pods-removed');
+    await neverDuringPasses(h.ctl, 'a desired volume detached after its node was deleted', () => !vaLive(h.sim, va), 10, {
+      after: async () => (await populatorPasses(h.ctl, 'pods-removed')) > removed,
+    });
     // B2: the pod still wants the volume, so the node stayed; B4: its add re-writes the list.
     store.create('nodes', node('node-a'));
     await waitFor('volumesAttached re-written on node add', () => volumesAttached(h.sim, 'node-a').includes(uniqueName('n1')));
@@ -45,11 +50,19 @@ test('a deleted Node keeps its last volumesInUse: its volumes are force-detached
     const va = await attachVolume(h.sim, 'n2', { mounted: true });
     store.delete('nodes', undefined, 'node-a');
     await waitFor('node delete seen', () => !reflectorOf(h.ctl, 'nodes').get('node-a'));
-    const t0 = Date.now();
+    let deletingAt: number | undefined;
+    store.subscribe((ev) => {
+      if (deletingAt === undefined && ev.resource === 'volumeattachments' && ev.name === va && (ev.type === 'DELETED' || ev.object().metadata.deletionTimestamp)) deletingAt = controllerNow();
+    });
     store.delete('pods', 'default', 'pod-n2', { gracePeriodSeconds: 0 });
-    let removedAt = 0;
-    await waitFor('VA deleted after the timer', () => !vaExists(h.sim, va) && (removedAt = Date.now()), maxWait + 10_000);
-    assert.ok(removedAt - t0 > maxWait, `detached ${removedAt - t0} ms after the pod deletion`);
+    // The controller's detach timer, on its own clock (the one the timer expires on).
+    const started = await waitFor('detach timer started', () => {
+      const v = h.ctl.state.findVolume(uniqueName('n2'));
+      const n = h.ctl.state.findNode('node-a');
+      return (v !== undefined && n !== undefined && h.ctl.state.detachRequestedAt(v, n)) || false;
+    });
+    await waitFor('VA deleted after the timer', () => !vaExists(h.sim, va), maxWait + 10_000);
+    assert.ok(deletingAt !== undefined && deletingAt - started > maxWait, `detach requested ${deletingAt === undefined ? '?' : deletingAt - started} ms after the timer started`);
     assert.equal(await metricValue(h.ctl, FORCED_DETACHES, { reason: 'timeout' }), 1);
   } finally {
     await h.stop();
@@ -74,7 +87,7 @@ test('while node status writes fail no detach is issued; once a write succeeds t
     blockStatus = true;
     store.delete('pods', 'default', 'pod-w1', { gracePeriodSeconds: 0 });
     await waitFor('status writes refused', () => refused >= 2, 10_000); // retried (K4)
-    await never('detach while the status still lists the volume', () => !vaLive(h.sim, va), 500);
+    await neverDuringPasses(h.ctl, 'detach while the status still lists the volume', () => !vaLive(h.sim, va), 10);
     assert.deepEqual(volumesAttached(h.sim, 'node-a'), [uniqueName('w1')]);
     const order: string[] = [];
     const unsub = store.subscribe((ev) => {

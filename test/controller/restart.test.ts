@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  attachVa, attachVolume, createVolumeAndPod, never, node, recordVolumeAttachments, startControllerOn, startHarness, uniqueName,
+  attachVa, attachVolume, createVolumeAndPod, neverDuringPasses, node, recordVolumeAttachments, startControllerOn, startHarness, uniqueName,
   vaExists, vaLive, vaName, volumesAttached, waitFor,
 } from './harness.js';
 import type { Controller } from '../../src/manager/controller.js';
@@ -39,7 +39,7 @@ test('a restarted controller creates no duplicate VolumeAttachment, keeps what i
     // A2 + A5: k3 is known from node status only (no pod, no PV) and detached by its unique name.
     await waitFor('VA of the undesired volume deleted', () => !vaExists(h.sim, vaGone));
     assert.deepEqual(volumesAttached(h.sim, 'node-a'), [uniqueName('k1')]);
-    await never('a desired volume detached or a VA re-created', () => !vaLive(h.sim, vaKept) || !vaLive(h.sim, vaPending) || vas.created() > 0, 700);
+    await neverDuringPasses(ctl2, 'a desired volume detached or a VA re-created', () => !vaLive(h.sim, vaKept) || !vaLive(h.sim, vaPending) || vas.created() > 0, 10);
     // A3: k2 was Uncertain; its attach resumes on the existing VA.
     attachVa(h.sim, vaPending);
     await waitFor('k2 reported once attached', () => volumesAttached(h.sim, 'node-a').includes(uniqueName('k2')));

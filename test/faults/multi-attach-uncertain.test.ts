@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { createInvariantChecker, type InvariantChecker } from '../../src/invariants/index.js';
 import type { Controller } from '../../src/manager/controller.js';
 import {
-  attachVolume, never, node, pod, setVolumesInUse, startHarness, startControllerOn, uniqueName, vaExists, vaName, waitFor, type Harness,
+  attachVolume, neverDuringPasses, node, pod, setVolumesInUse, startHarness, startControllerOn, uniqueName, vaExists, vaName, waitFor, type Harness,
 } from '../controller/harness.js';
 
 /** Waits until the controller wants the volume on the node: the hold below is then the controller's choice, not a pod it has not seen. */
@@ -51,7 +51,7 @@ describe('multi-attach of a ReadWriteOnce volume whose first attachment is uncer
     second = await startControllerOn(h.sim, { maxWaitForUnmountMs: MAX_WAIT });
     await second.acting();
     await desiredOn(second, 'restart', 'node-b');
-    await never('a VolumeAttachment on node-b while the one on node-a exists', () => vaExists(h.sim, vaName('restart', 'node-b')) && vaExists(h.sim, first), 3000);
+    await neverDuringPasses(second, 'a VolumeAttachment on node-b while the one on node-a exists', () => vaExists(h.sim, vaName('restart', 'node-b')) && vaExists(h.sim, first), 20);
     assert.deepEqual(checker.violations().map((v) => v.kind), []);
   });
 
@@ -67,7 +67,7 @@ describe('multi-attach of a ReadWriteOnce volume whose first attachment is uncer
     h.sim.store.mutate('volumeattachments', undefined, vaA, (va) => { va.status = { ...(va.status as object), detachError: { message: 'injected', time: new Date().toISOString() } }; });
     h.sim.store.create('pods', pod('default', 'pod-detach-2', 'node-c', ['pvc-detach']));
     await desiredOn(ctl, 'detach', 'node-c');
-    await never('a VolumeAttachment on node-c while the one on node-b is being deleted', () => vaExists(h.sim, vaName('detach', 'node-c')) && vaExists(h.sim, vaA), 3000);
+    await neverDuringPasses(ctl, 'a VolumeAttachment on node-c while the one on node-b is being deleted', () => vaExists(h.sim, vaName('detach', 'node-c')) && vaExists(h.sim, vaA), 20);
     assert.deepEqual(checker.violations().filter((v) => v.volume.endsWith('^detach')).map((v) => v.kind), []);
   });
 });
