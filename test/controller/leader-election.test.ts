@@ -6,11 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  attachVolume, createVolumeAndPod, never, node, recordVolumeAttachments, startControllerOn, startHarness, uniqueName, vaLive, vaName, volumesAttached, waitFor,
+  attachVolume, createVolumeAndPod, neverDuringPasses, node, recordVolumeAttachments, startControllerOn, startHarness, uniqueName, vaLive, vaName, volumesAttached, waitFor,
 } from './harness.js';
 import type { Controller } from '../../src/manager/controller.js';
 import type { RequestFacts } from '../../src/sim/server/index.js';
 import { ApiError } from '../../src/sim/server/status.js';
+import type { RequestReport } from '../../src/kube/request-hook.js';
 
 const LEASE = { leaderElect: true, leaderElectLeaseDurationMs: 1500, leaderElectRenewDeadlineMs: 1000, leaderElectRetryPeriodMs: 200 };
 
@@ -36,8 +37,8 @@ test('two replicas: only the leader acts; the standby takes over when the leader
     const vas = recordVolumeAttachments(h.sim);
     const va1 = await attachVolume(h.sim, 'l1', { mounted: true });
     await waitFor('standby synced', () => standby.ready().ready);
-    // The standby saw all of it through its watches and did nothing.
-    await never('the standby acting', () => standby.role() !== 'standby' || standby.reconciler.passes() > 0 || standby.state.counts().desiredPairs > 0, 500);
+    // The standby saw all of it through its watches and did nothing while the leader ran passes.
+    await neverDuringPasses(leader, 'the standby acting', () => standby.role() !== 'standby' || standby.reconciler.passes() > 0 || standby.state.counts().desiredPairs > 0, 10);
     assert.equal(standby.executor.inFlight(), 0);
     assert.ok(leader.reconciler.passes() > 0);
 
@@ -73,13 +74,17 @@ test('a leader that lost its lease never leads again without acting: it stops ca
     blockLeases = false;
     assert.equal(h.ctl.ready().ready, false, 'a replica that lost its lease reports not ready');
     // Its loop is stopped and its executor closed: holding the lease again would stall the fleet.
+    // Watched until a new replica has taken the expired lease over and run passes: a replica-1
+    // still renewing would keep the lease from expiring, and the wait would fail at its deadline.
     const before = lease(h);
-    await never('replica-1 leading or renewing again', () => {
+    const campaigning = () => {
       const now = lease(h);
       return h.ctl.role() === 'leader' || (now?.holderIdentity === 'replica-1' && now.renewTime !== before?.renewTime);
-    }, LEASE.leaderElectLeaseDurationMs + 1000);
+    };
+    assert.equal(campaigning(), false);
     ctl2 = await startControllerOn(h.sim, { ...LEASE, identity: 'replica-2' });
-    await waitFor('replica-2 leads', () => ctl2!.role() === 'leader', 10_000);
+    const replica2 = ctl2;
+    await neverDuringPasses(replica2, 'replica-1 leading or renewing again', campaigning, 10, { after: () => replica2.role() === 'leader' });
     await ctl2.acting();
     await attachVolume(h.sim, 'z2', { mounted: true });
     assert.ok(vaLive(h.sim, vaName('z1', 'node-a')), 'the first volume stays attached');
@@ -93,27 +98,37 @@ test('a replica that stepped down sends none of the writes it had queued while i
   let blockLeases = false;
   const faults = { beforeRequest: (f: RequestFacts) => (blockLeases && f.resource === 'leases' ? new ApiError(500, 'InternalError', 'injected lease failure') : undefined) };
   // Four writes a second: forty attaches queue in the client, as at a takeover's cold start.
-  const h = await startHarness({ ...LEASE, identity: 'replica-1', kubeApiQps: 4, kubeApiBurst: 1 }, { faults });
+  // Each VolumeAttachment create the client sends, at its send (the report comes at its end).
+  const sentAt: number[] = [];
+  const onRequest = (r: RequestReport) => {
+    if (r.verb === 'create' && r.resource === 'volumeattachments') sentAt.push(performance.now() - r.durationMs);
+  };
+  const h = await startHarness({ ...LEASE, identity: 'replica-1', kubeApiQps: 4, kubeApiBurst: 1, onRequest }, { faults });
   let unsubscribe: (() => void) | undefined;
   try {
     await waitFor('replica-1 leads', () => h.ctl.role() === 'leader');
     await h.ctl.acting();
     h.sim.store.create('nodes', node('node-a'));
-    const created: number[] = [];
+    let created = 0;
     unsubscribe = h.sim.store.subscribe((ev) => {
-      if (ev.resource === 'volumeattachments' && ev.type === 'ADDED') created.push(performance.now());
+      if (ev.resource === 'volumeattachments' && ev.type === 'ADDED') created++;
     });
     for (let i = 0; i < 40; i++) createVolumeAndPod(h.sim.store, 'default', `q${i}`, { nodeName: 'node-a' });
-    await waitFor('some creates sent', () => created.length >= 2);
+    await waitFor('some creates sent', () => created >= 2);
     blockLeases = true; // it can no longer renew
     await waitFor('replica-1 stepped down', () => h.ctl.role() !== 'leader', 10_000);
+    // Read after the step-down (polled): a send at or before it was checked while leading.
     const steppedDown = performance.now();
-    // A standby may lead from step-down + (lease − renew deadline); give the queue that long and more.
-    await new Promise((r) => setTimeout(r, 2 * (LEASE.leaderElectLeaseDurationMs - LEASE.leaderElectRenewDeadlineMs) + 1000));
-    assert.ok(created.length < 40, `the queue had not drained before the step-down (${created.length} created)`);
-    // A create already on the wire at the step-down may land just after it; none sent later.
-    const late = created.filter((t) => t > steppedDown + 200);
-    assert.deepEqual(late.map((t) => Math.round(t - steppedDown)), [], 'creates that reached the server after the step-down');
+    // Nothing of it is left in its client: the queued creates refused, those on the wire answered.
+    // (Sent at four a second instead, they would drain too, some 10 s on, and be counted below.)
+    await waitFor('every queued call ended', () => {
+      const b = h.ctl.api.backlog();
+      return b.waiting === 0 && b.inFlight === 0;
+    }, 30_000);
+    assert.ok(created < 40, `the queue had not drained before the step-down (${created} created)`);
+    assert.equal(created, sentAt.length, 'every create sent reached the server');
+    const late = sentAt.filter((t) => t > steppedDown);
+    assert.deepEqual(late.map((t) => Math.round(t - steppedDown)), [], 'creates sent after the step-down');
   } finally {
     unsubscribe?.();
     await h.stop();
