@@ -11,13 +11,40 @@ interface Timeline {
   leaders: () => number;
 }
 
-function pair(api: FakeKubeApiClient, apiOfA: LeaseApi = api): { a: LeaderElector; b: LeaderElector; t: Timeline } {
+/** `api`, counting the calls made through it: a candidate's attempts, each at least one call. */
+function counted(api: LeaseApi): LeaseApi & { calls(): number } {
+  let n = 0;
+  return {
+    getLease: (ns, name, o) => (n++, api.getLease(ns, name, o)),
+    createLease: (l, o) => (n++, api.createLease(l, o)),
+    updateLease: (l, o) => (n++, api.updateLease(l, o)),
+    calls: () => n,
+  };
+}
+
+/**
+ * Asserts `fn` stays false while `calls()` grows by `n`: the candidate's own attempts, not a
+ * time window, so a slow machine cannot end the watch before it tried. Fails after `timeoutMs`.
+ */
+async function neverDuringCalls(what: string, fn: () => boolean, calls: () => number, n: number, timeoutMs = 10_000): Promise<void> {
+  const target = calls() + n;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const done = calls() >= target;
+    if (fn()) throw new Error(`unexpected: ${what}`);
+    if (done) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} lease calls while watching for: ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function pair(api: FakeKubeApiClient, apiOfA: LeaseApi = api, apiOfB: LeaseApi = api): { a: LeaderElector; b: LeaderElector; t: Timeline } {
   const log: string[] = [];
   let leading = 0;
   let maxLeading = 0;
   const make = (id: string) =>
     createLeaderElector({
-      api: id === 'a' ? apiOfA : api,
+      api: id === 'a' ? apiOfA : apiOfB,
       namespace: 'kube-system',
       name: 'fleet-attach',
       identity: id,
@@ -38,12 +65,13 @@ function pair(api: FakeKubeApiClient, apiOfA: LeaseApi = api): { a: LeaderElecto
 describe('leader election on a Lease', () => {
   it('elects exactly one of two candidates; the other takes over after the first stops and releases', async () => {
     const api = new FakeKubeApiClient();
-    const { a, b, t } = pair(api);
+    const apiOfB = counted(api);
+    const { a, b, t } = pair(api, api, apiOfB);
     void a.start();
     await waitFor(() => a.isLeader(), 'a leads');
     void b.start();
-    await new Promise((r) => setTimeout(r, 300)); // several retry periods: b keeps trying
-    assert.equal(b.isLeader(), false);
+    // Several attempts: b keeps trying, and does not lead.
+    await neverDuringCalls('b leading while a holds the lease', () => b.isLeader(), apiOfB.calls, 4);
     assert.equal(b.leader(), 'a');
     const lease = api.leases.get('kube-system/fleet-attach');
     assert.equal(lease?.holderIdentity, 'a');
@@ -70,18 +98,19 @@ describe('leader election on a Lease', () => {
       createLease: (l, o) => (partitioned ? hang(o?.signal) : api.createLease(l, o)),
       updateLease: (l, o) => (partitioned ? hang(o?.signal) : api.updateLease(l, o)),
     };
-    const { a, b, t } = pair(api, apiOfA);
+    const countedA = counted(apiOfA);
+    const { a, b, t } = pair(api, countedA);
     void a.start();
     await waitFor(() => a.isLeader(), 'a leads');
     void b.start();
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => b.leader() === 'a', 'b sees a lead');
     partitioned = true;
     await waitFor(() => b.isLeader(), 'b takes over once the lease expired', 5000);
     assert.deepEqual(t.log, ['a started', 'a stopped', 'b started'], 'a stepped down before b acquired');
     assert.equal(a.isLeader(), false);
     partitioned = false;
-    await new Promise((r) => setTimeout(r, 200));
-    assert.equal(a.isLeader(), false, 'a does not come back while b renews');
+    // a campaigns again (its attempts reach the API now) and does not come back while b renews.
+    await neverDuringCalls('a leading again while b renews', () => a.isLeader(), countedA.calls, 4);
     await Promise.all([a.stop(), b.stop()]);
     assert.equal(t.leaders(), 1, `never two leaders: ${t.log.join(', ')}`);
   });
@@ -90,14 +119,24 @@ describe('leader election on a Lease', () => {
     const api = new FakeKubeApiClient();
     const now = new Date().toISOString();
     api.leases.set('kube-system/fleet-attach', { namespace: 'kube-system', name: 'fleet-attach', resourceVersion: '1', holderIdentity: 'ghost', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: 3 });
-    const { b, t } = pair(api);
-    const t0 = performance.now();
+    // b's own clock, moved by the test; its retries run on real timers.
+    let clock = 0;
+    const apiOfB = counted(api);
+    const log: string[] = [];
+    const b = createLeaderElector({
+      api: apiOfB, namespace: 'kube-system', name: 'fleet-attach', identity: 'b', ...TIMING, now: () => clock,
+      onStartedLeading: () => log.push('b started'), onStoppedLeading: () => { log.push('b stopped'); },
+    });
     void b.start();
+    // Attempts while b's clock is short of the record's lease duration (1 s) since b observed it.
+    await neverDuringCalls('b acquiring at once', () => b.isLeader(), apiOfB.calls, 4);
+    clock = 999;
+    await neverDuringCalls('b acquiring before the record lease duration on its own clock', () => b.isLeader(), apiOfB.calls, 4);
+    clock = 1000;
     await waitFor(() => b.isLeader(), 'b acquires after expiry', 5000);
-    assert.ok(performance.now() - t0 >= 1000, 'waited the record lease duration on its own clock');
     assert.equal(api.leases.get('kube-system/fleet-attach')?.leaseTransitions, 4);
     await b.stop();
-    assert.deepEqual(t.log, ['b started', 'b stopped']);
+    assert.deepEqual(log, ['b started', 'b stopped']);
   });
 
   it('keeps leading through a transient renew failure within the deadline', async () => {
@@ -116,11 +155,11 @@ describe('leader election on a Lease', () => {
     const api = new FakeKubeApiClient();
     let partitioned = false;
     const fail = () => Promise.reject(kubeError(500, 'InternalError'));
-    const apiOfA: LeaseApi = {
+    const apiOfA = counted({
       getLease: (ns, n, o) => (partitioned ? fail() : api.getLease(ns, n, o)),
       createLease: (l, o) => (partitioned ? fail() : api.createLease(l, o)),
       updateLease: (l, o) => (partitioned ? fail() : api.updateLease(l, o)),
-    };
+    });
     const log: string[] = [];
     const a = createLeaderElector({
       api: apiOfA, namespace: 'kube-system', name: 'fleet-attach', identity: 'a', ...TIMING, campaignAgain: false,
@@ -132,13 +171,18 @@ describe('leader election on a Lease', () => {
     partitioned = true;
     await waitFor(() => log.includes('stopped'), 'a steps down', 5000);
     partitioned = false; // the record still names a: a campaigning elector would renew it at once
-    const ended = await Promise.race([run.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 1000))]);
-    assert.equal(ended, true, 'the loop ended at the step-down');
-    const calls = api.callsOf('updateLease').length;
-    await new Promise((r) => setTimeout(r, 5 * TIMING.retryPeriodMs));
-    assert.equal(api.callsOf('updateLease').length, calls, 'no lease call after the step-down');
+    let ended = false;
+    void run.then(() => { ended = true; });
+    await waitFor(() => ended, 'the loop ended at the step-down');
+    const calls = apiOfA.calls();
+    // Another candidate waits out a's record and takes the lease over (a renewing a would keep
+    // it from expiring): a makes no lease call meanwhile.
+    const b = createLeaderElector({ api, namespace: 'kube-system', name: 'fleet-attach', identity: 'b', ...TIMING, onStartedLeading() {}, onStoppedLeading() {} });
+    void b.start();
+    await waitFor(() => b.isLeader(), 'b takes the expired lease over', 5000);
+    assert.equal(apiOfA.calls(), calls, 'no lease call after the step-down');
     assert.deepEqual(log, ['started', 'stopped']);
-    await a.stop();
+    await Promise.all([a.stop(), b.stop()]);
   });
 
   it('releases from a fresh read: a renew committed after the cached record does not block the release', async () => {
@@ -167,7 +211,7 @@ describe('leader election on a Lease', () => {
     assert.equal(api.leases.get('kube-system/fleet-attach')?.holderIdentity, 'a', 'left to expire');
   });
 
-  it('a renew that conflicts reads the Lease again in the same attempt, not a retry period later', async () => {
+  it('a renew that conflicts reads the Lease again in the same attempt, not a retry period later', async (t) => {
     const api = new FakeKubeApiClient();
     const slow = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 1000 };
     const calls: Array<{ m: string; at: number; conflict?: boolean }> = [];
@@ -189,11 +233,20 @@ describe('leader election on a Lease', () => {
     void a.start();
     await waitFor(() => a.isLeader(), 'a leads');
     conflictNext = true;
-    await waitFor(() => calls.findIndex((c) => c.conflict) >= 0 && calls.length > calls.findIndex((c) => c.conflict) + 2, 'the conflict and what followed', 5000);
+    // From now on timers are mocked and never advanced: the retry-period sleep the elector is in
+    // (started before) ends on its real timer, but a later attempt's sleep would never end. So
+    // the re-read can only come within the attempt that met the conflict.
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const settle = async (what: string, cond: () => boolean) => {
+      const deadline = performance.now() + 5000;
+      while (!cond()) {
+        if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    await settle('the conflict and what followed', () => calls.findIndex((c) => c.conflict) >= 0 && calls.length > calls.findIndex((c) => c.conflict) + 2);
     const i = calls.findIndex((c) => c.conflict);
     assert.deepEqual(calls.slice(i + 1, i + 3).map((c) => c.m), ['get', 'update']);
-    // Half a retry period: the re-read is in the same attempt (a later attempt sleeps the period first).
-    assert.ok(calls[i + 1].at - calls[i].at < slow.retryPeriodMs / 2, `re-read ${Math.round(calls[i + 1].at - calls[i].at)} ms after the conflict`);
     assert.equal(a.isLeader(), true);
     await a.stop();
   });
