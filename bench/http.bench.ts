@@ -535,6 +535,7 @@ async function benchSize(nodes: number, clients: Clients, o: Options): Promise<{
     const run: SizeRun = {
       nodes,
       subject: STAND_IN ? 'stand-in' : 'controller',
+      command: cli.command,
       date: new Date().toISOString(),
       setup_s: setupS,
       ...(await subject.figures()),

@@ -11,8 +11,8 @@
  * README's table). Exits 1 if any bench failed.
  *
  * quick (≤ 15 minutes on a 2-core machine): the plan kernel at 1k and 10k nodes (fewer plans),
- * list reading, the simulator at 10k, the API calls, the inspection API at 10k (fewer sweeps
- * and windows), end to end at 10k. full: every bench at its default sizes: the kernel up to
+ * list reading (20k pods, 3 rounds), the simulator at 10k, the API calls, the inspection API at
+ * 10k (shorter sweeps, paced minute and loop windows), end to end at 10k (the full churn minute). full: every bench at its default sizes: the kernel up to
  * 100k, the simulator at 10k and 100k, the controller's heap, the inspection API at 10k and 100k
  * and its allocation per request, end to end at 10k, 50k and 100k.
  */
@@ -41,10 +41,10 @@ const TIERS: Record<'quick' | 'full', Step[]> = {
   quick: [
     BUILD,
     bench('kernel', 'bench:kernel', 'kernel.bench.ts', ['--sizes', '1000,10000', '--quick'], 600),
-    bench('list-read', 'bench:list-read', 'list-read.bench.ts', ['--rounds', '3'], 600),
+    bench('list-read', 'bench:list-read', 'list-read.bench.ts', ['--pods', '20000', '--rounds', '3'], 600),
     bench('sim', 'bench:sim', 'sim.bench.ts', ['--nodes', '10000'], 600),
     bench('api', 'bench:api', 'api-writes.bench.ts', [], 600),
-    bench('http', 'bench:http', 'http.bench.ts', ['--nodes', '10000', '--reps', '2', '--paced', '30', '--rounds', '4', '--settle', '15'], 1200),
+    bench('http', 'bench:http', 'http.bench.ts', ['--nodes', '10000', '--duration', '3', '--reps', '2', '--paced', '20', '--window', '5', '--rounds', '3', '--settle', '10'], 1200),
     bench('e2e', 'bench:e2e', 'e2e.bench.ts', ['--nodes', '10000'], 1200),
   ],
   full: [
@@ -128,6 +128,7 @@ function runStep(s: Step): Promise<Omit<StepResult, 'name' | 'command'>> {
 
 if (cli.values['report-only']) steps = [];
 const startedAt = new Date();
+const loadStart = loadavg().map((l) => Math.round(l * 10) / 10);
 const t0 = performance.now();
 const results: StepResult[] = [];
 console.log(`bench: ${tier} tier, ${steps.length} steps: ${steps.map((s) => s.name).join(', ')}`);
@@ -148,6 +149,9 @@ const run = {
   command: cli.values.only === undefined ? (tier === 'quick' ? 'npm run bench' : 'npm run bench:full') : cli.command,
   started_at: startedAt.toISOString(),
   wall_s: wallS,
+  // The machine is shared: how busy it was says how far the figures are from a quiet one's.
+  loadavg_start: loadStart,
+  loadavg_end: loadavg().map((l) => Math.round(l * 10) / 10),
   steps: results,
 };
 if (!cli.values['report-only']) writeFileSync(new URL('run.json', resultsDir), `${JSON.stringify(run, null, 2)}\n`);

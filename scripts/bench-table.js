@@ -51,7 +51,8 @@ function chart(file, alt) {
 
 /**
  * Each bench: `readme` is its key figures in one cell (or undefined without results), `section`
- * the Markdown of summary.md. `script` is the npm script; `command` what produced the figures.
+ * the Markdown of summary.md. `script` is the npm script; `command` what produced the figures
+ * (`perSize`: each size's row names its own run's command).
  */
 
 function kernel(k) {
@@ -174,12 +175,13 @@ function http(h, alloc) {
   ];
   return {
     name: 'Inspection API',
+    perSize: true,
     script: 'bench:http',
     command: h?.command,
     readme: !first ? undefined
       : runs.map((r) => `${nodes(r.nodes)} nodes: node lookup ${pct(r.node_vs_ceiling)} of a bare route, p99 ${sig(r.node_p99_ms_saturated, ' ms')} saturated / ${sig(r.node_p99_ms_paced, ' ms')} paced`).join('; '),
     section: () => !first ? undefined : [
-      "The real controller reconciling the simulated fleet under churn, its inspection API loaded by autocannon from another process. The issue's targets: node lookup ≥ 50% of a bare route, p99 ≤ 5 ms, loop p99 under load ≤ 1.2× idle.",
+      `The real controller reconciling the simulated fleet under churn, its inspection API loaded by autocannon from another process. The issue's targets: node lookup ≥ 50% of a bare route, p99 ≤ 5 ms, loop p99 under load ≤ 1.2× idle. Each size's row comes from its latest run (${runs.map((r) => code(r.command ?? `npm run bench:http -- --nodes ${r.nodes}`)).join(', ')}).`,
       '',
       table(['nodes', 'converged in', 'node lookup ÷ bare route', 'node p99 saturated', 'node p99 paced', 'loop p99 idle / loaded', 'event loop delay p99 / max (loaded)'], runs.map((r) => [
         int(r.nodes), sig(r.converge_s, ' s'), `${pct(r.node_vs_ceiling)}${met(r.targets?.node_vs_ceiling_min_0_5)}`,
@@ -214,6 +216,7 @@ function e2e(e) {
   const withVa = runs.filter((r) => isNum(r.pod_to_va_p99_ms));
   return {
     name: 'End to end',
+    perSize: true,
     script: 'bench:e2e',
     command: e?.command,
     readme: all.length === 0 ? undefined
@@ -286,12 +289,14 @@ export function summary() {
     'All figures from one 2-core machine that also runs the simulator and the load clients; runs of the same code differ by up to ~1.5× from one hour to the next. [docs/performance.md](../../docs/performance.md) explains them.',
   ];
   if (run?.steps?.length) {
-    head.push('', `Last harness run: ${code(run.command)} (${run.tier} tier), ${clock(run.wall_s)} in all.`, '',
+    const load = Array.isArray(run.loadavg_start) ? ` on a machine with a load average of ${run.loadavg_start[0]} at the start and ${run.loadavg_end?.[0] ?? '—'} at the end` : '';
+    head.push('', `Last harness run: ${code(run.command)} (${run.tier} tier), ${clock(run.wall_s)} in all${load}.`, '',
       table(['step', 'command', 'status', 'time'], run.steps.map((s) => [s.name, code(s.command), s.status === 'ok' ? 'ok' : `**${s.status}** (exit ${s.exit_code ?? s.signal})`, clock(s.seconds)])));
   }
   const sections = benches().map((b) => {
     const body = b.section();
-    return [`## ${b.name}`, '', `Command: ${code(b.command ?? `npm run ${b.script}`)}`, '', ...(body ?? [`Not measured yet: ${code(`npm run ${b.script}`)}.`])].join('\n');
+    const command = b.perSize ? [] : [`Command: ${code(b.command ?? `npm run ${b.script}`)}`, ''];
+    return [`## ${b.name}`, '', ...command, ...(body ?? [`Not measured yet: ${code(`npm run ${b.script}`)}.`])].join('\n');
   });
   const more = options(load('h2-request'), load('h2-retention'));
   if (more.length) sections.push(['## Options outside the tiers', '', 'Checks of the Node 20 workarounds in the HTTP/2 client, worth a run on a new Node major:', '', ...more].join('\n'));

@@ -82,10 +82,10 @@ function httpChart(h: Json | undefined): string | undefined {
   if (endpoints.length === 0) return undefined;
   const sizes = [...new Set(endpoints.map((e) => e.nodes as number))].sort((a, b) => a - b);
   const names = [...new Set(endpoints.map((e) => e.name as string))];
-  const short: Record<string, string> = { 'bare fastify route': 'bare route', 'bare route, node-sized body': 'bare, node-sized', '/api/v1/nodes/{name}': 'node', '/api/v1/volumes/{uniqueName}': 'volume', '/api/v1/summary': 'summary' };
+  const short: Record<string, string> = { 'bare fastify route': 'bare', 'bare route, node-sized body': 'bare, sized', '/healthz': 'healthz', '/api/v1/nodes/{name}': 'node', '/api/v1/volumes/{uniqueName}': 'volume', '/api/v1/summary': 'summary', '/metrics': 'metrics' };
   return barChart({
     title: 'Inspection API: requests/s per endpoint (controller under churn, same process)',
-    subtitle: 'autocannon from another process, 2 cores shared with the simulator; bench/results/http.json',
+    subtitle: 'bare: a constant answer; bare, sized: a node-sized constant answer; 2 cores shared with the simulator; bench/results/http.json',
     yLabel: 'requests per second',
     groups: names.map((n) => short[n] ?? n),
     series: sizes.map((n) => ({ name: `${compact(n)} nodes`, values: names.map((name) => num(endpoints.find((e) => e.nodes === n && e.name === name)?.req_per_s)) })),
