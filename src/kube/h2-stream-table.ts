@@ -13,7 +13,7 @@
  * the next full collection. Measured (`--trace-gc-nvp`): on a loopback server, 40k POSTs 64 at a
  * time, an 8 KB marker hung on each closed stream raised the bytes promoted per request from 3.6
  * to 8.3 KB (~60% of the streams promoted) and, with this table, from 2.8 to 3.2 KB; on the
- * controller's own client path (`npm run bench:h2-retention`) see the bench's two HTTP/2 variants.
+ * controller's own client path (`npm run bench:api -- --h2-retention`) see the bench's two HTTP/2 variants.
  *
  * How: a delete overwrites the stream with `undefined` instead of removing the key, so the table
  * is never rebuilt to shrink, and a rebuild that growth forces finds no finished stream in it.

@@ -4,7 +4,7 @@
  * `ClientHttp2Session.request()` wraps its connect callback with `AsyncResource#bind`, and on
  * Node 20 that `bind` also defines the deprecated `asyncResource` accessor (DEP0172) on the
  * wrapper through two `util.deprecate` calls, each of which re-parents a new function and
- * materialises a prototype object. `npm run bench:h2` measures Node's client at 0.55–0.64× the
+ * materialises a prototype object. `npm run bench:api -- --h2-request` measures Node's client at 0.55–0.64× the
  * CPU per request without it, and its garbage was ~1.5 GB of the controller's peak RSS in a 50k
  * cold start (docs/performance.md). The cost is reported as nodejs/node#58218; Node 24 no
  * longer lets that `deprecate` touch prototypes (#59195), and #58618 ends the property. This

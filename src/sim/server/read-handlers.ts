@@ -7,7 +7,7 @@
  * state, then stream live events.
  */
 import type { ServerResponse } from 'node:http';
-import type { CommittedEvent, KubeObject, ServableStore } from '../store/index.js';
+import { resourceDetails, type CommittedEvent, type KubeObject, type ServableStore } from '../store/index.js';
 import type { ResourceInfo } from '../store/resources.js';
 import { writeList } from './list-writer.js';
 import { compileSelector, type Selector } from './selectors.js';
@@ -30,7 +30,7 @@ export interface ResourceTarget {
 export function handleGet(ctx: ReadContext, t: ResourceTarget, q: URLSearchParams, accept: string | undefined, res: ServerResponse): void {
   if (t.subresource !== undefined && !(t.subresource === 'status' && t.info.status)) throw notFound();
   const json = ctx.store.getJson(t.info.name, t.namespace, t.name as string);
-  if (json === undefined) throw notFound(`${qualifiedName(t.info)} "${t.name}" not found`);
+  if (json === undefined) throw new ApiError(404, 'NotFound', `${qualifiedName(t.info)} "${t.name}" not found`, resourceDetails(t.info, t.name ?? ''));
   if (!wantsTable(accept)) return sendJson(res, 200, json);
   const obj = JSON.parse(json) as KubeObject;
   sendJson(res, 200, toTable(t.info, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObjectOf(q)));

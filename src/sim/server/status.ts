@@ -51,7 +51,7 @@ export function statusObject(code: number, reason: StatusReason | string, messag
 /** Maps anything thrown by a handler to a Status object. Unknown errors are InternalError. */
 export function toStatus(err: unknown): Record<string, unknown> {
   if (err instanceof ApiError) return statusObject(err.code, err.reason, err.message, err.details);
-  if (err instanceof StoreError) return statusObject(err.code, err.reason, err.message);
+  if (err instanceof StoreError) return statusObject(err.code, err.reason, err.message, err.details);
   return statusObject(500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`);
 }
 

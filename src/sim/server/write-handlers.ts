@@ -4,7 +4,7 @@
  * URL, `/status` is the only subresource, dry runs are refused rather than committed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DeleteOptions, KubeObject, ServableStore } from '../store/index.js';
+import { kindDetails, resourceDetails, type DeleteOptions, type KubeObject, type ServableStore } from '../store/index.js';
 import { applyPatch, isPatchType, unsupportedPatch } from './patch.js';
 import { qualifiedName, type ResourceTarget } from './read-handlers.js';
 import { mediaType, parseObject, readBody } from './request-body.js';
@@ -94,11 +94,11 @@ export async function handleDelete(store: ServableStore, t: ResourceTarget, q: U
   if (opts.resourceVersion !== undefined) {
     const cur = store.get(t.info.name, t.namespace, t.name);
     if (cur && cur.metadata.resourceVersion !== opts.resourceVersion) {
-      throw new ApiError(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in object meta: ${String(cur.metadata.resourceVersion)}`);
+      throw new ApiError(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in object meta: ${String(cur.metadata.resourceVersion)}`, kindDetails(t.info, t.name));
     }
   }
   const after = store.deleteJson(t.info.name, t.namespace, t.name, opts);
-  if (after === undefined) throw notFound(`${qualifiedName(t.info)} "${t.name}" not found`);
+  if (after === undefined) throw new ApiError(404, 'NotFound', `${qualifiedName(t.info)} "${t.name}" not found`, resourceDetails(t.info, t.name));
   sendJson(res, 200, after);
 }
 

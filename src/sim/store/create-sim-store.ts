@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { CommitBus } from './commit-bus.js';
 import { CommittedEvent, EventWindow } from './event-window.js';
-import { generateName, hasFinalizers, keepServerOwnedMeta, podGracePeriod, podNodeName, rfc3339, validateObject, invalid } from './object-rules.js';
+import { generateName, hasFinalizers, keepServerOwnedMeta, podGracePeriod, podNodeName, rfc3339, validateObject, invalid, kindDetails, resourceDetails, applyCreateDefaults, checkImmutable } from './object-rules.js';
 import { ObjectTables, keyOf } from './object-tables.js';
 import { RESOURCES, type ResourceInfo } from './resources.js';
 import type { ListPage, ListPageOptions, ServableStore, SimStoreOptions } from './servable-store.js';
@@ -154,13 +154,14 @@ class MemoryStore implements ServableStore {
     }
     validateObject(info, o);
     const key = keyOf(info, meta.namespace, meta.name);
-    if (this.tables.has(resource, key)) throw new StoreError('AlreadyExists', 409, `${qualified(info)} "${meta.name}" already exists`);
+    if (this.tables.has(resource, key)) throw new StoreError('AlreadyExists', 409, `${qualified(info)} "${meta.name}" already exists`, resourceDetails(info, meta.name));
     meta.uid = this.uid();
     meta.creationTimestamp = rfc3339(this.now());
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     const created = withTypeMeta(info, o);
+    applyCreateDefaults(info, created);
     created.metadata.resourceVersion = String(this.rv + 1);
     const json = JSON.stringify(created);
     this.tables.put(resource, key, json, undefined, resource === 'pods' ? podNodeName(created) : undefined);
@@ -181,7 +182,7 @@ class MemoryStore implements ServableStore {
     const rv = obj.metadata.resourceVersion;
     if (rv !== undefined && rv !== '' && rv !== stored.metadata.resourceVersion) throw conflict(info, obj.metadata.name);
     if (obj.metadata.uid !== undefined && obj.metadata.uid !== stored.metadata.uid) {
-      throw new StoreError('Conflict', 409, `Precondition failed: UID in precondition: ${obj.metadata.uid}, UID in object meta: ${stored.metadata.uid}`);
+      throw new StoreError('Conflict', 409, `Precondition failed: UID in precondition: ${obj.metadata.uid}, UID in object meta: ${stored.metadata.uid}`, kindDetails(info, obj.metadata.name));
     }
     let next: KubeObject;
     if (opts.subresource === 'status') {
@@ -192,6 +193,7 @@ class MemoryStore implements ServableStore {
     } else {
       next = { ...obj, metadata: { ...obj.metadata } };
       keepServerOwnedMeta(next.metadata, stored.metadata);
+      checkImmutable(info, stored, next);
       if (info.status) {
         if (stored.status === undefined) delete next.status;
         else next.status = stored.status;
@@ -208,7 +210,7 @@ class MemoryStore implements ServableStore {
     const stored = JSON.parse(json) as KubeObject;
     const meta = stored.metadata;
     if (opts.uid !== undefined && opts.uid !== meta.uid) {
-      throw new StoreError('Conflict', 409, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${meta.uid}`);
+      throw new StoreError('Conflict', 409, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${meta.uid}`, kindDetails(info, name));
     }
     const grace = resource === 'pods' ? podGracePeriod(stored, opts.gracePeriodSeconds) : 0;
     const current = typeof meta.deletionGracePeriodSeconds === 'number' ? meta.deletionGracePeriodSeconds : undefined;
@@ -224,7 +226,7 @@ class MemoryStore implements ServableStore {
   /** A parse of the stored object; NotFound if there is none. */
   private stored(info: ResourceInfo, key: string, name: string): KubeObject {
     const json = this.tables.json(info.name, key);
-    if (json === undefined) throw new StoreError('NotFound', 404, `${qualified(info)} "${name}" not found`);
+    if (json === undefined) throw new StoreError('NotFound', 404, `${qualified(info)} "${name}" not found`, resourceDetails(info, name));
     return JSON.parse(json) as KubeObject;
   }
 
@@ -276,7 +278,7 @@ export function qualified(info: ResourceInfo): string {
 }
 
 function conflict(info: ResourceInfo, name: string): StoreError {
-  return new StoreError('Conflict', 409, `Operation cannot be fulfilled on ${qualified(info)} "${name}": the object has been modified; please apply your changes to the latest version and try again`);
+  return new StoreError('Conflict', 409, `Operation cannot be fulfilled on ${qualified(info)} "${name}": the object has been modified; please apply your changes to the latest version and try again`, resourceDetails(info, name));
 }
 
 /**

@@ -10,7 +10,20 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export function invalid(info: ResourceInfo, name: string, why: string): StoreError {
-  return new StoreError('Invalid', 422, `${info.kind} "${name}" is invalid: ${why}`);
+  return new StoreError('Invalid', 422, `${info.kind} "${name}" is invalid: ${why}`, kindDetails(info, name));
+}
+
+/**
+ * Status details as kube-apiserver writes them: errors about a stored object (NotFound,
+ * AlreadyExists, a stale resourceVersion) name its resource; validation and precondition
+ * failures name its kind. Clients read `details.kind` to tell which object an error is about.
+ */
+export function resourceDetails(info: ResourceInfo, name: string): { name: string; group?: string; kind: string } {
+  return info.group === '' ? { name, kind: info.name } : { name, group: info.group, kind: info.name };
+}
+
+export function kindDetails(info: ResourceInfo, name: string): { name: string; group?: string; kind: string } {
+  return info.group === '' ? { name, kind: info.kind } : { name, group: info.group, kind: info.kind };
 }
 
 /** Checks that `obj` is an object of `info`'s kind with a valid name; throws Invalid otherwise. */
@@ -106,4 +119,30 @@ export function hasFinalizers(meta: ObjectMeta): boolean {
 export function podNodeName(obj: KubeObject): string | undefined {
   const n = (obj.spec as { nodeName?: unknown } | undefined)?.nodeName;
   return typeof n === 'string' && n !== '' ? n : undefined;
+}
+
+/** The status kube-apiserver gives a Node created without one (its defaulted zero values). */
+const NODE_STATUS_DEFAULT = JSON.stringify({
+  daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+  nodeInfo: { architecture: '', bootID: '', containerRuntimeVersion: '', kernelVersion: '', kubeProxyVersion: '', kubeletVersion: '', machineID: '', operatingSystem: '', osImage: '', systemUUID: '' },
+});
+
+/**
+ * Fields kube-apiserver fills in at create and clients read: a Node's status object (so that a
+ * JSON patch can `add` under /status) and a VolumeAttachment's `status.attached: false`. Only
+ * where the object has no status: the simulator keeps a status given at create (kube-apiserver
+ * drops a VolumeAttachment's), which fixtures use to start from attached volumes.
+ */
+export function applyCreateDefaults(info: ResourceInfo, obj: KubeObject): void {
+  if (obj.status !== undefined) return;
+  if (info.name === 'nodes') obj.status = JSON.parse(NODE_STATUS_DEFAULT);
+  else if (info.name === 'volumeattachments') obj.status = { attached: false };
+}
+
+/** A VolumeAttachment's spec is immutable (its validation strategy); throws Invalid on a change. */
+export function checkImmutable(info: ResourceInfo, stored: KubeObject, next: KubeObject): void {
+  if (info.name !== 'volumeattachments') return;
+  if (JSON.stringify(stored.spec) !== JSON.stringify(next.spec)) {
+    throw invalid(info, next.metadata.name, 'spec: Invalid value: field is immutable');
+  }
 }

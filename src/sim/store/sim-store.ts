@@ -112,6 +112,8 @@ export class StoreError extends Error {
     readonly reason: 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Invalid' | 'BadRequest' | 'MethodNotAllowed',
     readonly code: number,
     message: string,
+    /** metav1.StatusDetails as kube-apiserver fills them: the object's name, group and kind. */
+    readonly details?: { name?: string; group?: string; kind?: string },
   ) {
     super(message);
     this.name = 'StoreError';

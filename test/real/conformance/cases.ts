@@ -333,6 +333,54 @@ export const CASES: ConformanceCase[] = [
     },
   },
   {
+    name: 'kubectl tables: a list as meta.k8s.io Table with its columns',
+    async run(t, p) {
+      await mustCreate(t, NODES, node(`${p}-n`, { tbl: p }));
+      const a = await call(t, 'GET', `${NODES}?labelSelector=${encodeURIComponent(`tbl=${p}`)}`, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' });
+      return {
+        code: a.status,
+        kind: a.body.kind,
+        apiVersion: a.body.apiVersion,
+        columns: (a.body.columnDefinitions as any[]).filter((c) => c.priority === 0).map((c) => c.name),
+        rows: (a.body.rows as any[]).map((r) => r.cells[0]),
+      };
+    },
+  },
+  {
+    name: 'status writes of the actors: PVC phase Bound, pod phase Succeeded, through /status',
+    async run(t, p) {
+      const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: `${p}-c`, namespace: 'default' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, volumeName: `${p}-pv`, storageClassName: '' } };
+      await mustCreate(t, '/api/v1/namespaces/default/persistentvolumeclaims', pvc);
+      const bound = await call(t, 'PATCH', `/api/v1/namespaces/default/persistentvolumeclaims/${p}-c/status`, { contentType: 'application/merge-patch+json', body: { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } } } });
+      await mustCreate(t, PODS, pod(`${p}-pod`, `${p}-node`));
+      const done = await call(t, 'PATCH', `${PODS}/${p}-pod/status`, { contentType: 'application/merge-patch+json', body: { status: { phase: 'Succeeded' } } });
+      const del = await call(t, 'DELETE', `${PODS}/${p}-pod`);
+      const gone = await call(t, 'GET', `${PODS}/${p}-pod`);
+      return { bound: [bound.status, bound.body.status.phase], done: [done.status, done.body.status.phase], finishedPodGoesAtOnce: [del.status, gone.status] };
+    },
+  },
+  {
+    name: 'CSIDriver and CSINode: create and list',
+    async run(t, p) {
+      const drv = { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: `${p}.csi.example.com` }, spec: { attachRequired: true } };
+      const cn = { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: `${p}-n` }, spec: { drivers: [{ name: `${p}.csi.example.com`, nodeID: `${p}-n`, topologyKeys: null }] } };
+      const d = await call(t, 'POST', '/apis/storage.k8s.io/v1/csidrivers', { body: drv });
+      const c = await call(t, 'POST', '/apis/storage.k8s.io/v1/csinodes', { body: cn });
+      const list = await call(t, 'GET', '/apis/storage.k8s.io/v1/csidrivers');
+      return { d: [d.status, d.body.spec.attachRequired], c: c.status, listKind: list.body.kind, listed: names(list.body).includes(`${p}.csi.example.com`) };
+    },
+  },
+  {
+    name: 'a list at resourceVersion 0 and a watch with timeoutSeconds that ends by itself',
+    async run(t, p) {
+      await mustCreate(t, NODES, node(`${p}-n`, { rv0: p }));
+      const sel = encodeURIComponent(`rv0=${p}`);
+      const l = await call(t, 'GET', `${NODES}?resourceVersion=0&labelSelector=${sel}`);
+      const w = await watch(t, `${NODES}?watch=true&timeoutSeconds=1&labelSelector=${sel}&resourceVersion=${rvOf(l.body)}`, () => false, 15_000);
+      return { list: [l.status, names(l.body)], watchStatus: w.status, watchFrames: w.frames.length };
+    },
+  },
+  {
     name: 'a malformed body is 400 BadRequest; an unknown resource is 404',
     async run(t) {
       const bad = await call(t, 'POST', NODES, { body: '{"kind": "Node", ' });

@@ -23,13 +23,18 @@ export interface Answer {
 export interface CallOptions {
   body?: unknown;
   contentType?: string;
+  accept?: string;
   h2?: boolean;
 }
 
 export function call(t: Target, method: string, path: string, opts: CallOptions = {}): Promise<Answer> {
   const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
-  const headers: Record<string, string> = { authorization: `Bearer ${t.token}`, accept: 'application/json' };
-  if (payload !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
+  const headers: Record<string, string> = { authorization: `Bearer ${t.token}`, accept: opts.accept ?? 'application/json' };
+  if (payload !== undefined) {
+    headers['content-type'] = opts.contentType ?? 'application/json';
+    // Explicit: Node sends a DELETE's body with neither a length nor chunked framing otherwise.
+    headers['content-length'] = String(Buffer.byteLength(payload));
+  }
   if (opts.h2) return callH2(t, method, path, headers, payload);
   return new Promise((ok, fail) => {
     const u = new URL(path, t.url);
