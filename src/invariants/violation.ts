@@ -1,5 +1,5 @@
 /**
- * What the invariant checker reports. Kinds, as issue 7 names them:
+ * What the invariant checker reports. Kinds, as the safety model names them:
  * - `multi-attach` (a): a volume whose PV forbids multi-attach (access modes only
  *   ReadWriteOnce/ReadWriteOncePod) has VolumeAttachments on two nodes at once, not both being deleted;
  * - `detach-while-mounted` (b): a VolumeAttachment's deletion was requested while its volume

@@ -1,5 +1,5 @@
 /**
- * Bad flags and kubeconfigs (issue 7): the command exits 2 with a message naming the problem,
+ * Bad flags and kubeconfigs: the command exits 2 with a message naming the problem,
  * before it starts anything.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Bad input next to good input (issue 7): objects the controller cannot use are skipped (a
+ * Bad input next to good input: objects the controller cannot use are skipped (a
  * malformed one counted by its reflector, an unusable one logged by the populator), nothing
  * crashes or stalls, and every good pod created before and after them gets its volume
  * attached. The simulated attacher and kubelets run; the controller runs in-process.

@@ -1,5 +1,5 @@
 /**
- * Issue 40: the package as shipped runs. `npm pack` (its prepack builds what is missing), the
+ * The package as shipped runs: `npm pack` (its prepack builds what is missing), the
  * tarball unpacked into an empty folder with the lockfile's production dependencies only
  * (`npm ci --omit=dev`, the steps of deploy/Dockerfile), then from there `fleet-attach sim` and
  * `fleet-attach run` with run's default flags (KUBECONFIG names the simulator; only --listen is

@@ -1,5 +1,5 @@
 /**
- * The 2-minute soak (issue 7): 300 nodes × 4 pods, every fault kind and churn for one minute,
+ * The 2-minute soak: 300 nodes × 4 pods, every fault kind and churn for one minute,
  * the controller (a child process through the bin) SIGKILLed and restarted twice, the invariant
  * checker on the simulator's store; then faults stop and the cluster must reconverge.
  * `npm run soak -- --minutes 10` is the full-size version (bench/soak.ts).

@@ -1,5 +1,5 @@
 /**
- * Fault injection for the simulated fleet (issue 7): the `--faults` spec, the injector that
+ * Fault injection for the simulated fleet: the `--faults` spec, the injector that
  * decides and counts faults, and the front that injects them into API traffic.
  */
 export { FAULT_KINDS, NO_FAULTS, formatFaultSpec, parseFaultSpec, type FaultKind, type FaultSpec } from './fault-spec.js';

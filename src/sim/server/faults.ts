@@ -1,5 +1,5 @@
 /**
- * The seam for fault injection (issue 7): hooks the API server consults on every request.
+ * The seam for fault injection: hooks the API server consults on every request.
  * Nothing is injected unless a hook is given; the hooks themselves are built elsewhere.
  */
 import type { ResourceName } from '../store/index.js';
