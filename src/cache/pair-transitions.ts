@@ -10,11 +10,12 @@ import {
 import type { PodSets } from './pod-sets.js';
 import type { WorldCore } from './world-core.js';
 
-/** C1: adds a pod; the first one creates the desired entry (H4 flag cleared). */
-export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string): boolean {
+/** C1: adds a pod; the first one creates the desired entry (H4 flag cleared) with its spec name. */
+export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string, specName?: string): boolean {
   if (!pods.add(slot, uid)) return false;
   if ((c.t.pairFlags[slot] & PF_DESIRED) === 0) {
     c.t.pairFlags[slot] = (c.t.pairFlags[slot] | PF_DESIRED) & ~PF_MAE_REPORTED;
+    c.setPairSpecName(slot, specName);
     c.counters.desiredPairs++;
     if (c.t.pairFlags[slot] & PF_ATTACHED) c.counters.desiredAttached++;
     c.pluginTotals.add(c.pairVolume(slot), 1, 0);
@@ -23,11 +24,12 @@ export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string): 
   return true;
 }
 
-/** C1/H4: removes a pod; the last one removes the entry and its multi-attach error flag. */
+/** C1/H4: removes a pod; the last one removes the entry, its multi-attach error flag and its spec name. */
 export function removePod(c: WorldCore, pods: PodSets, slot: number, uid: string): boolean {
   if (!pods.remove(slot, uid)) return false;
   if (c.podFirst[slot] === undefined) {
     c.t.pairFlags[slot] &= ~(PF_DESIRED | PF_MAE_REPORTED);
+    c.pairSpecNames.delete(slot);
     c.counters.desiredPairs--;
     if (c.t.pairFlags[slot] & PF_ATTACHED) c.counters.desiredAttached--;
     c.pluginTotals.add(c.pairVolume(slot), -1, 0);

@@ -67,6 +67,15 @@ export class WorldCore {
   readonly inUseSorted: boolean[] = [];
   /** Opaque host metadata per volume id (an array: a Map churns as ids come and go). */
   readonly volumeInfo: unknown[] = [];
+  /**
+   * The spec name of each desired entry (§C: upstream keeps the spec per (U,node) entry, from the
+   * pod that created it): per volume id the name of the first entry that named one since the id
+   * went live, and per pair slot, in `pairSpecNames`, only a name other than its volume's (two PVs
+   * with one CSI handle, say). Most volumes have one name for all their entries, so most pairs
+   * cost nothing here: 8 bytes per volume id, for a string the volume's spec already holds.
+   */
+  readonly volumeSpecNames: Array<string | undefined> = [];
+  readonly pairSpecNames = new Map<number, string>();
   /** Desired and actual pairs per volume plugin label (O: total_volumes). */
   readonly pluginTotals = new PluginTotals();
   /**
@@ -178,6 +187,7 @@ export class WorldCore {
     if (this.t.vhead(volume) !== END || this.ops.holdsVolume(volume)) return false;
     this.t.setVflags(volume, 0);
     this.volumeInfo[volume] = undefined;
+    this.volumeSpecNames[volume] = undefined;
     this.pluginTotals.clear(volume);
     this.devicePaths.delete(volume);
     this.volumes.release(volume);
@@ -266,6 +276,22 @@ export class WorldCore {
     this.counters.pairs--;
     this.maybeFreeVolume(volume);
     this.maybeFreeNode(node);
+  }
+
+  /** A new desired entry's spec name (undefined: none given, the entry reads its volume's). */
+  setPairSpecName(slot: number, name: string | undefined): void {
+    const volume = this.pairVolume(slot);
+    const base = this.volumeSpecNames[volume];
+    if (name === undefined || name === base) this.pairSpecNames.delete(slot);
+    else if (base === undefined) {
+      this.volumeSpecNames[volume] = name;
+      this.pairSpecNames.delete(slot);
+    } else this.pairSpecNames.set(slot, name);
+  }
+
+  /** The spec name of a desired entry, or undefined when none was given. */
+  pairSpecName(slot: number): string | undefined {
+    return this.pairSpecNames.get(slot) ?? this.volumeSpecNames[this.pairVolume(slot)];
   }
 
   pairVolume(slot: number): number {

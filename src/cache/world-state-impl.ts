@@ -152,10 +152,10 @@ class WorldStateImpl implements WorldState {
   }
 
   // ---- desired state -------------------------------------------------------------------------
-  addDesiredPod(volume: VolumeId, node: NodeId, podUid: string): AddPodResult {
+  addDesiredPod(volume: VolumeId, node: NodeId, podUid: string, specName?: string): AddPodResult {
     this.livePair(volume, node);
     if ((this.core.t.nodeFlags[node] & NF_MANAGED) === 0) return 'node-not-managed';
-    return addPod(this.core, this.pods, this.core.getOrCreatePair(volume, node), podUid) ? 'added' : 'exists';
+    return addPod(this.core, this.pods, this.core.getOrCreatePair(volume, node), podUid, specName) ? 'added' : 'exists';
   }
   removeDesiredPod(volume: VolumeId, node: NodeId, podUid: string): boolean {
     this.assertIdle();
@@ -169,6 +169,10 @@ class WorldStateImpl implements WorldState {
   desiredPods(volume: VolumeId, node: NodeId): string[] {
     const slot = this.slotOf(volume, node);
     return slot < 0 ? [] : this.pods.list(slot);
+  }
+  specName(volume: VolumeId, node: NodeId): string | undefined {
+    const slot = this.slotOf(volume, node);
+    return slot >= 0 && (this.core.t.pairFlags[slot] & PF_DESIRED) !== 0 ? this.core.pairSpecName(slot) : undefined;
   }
   setMultiAttachErrorReported(volume: VolumeId, node: NodeId): void {
     this.assertIdle();
@@ -294,8 +298,10 @@ class WorldStateImpl implements WorldState {
     };
   }
   memoryUsage(): { sharedBytes: number; hostBytes: number } {
-    // Host side: one pointer per pair slot for its first pod (8 bytes without pointer compression).
-    return { sharedBytes: this.core.t.sizes().tableBytes, hostBytes: this.core.podFirst.length * 8 };
+    // Host side: one pointer per pair slot for its first pod and one per volume id for its spec
+    // name (8 bytes each without pointer compression).
+    const c = this.core;
+    return { sharedBytes: c.t.sizes().tableBytes, hostBytes: (c.podFirst.length + c.volumeSpecNames.length) * 8 };
   }
 
   // ---- plan coordination ---------------------------------------------------------------------

@@ -199,8 +199,11 @@ export interface WorldState {
 
   // ---- desired state (C1, H4) ------------------------------------------------------------
   /** Adds pod `podUid` to the pair's pod set. Refused when the node is not managed (B3). A new
-   * desired entry starts with multiAttachErrorReported false. */
-  addDesiredPod(volume: VolumeId, node: NodeId, podUid: string): AddPodResult;
+   * desired entry starts with multiAttachErrorReported false and takes `specName` (the PV name,
+   * or the pod's volume name) as its own for as long as it lives: upstream's DSW keeps the spec
+   * per (U,node) entry, from the pod that added it, and the per-pod events of the entry quote it
+   * (§C, H3, J1). Later pods of the entry do not change it. */
+  addDesiredPod(volume: VolumeId, node: NodeId, podUid: string, specName?: string): AddPodResult;
   /** Removes the pod; when the set empties the entry goes, clearing multiAttachErrorReported
    * (H4). Returns false (no-op) when the pod was not in the set. */
   removeDesiredPod(volume: VolumeId, node: NodeId, podUid: string): boolean;
@@ -208,6 +211,10 @@ export interface WorldState {
   hasDesiredPod(volume: VolumeId, node: NodeId, podUid: string): boolean;
   /** Pod UIDs of the pair, in insertion order; empty when not desired. */
   desiredPods(volume: VolumeId, node: NodeId): string[];
+  /** The spec name the desired entry was created with (one created without a name reads the
+   * first name an entry of its volume was given); undefined when the pair is not desired or no
+   * name was given. O(1) beside the pair lookup. */
+  specName(volume: VolumeId, node: NodeId): string | undefined;
   /** H4; no-op when the pair is not desired. */
   setMultiAttachErrorReported(volume: VolumeId, node: NodeId): void;
 

@@ -80,6 +80,8 @@ type Op = 'attach' | 'detach';
 interface AttachTarget {
   spec: VolumeSpec;
   plugin: AttachableVolumePlugin;
+  /** The entry's spec name as the operation starts, for its events (§C, J1, J2). */
+  specName: string;
 }
 
 /** What a detach sends: the plugin, and the plugin's name for the volume. */
@@ -108,7 +110,11 @@ class Executor implements OperationExecutor {
     const spec = volumeInfoOf(this.d.state, volume)?.spec;
     const plugin = spec ? this.d.plugins.findAttachablePluginBySpec(spec) : undefined;
     if (!spec || !plugin) return this.noPlugin(volume, node, 'attach');
-    return this.start(volume, node, 'attach', () => this.attach(volume, node, { spec, plugin }));
+    // The events quote the (volume, node) entry's own spec name, taken as upstream's operation
+    // takes the entry's spec when it is generated: another PV naming the same volume may be the
+    // one the volume's spec came from last.
+    const specName = this.d.state.specName(volume, node) ?? spec.name;
+    return this.start(volume, node, 'attach', () => this.attach(volume, node, { spec, plugin, specName }));
   }
 
   startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean, gate?: DetachGate): StartOutcome {
@@ -193,7 +199,7 @@ class Executor implements OperationExecutor {
     return r;
   }
 
-  private async attach(volume: VolumeId, node: NodeId, { spec, plugin }: AttachTarget): Promise<void> {
+  private async attach(volume: VolumeId, node: NodeId, { spec, plugin, specName }: AttachTarget): Promise<void> {
     const { state } = this.d;
     const unique = state.volumeName(volume);
     const nodeName = state.nodeName(node);
@@ -208,7 +214,6 @@ class Executor implements OperationExecutor {
     if (!isNotLeader(error)) this.observe(plugin, spec, 'volume_attach', t0, error === undefined);
     state.whenIdle(() => {
       const pods = this.scheduledPods(volume, node);
-      const specName = spec.name;
       // The operation's key is released even if recording its outcome throws: a key left
       // pending would block every later operation of the volume (I2) until a restart.
       if (error === undefined) {

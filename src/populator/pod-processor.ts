@@ -89,7 +89,9 @@ export class PodProcessor {
         state.setVolumePlugin(vol, info.plugin);
       }
       state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
-      const added = state.addDesiredPod(vol, node, pod.uid);
+      // The entry keeps the spec name of the pod that creates it (§C): a pod's events name its
+      // own PV even when another PV of another claim shares the volume (one CSI handle).
+      const added = state.addDesiredPod(vol, node, pod.uid, info.specName);
       if (added === 'node-not-managed') continue;
       if (added === 'added') this.d.onDesiredAdded?.();
       tracked ??= this.tracker.create(pod.uid, pod.namespace, storedKey ?? flatCopy(podKey), pod.nodeName);

@@ -12,6 +12,8 @@ import { sharedString } from '../kube/projections/string-pool.js';
 export interface VolumeInfo {
   uniqueName: string;
   /** The fields below are the inspection API's VolumeInfo (src/http/inspection-view.ts). */
+  /** The spec name resolved last, from any pod: volume-wide. Events quote the name of their own
+   * (volume, node) entry instead (`state.specName`), which differs when PVs share one volume. */
   specName?: string;
   pvName?: string;
   /** Metrics plugin label (J4), e.g. `kubernetes.io/csi:<driver>`. */

@@ -363,7 +363,8 @@ class Loop implements Reconciler {
       const p = this.d.podName(uid);
       return p ? [{ ...p, uid }] : [];
     });
-    const specName = volumeInfoOf(state, volume)?.spec?.name ?? state.volumeName(volume);
+    // The blocked entry's own spec name (§C, H3), as upstream's DSW keeps the spec per entry.
+    const specName = state.specName(volume, node) ?? volumeInfoOf(state, volume)?.spec?.name ?? state.volumeName(volume);
     this.d.events.multiAttach(recipients, specName, others);
   }
 
