@@ -74,6 +74,8 @@ export interface PlannerOptions {
    * plan fails once every shard has settled, so the state reopens and the next pass plans again.
    */
   planDeadlineMs?: number;
+  /** The monotonic clock (ms) the deadline is measured on; default `performance.now`. Tests drive it. */
+  monotonicNow?: () => number;
 }
 
 export interface Planner {
@@ -111,7 +113,8 @@ export function createPlanner(options: PlannerOptions): Planner {
   if (!(inlineBelowPairs >= 0)) throw new RangeError('options.inlineBelowPairs must be a non-negative number');
   const deadline = options.planDeadlineMs ?? 30_000;
   if (!(deadline > 0 && deadline <= 2 ** 31 - 1)) throw new RangeError('options.planDeadlineMs must be within (0, 2^31-1] ms');
-  return new KernelPlanner(options.state.kernelAccess(), workers, shards, options.build ?? 'release', outputRecords, inlineBelowPairs, deadline);
+  const now = options.monotonicNow ?? (() => performance.now());
+  return new KernelPlanner(options.state.kernelAccess(), workers, shards, options.build ?? 'release', outputRecords, inlineBelowPairs, deadline, now);
 }
 
 const INITIAL_OUTPUT_RECORDS = 4096;
@@ -140,6 +143,7 @@ class KernelPlanner implements Planner {
     private outputRecords: number,
     private readonly inlineBelowPairs: number,
     private readonly planDeadlineMs: number,
+    private readonly monotonicNow: () => number,
   ) {
     const module = loadKernelModule(build);
     this.kernel = instantiateKernel(module, access.memory);
@@ -203,7 +207,7 @@ class KernelPlanner implements Planner {
       const abandoned: Abandoned = { failed: false };
       // Pool plans only: an inline one cannot hang without the thread (the watchdog) hanging too.
       if (!inline) {
-        this.inPool = { abandoned, startedAt: performance.now() };
+        this.inPool = { abandoned, startedAt: this.monotonicNow() };
         this.watchdog?.ref(); // a pool plan under way keeps the process up until its deadline
       }
       const settled = await Promise.allSettled(descs.map((desc) => this.runShard(desc, u32, inline, abandoned)));
@@ -244,7 +248,7 @@ class KernelPlanner implements Planner {
    */
   private watchDeadline(): void {
     const p = this.inPool;
-    if (p && !p.abandoned.restart && performance.now() - p.startedAt > this.planDeadlineMs) this.abandon(p.abandoned);
+    if (p && !p.abandoned.restart && this.monotonicNow() - p.startedAt > this.planDeadlineMs) this.abandon(p.abandoned);
   }
 
   /** The deadline passed: no shard dispatches again, and the restart rejects the tasks under way. */

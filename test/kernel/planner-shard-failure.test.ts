@@ -69,10 +69,11 @@ it('a pool plan past its deadline restarts the workers and fails once every shar
   state.setNodeHealthy(node, true);
   state.setVolumesInUse(node, []);
   for (let v = 0; v < 50; v++) state.markAttached(state.internVolume(`csi/d^v${v}`), node);
-  // A deadline a cold worker start on a loaded CI machine stays well inside (200 ms failed the
-  // plan after the restart once, in a fresh-clone run), and one real plan first so the workers
-  // have started before the hung one.
-  const planner = createPlanner({ state, workers: 2, shards: 2, build: 'debug', inlineBelowPairs: 0, planDeadlineMs: 1000 });
+  // The deadline runs on a clock the test moves: a cold worker start on a loaded machine cannot
+  // pass it, and the hung plan passes it only when the test says so. One real plan first, so
+  // that the workers have started before the hung one.
+  let clock = 0;
+  const planner = createPlanner({ state, workers: 2, shards: 2, build: 'debug', inlineBelowPairs: 0, planDeadlineMs: 1000, monotonicNow: () => clock });
   const pool = planner.pool!;
   assert.equal((await planner.plan(1_000, OPTS)).detaches.length, 50, 'the warm-up plan runs');
   const run = pool.run.bind(pool) as (name: string, input: { desc: number }) => Promise<{ status: number }>;
@@ -93,6 +94,9 @@ it('a pool plan past its deadline restarts the workers and fails once every shar
     let reopenedAfterRestart: boolean | undefined;
     const planning = planner.plan(1_000, OPTS);
     state.whenIdle(() => (reopenedAfterRestart = restartEnded)); // queued behind the plan
+    await new Promise((r) => setTimeout(r, 300)); // the watchdog looks every 250 ms: no restart yet
+    assert.equal(restarts, 0, 'nothing is abandoned before the deadline');
+    clock += 1001;
     await assert.rejects(planning, /exceeded its deadline of 1000 ms/);
     assert.equal(restarts, 1);
     assert.equal(reopenedAfterRestart, true, 'the state reopened only once the restart had ended');
