@@ -9,13 +9,14 @@ import {
 } from '../kernel/abi.js';
 import type { PodSets } from './pod-sets.js';
 import type { WorldCore } from './world-core.js';
+import type { EntrySpec } from './world-state.js';
 
-/** C1: adds a pod; the first one creates the desired entry (H4 flag cleared) with its spec name. */
-export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string, specName?: string): boolean {
+/** C1: adds a pod; the first one creates the desired entry (H4 flag cleared) with its spec. */
+export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string, spec?: EntrySpec): boolean {
   if (!pods.add(slot, uid)) return false;
   if ((c.t.pairFlags[slot] & PF_DESIRED) === 0) {
     c.t.pairFlags[slot] = (c.t.pairFlags[slot] | PF_DESIRED) & ~PF_MAE_REPORTED;
-    c.setPairSpecName(slot, specName);
+    c.setPairSpec(slot, spec);
     c.counters.desiredPairs++;
     if (c.t.pairFlags[slot] & PF_ATTACHED) c.counters.desiredAttached++;
     c.pluginTotals.add(c.pairVolume(slot), 1, 0);
@@ -24,12 +25,12 @@ export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string, s
   return true;
 }
 
-/** C1/H4: removes a pod; the last one removes the entry, its multi-attach error flag and its spec name. */
+/** C1/H4: removes a pod; the last one removes the entry, its multi-attach error flag and its spec. */
 export function removePod(c: WorldCore, pods: PodSets, slot: number, uid: string): boolean {
   if (!pods.remove(slot, uid)) return false;
   if (c.podFirst[slot] === undefined) {
     c.t.pairFlags[slot] &= ~(PF_DESIRED | PF_MAE_REPORTED);
-    c.pairSpecNames.delete(slot);
+    c.pairSpecs.delete(slot);
     c.counters.desiredPairs--;
     if (c.t.pairFlags[slot] & PF_ATTACHED) c.counters.desiredAttached--;
     c.pluginTotals.add(c.pairVolume(slot), -1, 0);

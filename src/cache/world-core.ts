@@ -28,6 +28,7 @@ import { Interner } from './interner.js';
 import { END, linkPair, nextOfNode, nextOfVolume, unlinkPair } from './pair-links.js';
 import { alignCapacity, PAIR_RECORD_WORDS, SharedTables, type Capacities } from './shared-tables.js';
 import { PluginTotals } from './plugin-totals.js';
+import type { EntrySpec } from './world-state.js';
 
 const W = PAIR_RECORD_WORDS;
 const VOL = PR_VOLUME / 4;
@@ -68,14 +69,18 @@ export class WorldCore {
   /** Opaque host metadata per volume id (an array: a Map churns as ids come and go). */
   readonly volumeInfo: unknown[] = [];
   /**
-   * The spec name of each desired entry (§C: upstream keeps the spec per (U,node) entry, from the
-   * pod that created it): per volume id the name of the first entry that named one since the id
-   * went live, and per pair slot, in `pairSpecNames`, only a name other than its volume's (two PVs
-   * with one CSI handle, say). Most volumes have one name for all their entries, so most pairs
-   * cost nothing here: 8 bytes per volume id, for a string the volume's spec already holds.
+   * The spec of each desired entry (§C: upstream keeps the spec per (U,node) entry, from the pod
+   * that created it, and attaches with it): per volume id the spec of the first entry that was
+   * given one since the id went live, and per pair slot, in `pairSpecs`, only a spec other than
+   * its volume's (two PVs with one CSI handle, a pod with a read-only claim, a PV edited since).
+   * "Other" is by identity: the populator passes one object per volume while its resolution
+   * stays equal. Most volumes have one spec for all their entries, so most pairs cost nothing
+   * here: 8 bytes per volume id, for an object the volume's info already holds (once the info
+   * moves to another spec, the first stays reachable until the id is freed), and a map entry
+   * per pair only for an entry given another spec.
    */
-  readonly volumeSpecNames: Array<string | undefined> = [];
-  readonly pairSpecNames = new Map<number, string>();
+  readonly volumeSpecs: Array<EntrySpec | undefined> = [];
+  readonly pairSpecs = new Map<number, EntrySpec>();
   /** Desired and actual pairs per volume plugin label (O: total_volumes). */
   readonly pluginTotals = new PluginTotals();
   /**
@@ -187,7 +192,7 @@ export class WorldCore {
     if (this.t.vhead(volume) !== END || this.ops.holdsVolume(volume)) return false;
     this.t.setVflags(volume, 0);
     this.volumeInfo[volume] = undefined;
-    this.volumeSpecNames[volume] = undefined;
+    this.volumeSpecs[volume] = undefined;
     this.pluginTotals.clear(volume);
     this.devicePaths.delete(volume);
     this.volumes.release(volume);
@@ -278,20 +283,20 @@ export class WorldCore {
     this.maybeFreeNode(node);
   }
 
-  /** A new desired entry's spec name (undefined: none given, the entry reads its volume's). */
-  setPairSpecName(slot: number, name: string | undefined): void {
+  /** A new desired entry's spec (undefined: none given, the entry reads its volume's). */
+  setPairSpec(slot: number, spec: EntrySpec | undefined): void {
     const volume = this.pairVolume(slot);
-    const base = this.volumeSpecNames[volume];
-    if (name === undefined || name === base) this.pairSpecNames.delete(slot);
+    const base = this.volumeSpecs[volume];
+    if (spec === undefined || spec === base) this.pairSpecs.delete(slot);
     else if (base === undefined) {
-      this.volumeSpecNames[volume] = name;
-      this.pairSpecNames.delete(slot);
-    } else this.pairSpecNames.set(slot, name);
+      this.volumeSpecs[volume] = spec;
+      this.pairSpecs.delete(slot);
+    } else this.pairSpecs.set(slot, spec);
   }
 
-  /** The spec name of a desired entry, or undefined when none was given. */
-  pairSpecName(slot: number): string | undefined {
-    return this.pairSpecNames.get(slot) ?? this.volumeSpecNames[this.pairVolume(slot)];
+  /** The spec of a desired entry, or undefined when none was given. */
+  pairSpec(slot: number): EntrySpec | undefined {
+    return this.pairSpecs.get(slot) ?? this.volumeSpecs[this.pairVolume(slot)];
   }
 
   pairVolume(slot: number): number {

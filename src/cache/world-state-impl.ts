@@ -20,7 +20,7 @@ import {
   attachStateOf, flaggedNodes, liveIds, nodeState, pairState, reportSet, volumeState,
 } from './world-readers.js';
 import type {
-  AddPodResult, AttachState, BackoffEntry, NodeId, NodeState, OperationKind, PairState, PendingOperation,
+  AddPodResult, AttachState, BackoffEntry, EntrySpec, NodeId, NodeState, OperationKind, PairState, PendingOperation,
   StartResult, VolumeId, VolumeState, WorldCounts, WorldState,
 } from './world-state.js';
 
@@ -152,10 +152,10 @@ class WorldStateImpl implements WorldState {
   }
 
   // ---- desired state -------------------------------------------------------------------------
-  addDesiredPod(volume: VolumeId, node: NodeId, podUid: string, specName?: string): AddPodResult {
+  addDesiredPod(volume: VolumeId, node: NodeId, podUid: string, spec?: EntrySpec): AddPodResult {
     this.livePair(volume, node);
     if ((this.core.t.nodeFlags[node] & NF_MANAGED) === 0) return 'node-not-managed';
-    return addPod(this.core, this.pods, this.core.getOrCreatePair(volume, node), podUid, specName) ? 'added' : 'exists';
+    return addPod(this.core, this.pods, this.core.getOrCreatePair(volume, node), podUid, spec) ? 'added' : 'exists';
   }
   removeDesiredPod(volume: VolumeId, node: NodeId, podUid: string): boolean {
     this.assertIdle();
@@ -170,9 +170,13 @@ class WorldStateImpl implements WorldState {
     const slot = this.slotOf(volume, node);
     return slot < 0 ? [] : this.pods.list(slot);
   }
-  specName(volume: VolumeId, node: NodeId): string | undefined {
+  desiredSpec(volume: VolumeId, node: NodeId): EntrySpec | undefined {
     const slot = this.slotOf(volume, node);
-    return slot >= 0 && (this.core.t.pairFlags[slot] & PF_DESIRED) !== 0 ? this.core.pairSpecName(slot) : undefined;
+    return slot >= 0 && (this.core.t.pairFlags[slot] & PF_DESIRED) !== 0 ? this.core.pairSpec(slot) : undefined;
+  }
+  specName(volume: VolumeId, node: NodeId): string | undefined {
+    const spec = this.desiredSpec(volume, node);
+    return typeof spec === 'object' ? spec.name : spec;
   }
   setMultiAttachErrorReported(volume: VolumeId, node: NodeId): void {
     this.assertIdle();
@@ -298,10 +302,10 @@ class WorldStateImpl implements WorldState {
     };
   }
   memoryUsage(): { sharedBytes: number; hostBytes: number } {
-    // Host side: one pointer per pair slot for its first pod and one per volume id for its spec
-    // name (8 bytes each without pointer compression).
+    // Host side: one pointer per pair slot for its first pod and one per volume id for its
+    // entries' first spec (8 bytes each without pointer compression).
     const c = this.core;
-    return { sharedBytes: c.t.sizes().tableBytes, hostBytes: (c.podFirst.length + c.volumeSpecNames.length) * 8 };
+    return { sharedBytes: c.t.sizes().tableBytes, hostBytes: (c.podFirst.length + c.volumeSpecs.length) * 8 };
   }
 
   // ---- plan coordination ---------------------------------------------------------------------

@@ -46,6 +46,12 @@ export type OperationKind = 'attach' | 'detach';
 export type StartResult = 'started' | 'pending' | 'backoff';
 /** Result of {@link WorldState.addDesiredPod}. */
 export type AddPodResult = 'added' | 'exists' | 'node-not-managed';
+/**
+ * The spec a desired entry keeps (§C): opaque to the state but for its name. The populator gives
+ * the volume's resolved VolumeSpec (the attach sends it, J1/L2); a bare name does for callers
+ * that need only the event texts.
+ */
+export type EntrySpec = string | { readonly name: string };
 
 /** A snapshot of one pair for readers (HTTP, metrics, tests). Built on demand; never cached. */
 export interface PairState {
@@ -199,11 +205,14 @@ export interface WorldState {
 
   // ---- desired state (C1, H4) ------------------------------------------------------------
   /** Adds pod `podUid` to the pair's pod set. Refused when the node is not managed (B3). A new
-   * desired entry starts with multiAttachErrorReported false and takes `specName` (the PV name,
-   * or the pod's volume name) as its own for as long as it lives: upstream's DSW keeps the spec
-   * per (U,node) entry, from the pod that added it, and the per-pod events of the entry quote it
-   * (§C, H3, J1). Later pods of the entry do not change it. */
-  addDesiredPod(volume: VolumeId, node: NodeId, podUid: string, specName?: string): AddPodResult;
+   * desired entry starts with multiAttachErrorReported false and takes `spec` (the pod's resolved
+   * spec, or just its name: the PV name or the pod's volume name) as its own for as long as it
+   * lives: upstream's DSW keeps the spec per (U,node) entry, from the pod that added it; the
+   * entry's attach sends it and the per-pod events of the entry quote its name (§C, H3, J1, L2).
+   * Later pods of the entry do not change it. Memory: an entry whose spec is the volume's first
+   * (the same object, or the same string) costs nothing; only one given another spec keeps it in
+   * a map. Callers pass one object per volume while its resolution stays equal. */
+  addDesiredPod(volume: VolumeId, node: NodeId, podUid: string, spec?: EntrySpec): AddPodResult;
   /** Removes the pod; when the set empties the entry goes, clearing multiAttachErrorReported
    * (H4). Returns false (no-op) when the pod was not in the set. */
   removeDesiredPod(volume: VolumeId, node: NodeId, podUid: string): boolean;
@@ -211,9 +220,11 @@ export interface WorldState {
   hasDesiredPod(volume: VolumeId, node: NodeId, podUid: string): boolean;
   /** Pod UIDs of the pair, in insertion order; empty when not desired. */
   desiredPods(volume: VolumeId, node: NodeId): string[];
-  /** The spec name the desired entry was created with (one created without a name reads the
-   * first name an entry of its volume was given); undefined when the pair is not desired or no
-   * name was given. O(1) beside the pair lookup. */
+  /** The spec the desired entry was created with (one created without a spec reads the first
+   * spec an entry of its volume was given); undefined when the pair is not desired or no spec
+   * was given. O(1) beside the pair lookup. */
+  desiredSpec(volume: VolumeId, node: NodeId): EntrySpec | undefined;
+  /** The name of {@link desiredSpec}. */
   specName(volume: VolumeId, node: NodeId): string | undefined;
   /** H4; no-op when the pair is not desired. */
   setMultiAttachErrorReported(volume: VolumeId, node: NodeId): void;

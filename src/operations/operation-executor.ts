@@ -76,7 +76,7 @@ export function createOperationExecutor(deps: OperationExecutorDeps): OperationE
 
 type Op = 'attach' | 'detach';
 
-/** What an attach sends: the volume's spec and the plugin that attaches it. */
+/** What an attach sends: the entry's spec and the plugin that attaches it. */
 interface AttachTarget {
   spec: VolumeSpec;
   plugin: AttachableVolumePlugin;
@@ -107,13 +107,17 @@ class Executor implements OperationExecutor {
   }
 
   startAttach(volume: VolumeId, node: NodeId): StartOutcome {
-    const spec = volumeInfoOf(this.d.state, volume)?.spec;
+    const { state } = this.d;
+    // The (volume, node) entry's own spec, taken as upstream's operation takes the entry's spec
+    // when it is generated (§C, J1, L2): the VolumeAttachment names the entry's PV and the
+    // events quote it, though another PV naming the same volume (one CSI handle) may be the one
+    // the volume's spec came from last. An entry given no spec (a bare name) attaches with the
+    // volume's.
+    const entry = state.desiredSpec(volume, node);
+    const spec = (typeof entry === 'object' ? (entry as VolumeSpec) : undefined) ?? volumeInfoOf(state, volume)?.spec;
     const plugin = spec ? this.d.plugins.findAttachablePluginBySpec(spec) : undefined;
     if (!spec || !plugin) return this.noPlugin(volume, node, 'attach');
-    // The events quote the (volume, node) entry's own spec name, taken as upstream's operation
-    // takes the entry's spec when it is generated: another PV naming the same volume may be the
-    // one the volume's spec came from last.
-    const specName = this.d.state.specName(volume, node) ?? spec.name;
+    const specName = state.specName(volume, node) ?? spec.name;
     return this.start(volume, node, 'attach', () => this.attach(volume, node, { spec, plugin, specName }));
   }
 

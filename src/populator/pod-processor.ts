@@ -89,9 +89,11 @@ export class PodProcessor {
         state.setVolumePlugin(vol, info.plugin);
       }
       state.setMultiAttachForbidden(vol, !isMultiAttachAllowed(r.spec));
-      // The entry keeps the spec name of the pod that creates it (§C): a pod's events name its
-      // own PV even when another PV of another claim shares the volume (one CSI handle).
-      const added = state.addDesiredPod(vol, node, pod.uid, info.specName);
+      // The entry keeps the spec of the pod that creates it (§C): its attach sends its own PV
+      // and its pod's events name it, even when another PV of another claim shares the volume
+      // (one CSI handle). The info's spec, not the resolution's: one object while the volume
+      // resolves alike, so entries that share it cost the state nothing.
+      const added = state.addDesiredPod(vol, node, pod.uid, info.spec);
       if (added === 'node-not-managed') continue;
       if (added === 'added') this.d.onDesiredAdded?.();
       tracked ??= this.tracker.create(pod.uid, pod.namespace, storedKey ?? flatCopy(podKey), pod.nodeName);

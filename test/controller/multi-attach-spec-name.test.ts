@@ -1,9 +1,10 @@
 /**
- * The spec name in per-pod event texts is the one of the pod's own (volume, node) entry (§C, H3,
- * J1): upstream's desired state keeps the spec per node entry, from the pod that added the
- * volume to that node. Two PVs in two namespaces with the same CSI driver and volume handle are
- * one unique volume; a pod waiting on node B is told about its own claim's PV, not the PV of a
- * pod elsewhere (issue 41 item 7).
+ * The spec in per-pod event texts and in the attach itself is the one of the pod's own (volume,
+ * node) entry (§C, H3, J1, L2): upstream's desired state keeps the spec per node entry, from the
+ * pod that added the volume to that node. Two PVs in two namespaces with the same CSI driver and
+ * volume handle are one unique volume; a pod waiting on node B is told about its own claim's PV,
+ * not the PV of a pod elsewhere, and the VolumeAttachment for node B names that PV (issue 41
+ * item 7).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -44,13 +45,19 @@ function specNameOfVolume(h: Harness): string | undefined {
   return info?.specName;
 }
 
+/** The VolumeAttachment's `spec.source.persistentVolumeName` (L2). */
+function vaPvName(h: Harness, name: string): unknown {
+  const va = h.sim.store.get('volumeattachments', undefined, name);
+  return (va?.spec as { source?: { persistentVolumeName?: unknown } } | undefined)?.source?.persistentVolumeName;
+}
+
 function desiredOn(h: Harness, nodeName: string): number {
   const v = h.ctl.state.findVolume(uniqueName(HANDLE));
   const n = h.ctl.state.findNode(nodeName);
   return v === undefined || n === undefined ? 0 : (h.ctl.state.pair(v, n)?.desiredPods ?? 0);
 }
 
-test('two PVs sharing one volume handle: each pod\'s events name the PV of its own claim (§C, H3, J1)', async () => {
+test('two PVs sharing one volume handle: each pod\'s events and VolumeAttachment name the PV of its own claim (§C, H3, J1, L2)', async () => {
   const h = await startHarness();
   try {
     const { store } = h.sim;
@@ -62,6 +69,7 @@ test('two PVs sharing one volume handle: each pod\'s events name the PV of its o
     store.create('pods', pod('ns1', 'pod-a', 'node-1', ['data']));
     const vaA = vaName(HANDLE, 'node-1');
     await waitFor('VA on node-1', () => vaExists(h.sim, vaA));
+    assert.equal(vaPvName(h, vaA), 'pv1');
     // Pod B (ns2, pv2) on node-2 meanwhile: no event while node-1's attach runs (H5).
     store.create('pods', pod('ns2', 'pod-b', 'node-2', ['data']));
     await waitFor('pod-b desired on node-2', () => desiredOn(h, 'node-2') === 1);
@@ -89,11 +97,14 @@ test('two PVs sharing one volume handle: each pod\'s events name the PV of its o
     );
     assert.equal(vaExists(h.sim, vaName(HANDLE, 'node-2')), false);
 
-    // Pod A goes and node-1 unmounts: the volume moves to node-2, and pod-b's attach event names pv2.
+    // Pod A goes and node-1 unmounts: the volume moves to node-2; the VolumeAttachment created
+    // for node-2 and pod-b's attach event name pv2 (the volume's spec was resolved last from pv1).
     store.delete('pods', 'ns1', 'pod-a', { gracePeriodSeconds: 0 });
     setVolumesInUse(h.sim, 'node-1', []);
     const vaB = vaName(HANDLE, 'node-2');
     await waitFor('VA on node-2', () => vaExists(h.sim, vaB), 30_000);
+    assert.equal(specNameOfVolume(h), 'pv1', 'the volume-wide spec is still pv1\'s');
+    assert.equal(vaPvName(h, vaB), 'pv2');
     attachVa(h.sim, vaB);
     await waitFor('attach event for pod-b', () => podEvents(h.sim, 'SuccessfulAttachVolume').some((e) => e.pod === 'pod-b'));
     assert.deepEqual(
