@@ -1,8 +1,10 @@
 /**
  * VolumeInfo: the cold, host-side facts the controller keeps per volume id in the world state
- * (`state.setVolumeInfo`): the resolved spec the operations need, and the last operation
- * error for the inspection API. Volumes loaded at start-up from node status or a
- * VolumeAttachment have no spec until a pod wants them (A4/A5).
+ * (`state.setVolumeInfo`): the spec resolved last (what detach and the attached-check use, as
+ * upstream's actual state keeps one spec per volume; an attach uses its own (volume, node)
+ * entry's spec, `state.desiredSpec`), and the last operation error for the inspection API.
+ * Volumes loaded at start-up from node status or a VolumeAttachment have no spec until a pod
+ * wants them (A4/A5).
  */
 import { csiPersistentSource, type AccessMode, type VolumeSpec } from '../plugins/index.js';
 import type { WorldState, VolumeId } from '../cache/world-state.js';
