@@ -246,6 +246,49 @@ function e2e(e) {
   };
 }
 
+/**
+ * fleet-attach against upstream kube-controller-manager (bench/results/peer.json): the ratios
+ * fleet-attach ÷ upstream of each fleet at the same client qps, and every run in summary.md.
+ */
+function peer(p) {
+  const runs = p?.runs ?? [];
+  const FIG = [['converge_s', 'cold start'], ['cpu_s', 'CPU'], ['peak_rss_mb', 'peak RSS'], ['pod_to_va_p50_ms', 'pod→VA p50'], ['pod_to_va_p99_ms', 'pod→VA p99'], ['detach_all_s', 'detach all'], ['api', 'API requests']];
+  const api = (r) => (r.api_requests && typeof r.api_requests === 'object' ? Object.values(r.api_requests).reduce((a, b) => a + b, 0) : r.api_requests);
+  const val = (r, k) => (k === 'api' ? api(r) : r[k]);
+  const fleet = (r) => `${r.target} ${nodes(r.nodes)}`;
+  const ratio = (a, b) => (isNum(a) && isNum(b) && b > 0 ? `${+(a / b).toPrecision(2)}×` : '—');
+  const pairs = runs.filter((r) => r.controller === 'fleet-attach').flatMap((fa) => {
+    const up = runs.find((r) => r.controller === 'upstream' && r.target === fa.target && r.nodes === fa.nodes && r.qps === fa.qps);
+    return up ? [{ fa, up }] : [];
+  });
+  const shipped = (fa) => runs.find((r) => r.controller === 'upstream' && r.target === fa.target && r.nodes === fa.nodes && r.qps === 20);
+  const coldVsShipped = (fa) => {
+    const d = shipped(fa);
+    if (!d) return '';
+    return `; upstream at its shipped 20 qps cold-starts in ${isNum(d.converge_s) ? sig(d.converge_s, ' s') : '(timed out)'} against ${sig(fa.converge_s, ' s')}`;
+  };
+  return {
+    name: 'Against upstream kube-controller-manager',
+    script: 'bench:peer',
+    command: p?.command,
+    readme: pairs.length === 0 ? undefined
+      : `fleet-attach ÷ upstream, same fleet and qps: ${pairs.map(({ fa, up }) => `${fleet(fa)} nodes: ${FIG.map(([k, label]) => `${label} ${ratio(val(fa, k), val(up, k))}`).join(', ')}${coldVsShipped(fa)}`).join('; ')}`,
+    section: () => runs.length === 0 ? undefined : [
+      'fleet-attach and upstream kube-controller-manager v1.37 (only its attach/detach controller), each cold against a freshly generated fleet of the same seed (nodes × 10 pods, PVC and PV each), one after the other; `sim`: the embedded simulator, `real`: etcd + kube-apiserver v1.37 with the fleet played over the API. qps: the client qps and burst (20: upstream at its shipped 20 / 30). API requests: the controller\'s resource requests over the whole run (simulator: its request hook; real: the audit log of the controller\'s ServiceAccount).',
+      '',
+      table(['fleet', 'controller', 'qps', 'cold start', 'CPU s', 'peak RSS', 'pod→VA p50 / p99', 'detach all', 'API requests'], runs.map((r) => [
+        fleet(r), r.controller, int(r.qps), isNum(r.converge_s) ? sig(r.converge_s, ' s') : 'timed out', sig(r.cpu_s), sig(r.peak_rss_mb, ' MiB'),
+        `${sig(r.pod_to_va_p50_ms, ' ms')} / ${sig(r.pod_to_va_p99_ms, ' ms')}`, sig(r.detach_all_s, ' s'), int(api(r)),
+      ])),
+      '',
+      ...(pairs.length ? [table(['fleet, qps', ...FIG.map(([, label]) => `${label} ÷`)], pairs.map(({ fa, up }) => [`${fleet(fa)}, ${int(fa.qps)}`, ...FIG.map(([k]) => ratio(val(fa, k), val(up, k)))])), ''] : []),
+      ...runs.filter((r) => r.note).map((r) => `- ${fleet(r)} ${r.controller} qps ${int(r.qps)}: ${r.note}`),
+      '',
+      ...chart('peer.svg', 'fleet-attach ÷ upstream'),
+    ],
+  };
+}
+
 /** Benches outside the tiers, run as options: listed with their figures when their results exist. */
 function options(h2r, h2ret) {
   const lines = [];
@@ -261,7 +304,7 @@ function options(h2r, h2ret) {
 }
 
 function benches() {
-  return [kernel(load('kernel')), listRead(load('list-read')), sim(load('sim')), api(load('api-writes')), heap(load('heap')), http(load('http'), load('http-alloc')), e2e(load('e2e'))];
+  return [kernel(load('kernel')), listRead(load('list-read')), sim(load('sim')), api(load('api-writes')), heap(load('heap')), http(load('http'), load('http-alloc')), e2e(load('e2e')), peer(load('peer'))];
 }
 
 /** The README block: one line per bench. */
