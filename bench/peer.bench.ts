@@ -1,6 +1,6 @@
 // Peer benchmark (issue 41 item 6): `npm run bench:peer` [-- --targets sim,real --sizes 10000,50000
 // --real-nodes 1000 --pods-per-node 10 --qps 20000 --upstream-defaults on|off
-// --only-controller fleet-attach|upstream --churn 100 --churn-seconds 60 --converge-timeout 1200
+// --only-controller fleet-attach|upstream --churn 100 --real-churn 20 --churn-seconds 60 --converge-timeout 1200
 // --detach-timeout 900 --out FILE], or `-- --charts-only`.
 //
 // fleet-attach and upstream kube-controller-manager v1.37 (its attach/detach controller only),
@@ -13,7 +13,8 @@
 // shipped 20 qps / 30 burst (qps recorded as 20), as most clusters run it.
 // Per run (bench/lib/peer-run.ts): cold start to every volume attached and in its node's
 // status.volumesAttached; the controller's CPU seconds to that point and its peak RSS over the
-// run (/proc); new-pod-to-VolumeAttachment p50/p99 under --churn pod changes/s for
+// run (/proc); new-pod-to-VolumeAttachment p50/p99 under --churn pod changes/s (--real-churn
+// on the real cluster, whose API server shares the 2 cores with etcd and the fleet) for
 // --churn-seconds; the time to detach everything after every pod is deleted at once; API
 // requests by "verb resource[/subresource]" over the whole run (the simulator's request hook;
 // on the real cluster, kube-apiserver's audit log of the controller's ServiceAccount only).
@@ -39,7 +40,8 @@ const cli = commandLine('bench:peer', {
   qps: { type: 'string', default: '20000', arg: 'N', help: "both controllers' client qps and burst" },
   'upstream-defaults': { type: 'string', default: 'on', arg: 'on|off', help: "also upstream at its shipped 20 qps / 30 burst" },
   'only-controller': { type: 'string', arg: 'fleet-attach|upstream', help: 'run one controller only' },
-  churn: { type: 'string', default: '100', arg: 'PER_S', help: 'pod changes/s while new-pod latency is timed' },
+  churn: { type: 'string', default: '100', arg: 'PER_S', help: 'simulator: pod changes/s while new-pod latency is timed' },
+  'real-churn': { type: 'string', default: '20', arg: 'PER_S', help: 'real kube-apiserver: pod changes/s while new-pod latency is timed' },
   'churn-seconds': { type: 'string', default: '60', arg: 'S', help: 'seconds of churn (0: no churn phase)' },
   'converge-timeout': { type: 'string', default: '1200', arg: 'S', help: 'cold start cap: past it the run records null and a note' },
   'settle-timeout': { type: 'string', default: '180', arg: 'S', help: 'cap of the wait for a settled fleet after churn' },
@@ -55,7 +57,7 @@ const cli = commandLine('bench:peer', {
 
 const resultsDir = new URL('results/', import.meta.url);
 const resultsFile = cli.values.out ? new URL(cli.values.out, `file://${process.cwd()}/`) : new URL('peer.json', resultsDir);
-const subtitle = (date: string) => `2 cores shared by the fleet, the API server and the controller; churn ${cli.values.churn}/s; ${date.slice(0, 10)}`;
+const subtitle = (date: string) => `2 cores shared by the fleet, the API server and the controller; churn ${cli.values.churn}/s (sim), ${cli.values['real-churn']}/s (real); ${date.slice(0, 10)}`;
 
 function previous(): { runs: PeerRun[]; date?: string } {
   if (!existsSync(resultsFile)) return { runs: [] };
@@ -123,7 +125,7 @@ function save(): void {
       converge_s: 'cold start (process start) to every volume attached (VolumeAttachment status.attached) and listed in its node status.volumesAttached; null: timed out (see note)',
       cpu_s: 'user + system CPU seconds of the controller process from its start to convergence (/proc/PID/stat)',
       peak_rss_mb: 'VmHWM of the controller process over the whole run (cold start, churn, detach), MiB',
-      pod_to_va_p50_ms: `new pod to its VolumeAttachment's creation, under churn (${cli.values.churn} pod changes/s for ${cli.values['churn-seconds']} s), timed on the fleet's store (the simulator's commits, or on a real cluster the fleet's watch mirror)`,
+      pod_to_va_p50_ms: `new pod to its VolumeAttachment's creation, under churn (${cli.values.churn} pod changes/s on the simulator, ${cli.values['real-churn']}/s on the real cluster, for ${cli.values['churn-seconds']} s), timed on the fleet's store (the simulator's commits, or on a real cluster the fleet's watch mirror) from the moment the controller can act: the pod seen with its claims Bound and their volumes seen (on the simulator, the pod's commit); a new pod deleted before its VolumeAttachment is not timed, nor a pod rescheduled onto a claim an earlier pod used`,
       detach_all_s: 'every pod deleted at once (gracefully, the simulated kubelets finishing) to no VolumeAttachment left and no volume in any node status',
       api_requests: 'resource requests of the controller over the whole run, by "verb resource[/subresource]" (kube-apiserver verbs: list, watch, get, create, patch, update, delete); the simulator counts them in its request hook, the real kube-apiserver in its audit log (the controller\'s ServiceAccount only); non-resource requests (/healthz, discovery) are not counted',
     },
@@ -142,7 +144,7 @@ for (const { target, nodes } of fleets) {
     console.log(`\n== ${label} ==`);
     const run = await runPeer({
       target, nodes, podsPerNode: cli.int('pods-per-node'), seed: cli.int('seed'), controller: p.controller, qps: p.qps, burst: p.qps,
-      convergeTimeoutS: cli.num('converge-timeout'), churn: cli.num('churn'), churnS: cli.num('churn-seconds'), settleTimeoutS: cli.num('settle-timeout'), detachTimeoutS: cli.num('detach-timeout'),
+      convergeTimeoutS: cli.num('converge-timeout'), churn: cli.num(target === 'sim' ? 'churn' : 'real-churn'), churnS: cli.num('churn-seconds'), settleTimeoutS: cli.num('settle-timeout'), detachTimeoutS: cli.num('detach-timeout'),
       fleetQps: cli.num('fleet-qps'), fleetInFlight: cli.int('fleet-in-flight'),
       extraArgs: words(p.controller === 'fleet-attach' ? cli.values['fleet-attach-args'] : cli.values['kcm-args']), logDir,
     });

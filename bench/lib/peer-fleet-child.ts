@@ -114,25 +114,82 @@ function trackState(store: SimStore): { state(): PeerFleetState; stop(): void } 
   };
 }
 
-/** New-pod-to-VolumeAttachment latency on the store's changes (as pod-va-commit-tracker.ts, for any SimStore). */
+/**
+ * New-pod-to-VolumeAttachment latency on the store's changes (as pod-va-commit-tracker.ts, for
+ * any SimStore), timed from the moment a controller can act on the pod: the pod seen with every
+ * claim it uses Bound and that claim's PersistentVolume seen. On the simulator the churn commits
+ * the claim, its volume and the pod together, so this is the pod's commit (as bench:e2e times
+ * it); over a real API server the fleet's writes (claim status, volume, pod) land one by one,
+ * and a pod waiting for them is not yet the controller's to attach.
+ */
 function trackPodVa(store: SimStore): { latency: PodVaLatency; stop(): void } {
   const latency = new PodVaLatency();
+  const bound = new Set<string>();
+  const withPv = new Set<string>();
+  /** Pods seen whose claims are not all ready: pod uid → facts; claim → pod uids. */
+  const parked = new Map<string, ReturnType<typeof podFacts>>();
+  const parkedByClaim = new Map<string, Set<string>>();
+  const claimKeys = (pod: ReturnType<typeof podFacts>) => pod.claims.map((c) => `${pod.namespace}/${c}`);
+  const ready = (pod: ReturnType<typeof podFacts>) => claimKeys(pod).every((k) => bound.has(k) && withPv.has(k));
+  const unpark = (uid: string) => {
+    const pod = parked.get(uid);
+    if (!pod) return;
+    parked.delete(uid);
+    for (const k of claimKeys(pod)) parkedByClaim.get(k)?.delete(uid);
+  };
+  const wake = (claim: string, now: number) => {
+    const uids = parkedByClaim.get(claim);
+    if (!uids) return;
+    for (const uid of [...uids]) {
+      const pod = parked.get(uid);
+      if (pod && ready(pod)) {
+        unpark(uid);
+        latency.podAdded(pod, now);
+      }
+    }
+  };
+  for (const c of store.list('persistentvolumeclaims')) if ((c as { status?: { phase?: string } }).status?.phase === 'Bound') bound.add(`${c.metadata.namespace}/${c.metadata.name}`);
+  for (const v of store.list('persistentvolumes')) {
+    const pv = pvFacts(v as Parameters<typeof pvFacts>[0]);
+    if (pv) withPv.add(pv.claim);
+  }
   const stop = store.subscribe((ev: StoreEvent) => {
+    const now = performance.now();
     if (ev.resource === 'pods') {
       latency.podEvents++;
       if (ev.type === 'MODIFIED') return;
       const pod = podFacts(ev.view() as unknown as Parameters<typeof podFacts>[0]);
-      if (ev.type === 'DELETED') latency.podDeleted(pod);
-      else latency.podAdded(pod, performance.now());
+      if (ev.type === 'DELETED') {
+        unpark(pod.uid);
+        latency.podDeleted(pod);
+      } else if (!pod.node || ready(pod)) {
+        latency.podAdded(pod, now);
+      } else {
+        parked.set(pod.uid, pod);
+        for (const k of claimKeys(pod)) {
+          const set = parkedByClaim.get(k) ?? new Set<string>();
+          set.add(pod.uid);
+          parkedByClaim.set(k, set);
+        }
+      }
     } else if (ev.resource === 'volumeattachments') {
       latency.vaEvents++;
       if (ev.type === 'DELETED') return;
-      const now = performance.now();
       const attached = latency.awaitsAttach(ev.name) && (ev.view() as { status?: { attached?: boolean } }).status?.attached === true;
       latency.vaChanged(ev.name, attached, now);
     } else if (ev.resource === 'persistentvolumes' && ev.type === 'ADDED') {
       const pv = pvFacts(ev.view() as Parameters<typeof pvFacts>[0]);
-      if (pv) latency.pvAdded(pv.claim, pv.source);
+      if (pv) {
+        withPv.add(pv.claim);
+        latency.pvAdded(pv.claim, pv.source);
+        wake(pv.claim, now);
+      }
+    } else if (ev.resource === 'persistentvolumeclaims') {
+      const key = `${ev.namespace}/${ev.name}`;
+      if (ev.type !== 'DELETED' && (ev.view() as { status?: { phase?: string } }).status?.phase === 'Bound') {
+        bound.add(key);
+        wake(key, now);
+      }
     }
   });
   return { latency, stop };
@@ -147,6 +204,7 @@ async function main(): Promise<void> {
   let store: SimStore;
   let actors: FleetActors | undefined;
   let stopFleet: () => Promise<void>;
+  let stats: () => Record<string, Record<string, number>> = () => actors?.stats() ?? {};
   let ready: Extract<PeerFleetMessage, { type: 'ready' }>;
   if (cfg.mode === 'sim') {
     const count = (f: RequestFacts) => {
@@ -165,6 +223,7 @@ async function main(): Promise<void> {
     store = remote.store;
     actors = remote.actors;
     stopFleet = () => remote.stop({ flushMs: 2000 });
+    stats = () => remote.stats() as Record<string, Record<string, number>>;
     ready = { type: 'ready', population: { ...remote.population } as unknown as Record<string, number> };
   }
   const stop = async (code: number) => {
@@ -190,7 +249,7 @@ async function main(): Promise<void> {
       case 'churn-stop':
         return send({ type: 'churn-stop', stopped: actors?.stopChurn() ?? false });
       case 'stats':
-        return send({ type: 'stats', stats: actors?.stats() ?? {} });
+        return send({ type: 'stats', stats: stats() });
       case 'delete-pods': {
         // Graceful deletion of every pod, as `kubectl delete pods --all` asks it: the kubelets
         // stop the containers, unmount and finish each deletion.
