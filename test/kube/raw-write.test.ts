@@ -8,6 +8,7 @@ import { loadKubeConfig, type FleetKubeConfig } from '../../src/kube/kube-config
 import { isAlreadyExists, isNotFound, kubeErrorDetails } from '../../src/kube/kube-errors.js';
 import type { RequestReport } from '../../src/kube/request-hook.js';
 import { startFakeKubeServer, type FakeKubeServer } from './fake-kube-server.js';
+import { mockClock, settle, turns } from '../support/mock-clock.js';
 
 const VA_PATH = '/apis/storage.k8s.io/v1/volumeattachments';
 const NOT_FOUND = { status: 404, body: { kind: 'Status', code: 404, reason: 'NotFound', message: 'not there' } };
@@ -119,14 +120,24 @@ describe('KubeApiClient raw hot calls', () => {
     await assert.rejects(api.createVolumeAttachment(vaBody('va-other')), (err: unknown) => isAlreadyExists(err) && kubeErrorDetails(err)?.code === 409);
   });
 
-  it('retries 429 after Retry-After, reporting every attempt, and gives up with the code and the wait', async () => {
+  it('retries 429 after Retry-After, reporting every attempt, and gives up with the code and the wait', async (t) => {
     srv.route = happyRoute;
     srv.failNext((m, u) => m === 'PATCH' && u.pathname === '/api/v1/nodes/n1/status', 429, 2, { 'retry-after': '0.1' });
     const reports: RequestReport[] = [];
     const api = createKubeApiClient({ kc, onRequest: (r) => reports.push(r), maxRetries: 2 });
-    const t0 = performance.now();
-    assert.equal(await api.patchNodeStatus('n1', []), 'patched');
-    assert.ok(performance.now() - t0 >= 200, 'two Retry-After waits of 100 ms');
+    const clock = mockClock(t, { performanceNow: false }); // the client's waits run on it; the requests on real I/O
+    const patched = api.patchNodeStatus('n1', []);
+    // Each retry waits its Retry-After (100 ms) on the clock: not sent 1 ms before, sent at it
+    // (each attempt takes a rate-limiter token as it goes out).
+    for (const n of [1, 2]) {
+      await settle(`answer ${n}`, () => reports.length === n);
+      clock.tick(99);
+      await turns();
+      assert.equal(api.rateLimiterStats().acquired, n, `attempt ${n + 1} went out before the Retry-After wait`);
+      clock.tick(1);
+    }
+    assert.equal(await patched, 'patched');
+    t.mock.timers.reset(); // real timers again: the zero Retry-After waits below
     assert.deepEqual(reports.map((r) => [r.verb, r.resource, r.code]), [['patch', 'nodes/status', 429], ['patch', 'nodes/status', 429], ['patch', 'nodes/status', 200]]);
 
     srv.failNext((m) => m === 'DELETE', 429, 3, { 'retry-after': '0' });
@@ -225,13 +236,23 @@ describe('KubeApiClient raw hot calls against a server that never answers', () =
     await new Promise<void>((r) => server.close(() => r()));
   });
 
-  it('aborts each attempt after requestTimeoutMs and releases its in-flight slot', { timeout: 10_000 }, async () => {
+  it('aborts each attempt after requestTimeoutMs and releases its in-flight slot', { timeout: 10_000 }, async (t) => {
     const reports: RequestReport[] = [];
     const api = createKubeApiClient({ kc, requestTimeoutMs: 150, maxInFlight: 1, onRequest: (r) => reports.push(r) });
-    const results = await Promise.allSettled([api.getNode('n1'), api.patchNodeStatus('n1', [])]);
-    for (const r of results) assert.ok(r.status === 'rejected' && isFleetError(r.reason, 'FA_ERR_KUBE_API') && kubeErrorDetails(r.reason)?.code === 0);
+    const clock = mockClock(t, { performanceNow: false }); // the attempts' timeouts run on it
+    const results = Promise.allSettled([api.getNode('n1'), api.patchNodeStatus('n1', [])]);
+    // The second call waits for the slot the first holds; each attempt's 150 ms starts at its
+    // send (a timeout started at the call would end the second at once once the first's ended).
+    for (const n of [1, 2]) {
+      await settle(`attempt ${n} at the server`, () => pending.size === n);
+      clock.tick(149);
+      await turns();
+      assert.equal(reports.length, n - 1, `attempt ${n} ended before its timeout`);
+      clock.tick(1);
+      await settle(`attempt ${n} aborted`, () => reports.length === n);
+    }
+    for (const r of await results) assert.ok(r.status === 'rejected' && isFleetError(r.reason, 'FA_ERR_KUBE_API') && kubeErrorDetails(r.reason)?.code === 0);
     assert.deepEqual(reports.map((r) => r.code), [0, 0]);
-    assert.ok(reports.every((r) => r.durationMs >= 140), `each attempt timed from its own send: ${reports.map((r) => r.durationMs)}`);
     assert.deepEqual(api.backlog(), { waiting: 0, inFlight: 0 });
   });
 });

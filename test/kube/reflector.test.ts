@@ -7,6 +7,7 @@ import { createReflector, type Reflector } from '../../src/kube/reflector.js';
 import { APPLY_CHUNK } from '../../src/kube/reflector-list.js';
 import { decodePage, encodePage, projectPage } from '../../src/kube/list-page.js';
 import { startFakeKubeServer, waitFor, type FakeKubeServer, type FakeObject } from './fake-kube-server.js';
+import { mockClock, settle, turns } from '../support/mock-clock.js';
 
 const PODS = '/api/v1/pods';
 
@@ -197,17 +198,42 @@ describe('reflector (list+watch against a fake API server)', () => {
     }
   });
 
-  it('restarts a dropped watch, relists after refused ones (as client-go), with growing backoff, then receives events again', async () => {
+  it('restarts a dropped watch, relists after refused ones (as client-go), with growing backoff, then receives events again', async (t) => {
+    // The reflector's timers run on the test's clock from its start (the requests on real I/O):
+    // each backoff wait is seen as it is set, checked against its step's jitter ([0.5, 1.5) × 40,
+    // 80, 160, 320, then the 400 ms cap), and the clock moved through it.
+    const clock = mockClock(t, { performanceNow: false });
     const { r, rec } = start({ backoff: { initialMs: 40, maxMs: 400 } });
-    await waitFor(() => r.synced() && srv.watchers(PODS) === 1, 'watch');
+    await settle('watch', () => r.synced() && srv.watchers(PODS) === 1);
     srv.failNext((m, u) => u.pathname === PODS && u.searchParams.get('watch') === 'true', 500, 4);
-    const t0 = performance.now();
+    const mocked = globalThis.setTimeout;
+    const waits: number[] = []; // the reflector's waits; request timeouts are far longer
+    // Wrapped by hand, not with t.mock.method: its restore at the end of the test would put the
+    // mocked setTimeout back after the mocked timers were reset.
+    globalThis.setTimeout = ((fn: () => void, ms = 0) => {
+      if (ms < 1000) waits.push(ms);
+      return mocked(fn, ms);
+    }) as typeof setTimeout;
     const before = r.stats();
     srv.dropWatches();
-    await waitFor(() => srv.watchers(PODS) === 1 && r.stats().restarts - before.restarts >= 1 && r.stats().relists - before.relists >= 4, 'reconnect', 10_000);
-    const elapsed = performance.now() - t0;
-    // jitter is [0.5, 1.5) × 40, 80, 160, 320, 400 ms: the loop cannot have hammered the server
-    assert.ok(elapsed >= 0.5 * (40 + 80 + 160 + 320), `reconnected after ${elapsed} ms`);
+    try {
+      // Each wait: no request before it ends (the loop turns over, so a request sent would reach
+      // the server), the next attempt at its end.
+      for (const [i, step] of [40, 80, 160, 320, 400].entries()) {
+        await settle(`backoff ${i + 1}`, () => waits.length > i);
+        const w = waits[i]!;
+        assert.ok(w >= 0.5 * step && w <= Math.min(1.5 * step, 400), `backoff ${i + 1} of ${w} ms, for a ${step} ms step (${waits.join(', ')})`);
+        const asked = srv.requests.length;
+        clock.tick(Math.ceil(w) - 1);
+        await turns(50);
+        assert.equal(srv.requests.length, asked, `asked again before the ${w} ms backoff ended`);
+        clock.tick(1);
+      }
+    } finally {
+      globalThis.setTimeout = mocked;
+    }
+    await settle('reconnect', () => srv.watchers(PODS) === 1 && r.stats().restarts - before.restarts >= 1 && r.stats().relists - before.relists >= 4);
+    t.mock.timers.reset();
     srv.put(PODS, pod('after'));
     await waitFor(() => rec.adds.includes('ns/after'), 'event after reconnect');
     srv.removeSilently(PODS, 'ns/after');
