@@ -1,9 +1,9 @@
 /**
  * Measures what the node status updater's `flaggedNodes` (src/manager/adapters.ts) costs per
- * reconcile pass on a large fleet with a few nodes flagged, against the walk it replaced in
- * session 15 (live node ids a page at a time in a generator, reproduced below as `walk`),
- * side by side, rounds interleaved: process CPU per call, and new-space bytes one call
- * allocates (read around a single call after a full collection). Not a test (no assertions;
+ * reconcile pass on a large fleet with a few nodes flagged, against the walk it replaced
+ * (live node ids a page at a time in a generator, reproduced below as `walk`), side by side,
+ * rounds interleaved: process CPU per call, and new-space bytes one call allocates (read around
+ * a single call after a full collection). Not a test (no assertions;
  * numbers depend on the machine): run it by hand, e.g.
  *   node --expose-gc --import tsx test/manager/flagged-nodes.measure.ts 100000 50 7
  */
@@ -16,7 +16,7 @@ const flaggedCount = Number(process.argv[3] ?? 50);
 const rounds = Number(process.argv[4] ?? 7);
 const CALLS = 200;
 
-/** The pre-session-15 adapter's walk. */
+/** The walk the adapter did before `flaggedNodes`. */
 function* walk(state: WorldState): Generator<string> {
   if (state.counts().statusUpdatesNeeded === 0) return;
   for (let after = -1; ; ) {
