@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { createFaultInjector, FAULTS_ADMIN_PATH, type FaultInjector } from '../../src/sim/faults/index.js';
 import { startSimulator, type Simulator } from '../../src/sim/server/index.js';
 import { node } from '../controller/harness.js';
+import { settle, turns } from '../support/mock-clock.js';
 
 describe('fault front', () => {
   let sim: Simulator;
@@ -88,11 +89,24 @@ describe('fault front', () => {
     faults.set('none');
   });
 
-  it('adds latency to resource requests', async () => {
+  it('adds latency to resource requests', async (t) => {
     faults.set('latency=150ms..200ms');
-    const t0 = performance.now();
-    await get('/api/v1/nodes');
-    assert.ok(performance.now() - t0 >= 150);
+    // The front's wait runs on the test's clock (the request on real I/O): the request is served
+    // (its fault decided, then forwarded) once the clock has moved by the latency it drew, not 1 ms before.
+    const drawn = t.mock.method(faults, 'latencyMs');
+    const decided = t.mock.method(faults, 'decide');
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const res = get('/api/v1/nodes');
+    await settle('the request at the front', () => drawn.mock.callCount() === 1);
+    const ms = drawn.mock.calls[0]!.result as number;
+    assert.ok(ms >= 150 && ms <= 200, `drew ${ms} ms`);
+    t.mock.timers.tick(Math.ceil(ms) - 1);
+    await turns();
+    assert.equal(decided.mock.callCount(), 0, 'served before its latency');
+    t.mock.timers.tick(1);
+    assert.equal((await res).status, 200);
+    assert.equal(decided.mock.callCount(), 1);
+    assert.equal(drawn.mock.callCount(), 1, 'one wait per request');
     faults.set('none');
   });
 

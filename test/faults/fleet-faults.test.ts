@@ -9,6 +9,7 @@ import { CONTROLLER_MANAGED_ANNOTATION, populateFleet, startFleetActors, uniqueV
 import { createFaultInjector } from '../../src/sim/faults/index.js';
 import { createSimStore, type KubeObject, type ServableStore } from '../../src/sim/store/index.js';
 import { waitFor } from '../controller/harness.js';
+import { turns } from '../support/mock-clock.js';
 
 const DRIVER = 'sim.csi.fleet-attach.io';
 
@@ -41,23 +42,38 @@ describe('fleet actors under faults', () => {
     }
   });
 
-  it('detach-fail keeps a deleted VolumeAttachment with detachError; slow-detach delays its removal', async () => {
+  it('detach-fail keeps a deleted VolumeAttachment with detachError; slow-detach delays its removal', async (t) => {
+    // The actors' clock is the test's: their ticks (setInterval) and Date.now() move only as the
+    // test advances them, so a delay is measured on the clock the attacher schedules by.
+    t.mock.timers.enable({ apis: ['setInterval', 'Date'], now: 0 });
+    const advanceUntil = async (what: string, cond: () => unknown, maxMs = 60_000) => {
+      for (let waited = 0; !cond(); waited += 10) {
+        if (waited > maxMs) throw new Error(`not ${what} within ${maxMs} ms of the actors' clock`);
+        t.mock.timers.tick(10);
+        await turns(2); // a tick that ran out of its slice goes on after an immediate
+      }
+    };
     const { store, faults, actors } = await fleet('detach-fail=1');
     try {
       va(store, 'va-2', 'pv-000002-00', 'node-000002');
-      await waitFor('attached', () => status(store, 'va-2')?.attached === true);
+      await advanceUntil('attached', () => status(store, 'va-2')?.attached === true);
       store.delete('volumeattachments', undefined, 'va-2');
-      await waitFor('detachError', () => status(store, 'va-2')?.detachError);
+      await advanceUntil('detachError', () => status(store, 'va-2')?.detachError);
       assert.ok(store.get('volumeattachments', undefined, 'va-2'), 'the finalizer is kept while the detach fails');
       faults.set('slow-detach=600ms');
-      await waitFor('removed once detaches succeed', () => !store.get('volumeattachments', undefined, 'va-2'), 10_000);
+      await advanceUntil('removed once detaches succeed', () => !store.get('volumeattachments', undefined, 'va-2'));
 
       va(store, 'va-3', 'pv-000003-00', 'node-000003');
-      await waitFor('attached', () => status(store, 'va-3')?.attached === true);
-      const t0 = performance.now();
+      await advanceUntil('attached', () => status(store, 'va-3')?.attached === true);
+      let removedAt: number | undefined;
+      const unsubscribe = store.subscribe((ev) => {
+        if (ev.resource === 'volumeattachments' && ev.name === 'va-3' && ev.type === 'DELETED') removedAt = Date.now();
+      });
+      const t0 = Date.now();
       store.delete('volumeattachments', undefined, 'va-3');
-      await waitFor('removed', () => !store.get('volumeattachments', undefined, 'va-3'), 10_000);
-      assert.ok(performance.now() - t0 >= 600, 'the detach took at least the added delay');
+      await advanceUntil('removed', () => removedAt !== undefined);
+      unsubscribe();
+      assert.ok(removedAt! - t0 >= 600, `removed ${removedAt! - t0} ms after the deletion, by the actors' clock: not the added delay`);
       assert.ok(faults.counts()['detach-fail'] >= 1 && faults.counts()['slow-detach'] >= 1);
     } finally {
       await actors.stop();
