@@ -11,6 +11,8 @@ import {
   attachVa, attachVolume, createVolumeAndPod, failVa, histogramCount, node, podEvents, recordVolumeAttachments, startHarness,
   uniqueName, vaExists, vaName, volumesAttached, waitFor,
 } from './harness.js';
+import { controllerNow } from '../../src/cache/controller-clock.js';
+import type { BackoffEntry } from '../../src/cache/world-state.js';
 
 test('attach failures are retried with a growing backoff on the same VolumeAttachment, each one reported to the pod (I3, J2, L3)', async () => {
   const h = await startHarness();
@@ -18,12 +20,18 @@ test('attach failures are retried with a growing backoff on the same VolumeAttac
     const { store } = h.sim;
     store.create('nodes', node('node-a'));
     const vas = recordVolumeAttachments(h.sim);
-    // Every write of the pod's FailedAttachVolume event (created, then its count patched).
-    const failures: Array<{ at: number; count: number; message: string }> = [];
+    // Every write of the pod's FailedAttachVolume event (created, then its count patched), with
+    // the backoff the controller had then set on the attach, on its own clock.
+    const backoff = () => {
+      const v = h.ctl.state.findVolume(uniqueName('e1'));
+      const n = h.ctl.state.findNode('node-a');
+      return v === undefined || n === undefined ? undefined : h.ctl.state.backoffFor(v, n, controllerNow()).find((b) => b.op === 'attach');
+    };
+    const failures: Array<{ count: number; message: string; backoff: BackoffEntry | undefined }> = [];
     const unsub = store.subscribe((ev) => {
       if (ev.resource !== 'events' || ev.type === 'DELETED') return;
       const e = ev.object() as unknown as { reason: string; message: string; count?: number; involvedObject: { name: string } };
-      if (e.reason === 'FailedAttachVolume' && e.involvedObject.name === 'pod-e1') failures.push({ at: Date.now(), count: e.count ?? 1, message: e.message });
+      if (e.reason === 'FailedAttachVolume' && e.involvedObject.name === 'pod-e1') failures.push({ count: e.count ?? 1, message: e.message, backoff: backoff() });
     });
     createVolumeAndPod(store, 'default', 'e1');
     const va = vaName('e1', 'node-a');
@@ -34,8 +42,14 @@ test('attach failures are retried with a growing backoff on the same VolumeAttac
     unsub();
     assert.deepEqual(failures.map((f) => f.count), [1, 2, 3, 4], 'one event write per failed attempt');
     for (const f of failures) assert.equal(f.message, 'AttachVolume.Attach failed for volume "pv-e1" : injected attach failure');
-    const gaps = failures.slice(1).map((f, i) => f.at - failures[i].at);
-    for (let i = 1; i < gaps.length; i++) assert.ok(gaps[i] > gaps[i - 1], `backoff grows: gaps ${gaps.join(', ')} ms`);
+    // The backoff doubles from 500 ms, and each retry came once the one before had passed, by
+    // the controller's clock.
+    const windows = failures.map((f) => f.backoff);
+    assert.ok(windows.every((b) => b !== undefined), 'a backoff after each failure');
+    assert.deepEqual(windows.map((b) => b!.durationMs), [500, 1000, 2000, 4000], 'backoff grows');
+    for (let i = 1; i < windows.length; i++) {
+      assert.ok(windows[i]!.lastErrorAt >= windows[i - 1]!.retryAt, `attempt ${i + 1} failed at ${windows[i]!.lastErrorAt}, before its retry was allowed (${windows[i - 1]!.retryAt})`);
+    }
     assert.deepEqual(volumesAttached(h.sim, 'node-a'), [], 'a failed attach is never reported (J2)');
     // The attacher recovers: the next retry succeeds on the same object.
     attachVa(h.sim, va);
