@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { createLeaderElector, type LeaderElector, type LeaseApi } from '../../src/leaderelection/index.js';
 import { FakeKubeApiClient, kubeError } from '../kube/fake-api-client.js';
 import { waitFor } from '../kube/fake-kube-server.js';
+import { settle } from '../support/mock-clock.js';
 
 const TIMING = { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 50 };
 
@@ -214,18 +215,18 @@ describe('leader election on a Lease', () => {
   it('a renew that conflicts reads the Lease again in the same attempt, not a retry period later', async (t) => {
     const api = new FakeKubeApiClient();
     const slow = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 1000 };
-    const calls: Array<{ m: string; at: number; conflict?: boolean }> = [];
+    const calls: Array<{ m: string; conflict?: boolean }> = [];
     let conflictNext = false;
     const recorded: LeaseApi = {
-      getLease: (ns, n, o) => (calls.push({ m: 'get', at: performance.now() }), api.getLease(ns, n, o)),
-      createLease: (l, o) => (calls.push({ m: 'create', at: performance.now() }), api.createLease(l, o)),
+      getLease: (ns, n, o) => (calls.push({ m: 'get' }), api.getLease(ns, n, o)),
+      createLease: (l, o) => (calls.push({ m: 'create' }), api.createLease(l, o)),
       updateLease: (l, o) => {
         if (conflictNext) {
           conflictNext = false;
-          calls.push({ m: 'update', at: performance.now(), conflict: true });
+          calls.push({ m: 'update', conflict: true });
           return Promise.reject(kubeError(409, 'Conflict'));
         }
-        calls.push({ m: 'update', at: performance.now() });
+        calls.push({ m: 'update' });
         return api.updateLease(l, o);
       },
     };
@@ -237,13 +238,6 @@ describe('leader election on a Lease', () => {
     // (started before) ends on its real timer, but a later attempt's sleep would never end. So
     // the re-read can only come within the attempt that met the conflict.
     t.mock.timers.enable({ apis: ['setTimeout'] });
-    const settle = async (what: string, cond: () => boolean) => {
-      const deadline = performance.now() + 5000;
-      while (!cond()) {
-        if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setImmediate(r));
-      }
-    };
     await settle('the conflict and what followed', () => calls.findIndex((c) => c.conflict) >= 0 && calls.length > calls.findIndex((c) => c.conflict) + 2);
     const i = calls.findIndex((c) => c.conflict);
     assert.deepEqual(calls.slice(i + 1, i + 3).map((c) => c.m), ['get', 'update']);
