@@ -24,6 +24,12 @@ export interface RunningController {
   logFile: string;
   /** The last lines of its log. */
   tail(lines?: number): string;
+  /**
+   * Until its log says the attach/detach loop runs (KCM: the controller's caches synced, after
+   * which it fills both worlds and starts the reconciler and populator at once; fleet-attach:
+   * the desired state filled). Fails after `timeoutMs` or when the process exits.
+   */
+  waitReady(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -62,14 +68,26 @@ export function startController(kind: ControllerKind, cluster: RealCluster, dir:
   }
   closeSync(fd);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const readLog = () => {
+    try {
+      return readFileSync(logFile, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const ready = kind === 'kcm' ? /"Caches are synced"/ : /desired state filled/;
   return {
     kind,
     logFile,
     tail(lines = 40) {
-      try {
-        return readFileSync(logFile, 'utf8').split('\n').slice(-lines).join('\n');
-      } catch {
-        return '';
+      return readLog().split('\n').slice(-lines).join('\n');
+    },
+    async waitReady(timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!ready.test(readLog())) {
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${kind} exited (${child.exitCode ?? child.signalCode}) before it was ready`);
+        if (Date.now() > deadline) throw new Error(`${kind} not ready after ${timeoutMs} ms (no line matching ${ready} in ${logFile})`);
+        await new Promise((r) => setTimeout(r, 100));
       }
     },
     async stop() {

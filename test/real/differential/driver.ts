@@ -23,8 +23,12 @@ export const ATTACHER_FINALIZER = 'external-attacher/sim-csi-fleet-attach-io';
 export const MANAGED_ANNOTATION = 'volumes.kubernetes.io/controller-managed-attach-detach';
 export const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
 
-/** The volume handle of a PV of the driver: distinct from the PV name, so records show which is which. */
-export const handleOf = (pv: string) => `vol-${pv}`;
+/**
+ * The volume handle of a PV of the driver: distinct from the PV name, so records show which is
+ * which. PVs named `<x>.<anything>` share the handle (so the unique name) of `<x>`: two PVs, for
+ * claims in two namespaces, of one volume.
+ */
+export const handleOf = (pv: string) => `vol-${pv.split('.')[0]}`;
 /** Unique volume name (upstream-rules §1). */
 export const uniqueName = (pv: string) => `kubernetes.io/csi/${CSI_DRIVER}^${handleOf(pv)}`;
 /** VolumeAttachment name (upstream-rules L1). */
@@ -59,9 +63,13 @@ export interface ScenarioRecord {
   volumesAttached: Record<string, string[]>;
   /** Distinct events: `<Kind> <ns>/<name> <type> <reason> [<source.component>|<reportingComponent>]: <message>`, sorted. */
   events: string[];
+  /** What the scenario looked at mid-way (`Driver.checkpoint`), in order. */
+  checkpoints: string[];
 }
 
 export type AttachPolicy = 'attach' | { error: string } | 'hold';
+
+const SCENARIO_KINDS = new Set(['Pod', 'Node', 'PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment', 'CSIDriver', 'CSINode']);
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -84,6 +92,7 @@ export class Driver {
   private readonly watchers: Watcher[] = [];
   private readonly listeners = new Set<() => void>();
   private readonly errors: string[] = [];
+  private readonly checkpoints: string[] = [];
   private changes = 0;
   private lastChange = Date.now();
   private stopped = false;
@@ -180,15 +189,18 @@ export class Driver {
   private onEvent(type: string, e: any): void {
     if (type === 'DELETED') return;
     const io = e.involvedObject ?? {};
+    // Only events about the objects of a scenario: the API server's own controllers report on
+    // others (e.g. a ServiceCIDR warning at start-up), at times that vary.
+    if (!SCENARIO_KINDS.has(io.kind)) return;
     const line = `${io.kind} ${io.namespace ? `${io.namespace}/` : ''}${io.name} ${e.type} ${e.reason} [${e.source?.component ?? ''}|${e.reportingComponent ?? ''}]: ${e.message}`;
     if (!this.eventLines.has(line)) this.eventLines.set(line, this.eventLines.size);
   }
 
   // ---------------------------------------------------------------- the external attacher
 
-  /** How the attacher answers VolumeAttachments of this PV from now on (default: attach). */
-  setAttachPolicy(pv: string, p: AttachPolicy): void {
-    this.policies.set(pv, p);
+  /** How the attacher answers VolumeAttachments of this PV (on `node` only, if given) from now on (default: attach). */
+  setAttachPolicy(pv: string, p: AttachPolicy, node?: string): void {
+    this.policies.set(node ? `${pv}@${node}` : pv, p);
     for (const [name, va] of this.vas) if (va.spec?.source?.persistentVolumeName === pv) this.kickAttacher(name);
   }
 
@@ -225,7 +237,8 @@ export class Driver {
       await this.kube.must('PATCH', path, { metadata: { finalizers: [...finalizers, ATTACHER_FINALIZER], resourceVersion: va.metadata.resourceVersion } }, { contentType: MERGE, ok: [404, 409] });
       return; // the watch brings the object back with the finalizer
     }
-    const policy = this.policies.get(va.spec.source?.persistentVolumeName) ?? 'attach';
+    const pv = va.spec.source?.persistentVolumeName;
+    const policy = this.policies.get(`${pv}@${va.spec.nodeName}`) ?? this.policies.get(pv) ?? 'attach';
     const status = va.status ?? {};
     if (policy === 'attach' && (status.attached !== true || status.attachError)) {
       await this.kube.must('PATCH', `${path}/status`, { status: { attached: true, attachError: null } }, { contentType: MERGE, ok: [404] });
@@ -263,6 +276,11 @@ export class Driver {
     await this.kube.must('PATCH', `/api/v1/nodes/${node}`, { spec: { taints } }, { contentType: MERGE });
   }
 
+  /** Makes a node managed after the fact (B1). */
+  async annotateNode(node: string): Promise<void> {
+    await this.kube.must('PATCH', `/api/v1/nodes/${node}`, { metadata: { annotations: { [MANAGED_ANNOTATION]: 'true' } } }, { contentType: MERGE });
+  }
+
   async deleteNode(node: string): Promise<void> {
     await this.kube.must('DELETE', `/api/v1/nodes/${node}`);
   }
@@ -275,27 +293,47 @@ export class Driver {
   }
 
   /**
-   * A PV of the driver and a PVC for it in `ns` named like the PV. `bound` (the default): PVC
-   * Bound to the PV with spec.volumeName, PV claimRef with the PVC's uid; `pending`: neither.
+   * A PV of the driver and a PVC for it in `ns` (named like the PV unless `claim` says). `bound`
+   * (the default): PVC Bound to the PV with spec.volumeName, PV claimRef with the PVC's uid;
+   * `false`: neither; `'pv-later'`: the PVC bound, the PV not created yet (`createLatePv`).
    */
-  async volume(pv: string, opts: { ns?: string; accessModes?: string[]; bound?: boolean; claim?: string } = {}): Promise<void> {
+  async volume(pv: string, opts: { ns?: string; accessModes?: string[]; bound?: boolean | 'pv-later'; claim?: string } = {}): Promise<void> {
     const ns = opts.ns ?? 'default';
     const claim = opts.claim ?? pv;
     const accessModes = opts.accessModes ?? ['ReadWriteOnce'];
-    const bound = opts.bound ?? true;
+    const pvLater = opts.bound === 'pv-later';
+    const bound = opts.bound !== false;
     const pvc = await this.kube.must<any>('POST', `/api/v1/namespaces/${ns}/persistentvolumeclaims`, {
       metadata: { name: claim },
       spec: { accessModes, resources: { requests: { storage: '1Gi' } }, storageClassName: '', ...(bound ? { volumeName: pv } : {}), volumeMode: 'Filesystem' },
     });
+    if (pvLater) this.latePvs.set(pv, { ns, claim, uid: pvc.metadata.uid, accessModes });
+    else await this.createPv(pv, accessModes, bound ? { ns, claim, uid: pvc.metadata.uid } : undefined);
+    if (bound) await this.bindClaimStatus(ns, claim, accessModes);
+  }
+
+  private readonly latePvs = new Map<string, { ns: string; claim: string; uid: string; accessModes: string[] }>();
+
+  /** Creates the PV of a `volume(pv, { bound: 'pv-later' })`, bound to its claim. */
+  async createLatePv(pv: string): Promise<void> {
+    const l = this.latePvs.get(pv);
+    if (!l) throw new Error(`${pv} is not a pv-later volume`);
+    await this.createPv(pv, l.accessModes, l);
+  }
+
+  private async createPv(pv: string, accessModes: string[], claimRef?: { ns: string; claim: string; uid: string }): Promise<void> {
     await this.kube.must('POST', '/api/v1/persistentvolumes', {
       metadata: { name: pv },
       spec: {
         capacity: { storage: '1Gi' }, accessModes, persistentVolumeReclaimPolicy: 'Retain', storageClassName: '', volumeMode: 'Filesystem',
         csi: { driver: CSI_DRIVER, volumeHandle: handleOf(pv), fsType: 'ext4' },
-        ...(bound ? { claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: ns, name: claim, uid: pvc.metadata.uid } } : {}),
+        ...(claimRef ? { claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: claimRef.ns, name: claimRef.claim, uid: claimRef.uid } } : {}),
       },
     });
-    if (bound) await this.bindClaimStatus(ns, claim, accessModes);
+  }
+
+  async deleteClaim(claim: string, ns = 'default'): Promise<void> {
+    await this.kube.must('DELETE', `/api/v1/namespaces/${ns}/persistentvolumeclaims/${claim}`);
   }
 
   /**
@@ -333,6 +371,11 @@ export class Driver {
   /** Deletes a pod at once (grace period 0), as the kubelet's final delete or the pod GC does. */
   async deletePod(name: string, ns = 'default'): Promise<void> {
     await this.kube.must('DELETE', `/api/v1/namespaces/${ns}/pods/${name}`, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 });
+  }
+
+  /** An update of the pod that changes nothing a controller reads (a label). */
+  async touchPod(name: string, ns = 'default'): Promise<void> {
+    await this.kube.must('PATCH', `/api/v1/namespaces/${ns}/pods/${name}`, { metadata: { labels: { touched: String(Date.now()) } } }, { contentType: MERGE });
   }
 
   /** Deletes a pod with its default grace period: it stays, with a deletionTimestamp, as no kubelet finishes it. */
@@ -411,6 +454,15 @@ export class Driver {
     await Promise.all(this.attacherQueue.values());
   }
 
+  /**
+   * Records what the API shows now (VolumeAttachments and every node's volumesAttached, from the
+   * driver's watches), under `label`: for steps whose point is what has NOT happened yet.
+   */
+  checkpoint(label: string): void {
+    const s = this.snapshot();
+    this.checkpoints.push(`${label}: attachments [${s.finalAttachments.join('; ')}] volumesAttached ${JSON.stringify(s.volumesAttached)}`);
+  }
+
   /** A fixed pause, for the few steps whose effect (or its absence) the API cannot show. */
   pause(ms: number): Promise<void> {
     return sleep(ms);
@@ -419,6 +471,10 @@ export class Driver {
   vaAttached(pv: string, node: string): boolean {
     const va = this.vas.get(vaName(pv, node));
     return !!va && va.status?.attached === true && !va.metadata.deletionTimestamp;
+  }
+
+  claimExists(claim: string, ns = 'default'): boolean {
+    return this.pvcs.has(`${ns}/${claim}`);
   }
 
   nodeExists(node: string): boolean {
@@ -470,6 +526,7 @@ export class Driver {
       finalAttachments: [...this.vas.values()].map(describeVa).sort(),
       volumesAttached: Object.fromEntries([...this.nodes.values()].map((n) => [n.metadata.name, volumesAttachedOf(n)]).sort(([a], [b]) => a.localeCompare(b))),
       events: [...this.eventLines.keys()].sort(),
+      checkpoints: [...this.checkpoints],
     };
   }
 

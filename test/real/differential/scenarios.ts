@@ -46,6 +46,31 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'claim-deleted-before-pod',
+    // About a minute with upstream (its populator pass): listed early, so that it overlaps the others.
+    title: 'the PVC is deleted, then its pod: upstream cannot resolve the volume on the pod delete and detaches at its next 1-minute populator pass; fleet-attach at once (C3, C9)',
+    async setup(d) {
+      await d.node('n1');
+      await d.volume('pv21');
+    },
+    async run(d) {
+      const t0 = Date.now();
+      await d.pod('p21', { node: 'n1', claims: ['pv21'] });
+      await d.waitAttached('pv21', ['n1'], ['p21']);
+      await d.waitListed('n1', ['pv21']);
+      await d.deleteClaim('pv21');
+      await d.waitFor('claim pv21 gone', () => !d.claimExists('pv21'));
+      // Upstream's populator ticks when the controller is ready and then every minute: the pod
+      // is deleted about 20 s after the first tick, so that no tick falls in the 5 s checked.
+      await d.pause(Math.max(1000, 20_000 - (Date.now() - t0)));
+      await d.deletePod('p21');
+      await d.pause(5000);
+      d.checkpoint('5 s after the pod was deleted');
+      await d.waitGone('pv21', 'n1', 120_000);
+      await d.waitListed('n1', []);
+    },
+  },
+  {
     name: 'detach-after-pod-deleted',
     title: 'the pod goes while the volume is mounted, then the kubelet unmounts: status first, then the delete (C3, D3, F6, F7, F8)',
     async setup(d) {
@@ -287,6 +312,124 @@ export const SCENARIOS: Scenario[] = [
     async run(d) {
       await d.pod('p14', { node: 'n1', claims: ['pv14'] });
       await d.pause(3000);
+    },
+  },
+  {
+    name: 'multi-attach-no-pods',
+    title: 'the volume stays attached on n1 (mounted) after its pod went; a pod on n2 gets the text for no pods (H3, H6)',
+    async setup(d) {
+      await d.node('n1');
+      await d.node('n2');
+      await d.volume('pv17');
+    },
+    async run(d) {
+      await d.pod('p17a', { node: 'n1', claims: ['pv17'] });
+      await d.waitAttached('pv17', ['n1'], ['p17a']);
+      await d.waitListed('n1', ['pv17']);
+      await d.mount('n1', ['pv17']);
+      // Both on the one pod watch, in this order: p17a has left the desired state when p17b comes.
+      await d.deletePod('p17a');
+      await d.pod('p17b', { node: 'n2', claims: ['pv17'] });
+      await d.waitFor('FailedAttachVolume (multi-attach) for p17b', () => d.eventSeen('FailedAttachVolume', 'p17b'));
+      await d.mount('n1', []);
+      await d.waitGone('pv17', 'n1');
+      await d.waitAttached('pv17', ['n2'], ['p17b']);
+      await d.waitListed('n2', ['pv17']);
+    },
+  },
+  {
+    name: 'multi-attach-namespaces',
+    title: 'one volume (one handle) claimed through PVs in three namespaces: each blocked pod is told the names of the pods in its own namespace and the count of the others; the entry keeps the spec (PV name) of its first pod (H3, H6, §1 spec name)',
+    async setup(d) {
+      await d.namespace('other');
+      await d.namespace('third');
+      for (const n of ['n1', 'n2', 'n3']) await d.node(n);
+      await d.volume('pv18');
+      await d.volume('pv18.other', { ns: 'other' });
+      await d.volume('pv18.third', { ns: 'third' });
+    },
+    async run(d) {
+      await d.pod('p18a', { ns: 'other', node: 'n1', claims: ['pv18.other'] });
+      await d.waitAttached('pv18', ['n1'], ['p18a'], 'other');
+      await d.waitListed('n1', ['pv18']);
+      // Joins the attached (U, n1) entry: no attach, no event.
+      await d.pod('p18b', { node: 'n1', claims: ['pv18'] });
+      await d.mount('n1', ['pv18']);
+      await d.pod('p18c', { node: 'n2', claims: ['pv18'] });
+      await d.waitFor('FailedAttachVolume (multi-attach) for p18c', () => d.eventSeen('FailedAttachVolume', 'p18c'));
+      await d.pod('p18e', { ns: 'third', node: 'n3', claims: ['pv18.third'] });
+      await d.waitFor('FailedAttachVolume (multi-attach) for third/p18e', () => d.eventSeen('FailedAttachVolume', 'p18e', '', 'third'));
+      // Joins the blocked (U, n2) entry whose event was already reported (H4).
+      await d.pod('p18d', { ns: 'other', node: 'n2', claims: ['pv18.other'] });
+      // n3 gives up first, so that n2 is the only candidate once n1 lets go (E2).
+      await d.deletePod('p18e', 'third');
+      await d.pause(1000);
+      await d.deletePod('p18a', 'other');
+      await d.deletePod('p18b');
+      await d.mount('n1', []);
+      await d.waitGone('pv18', 'n1');
+      await d.waitAttached('pv18', ['n2'], ['p18c']);
+      await d.waitFor('SuccessfulAttachVolume for other/p18d', () => d.eventSeen('SuccessfulAttachVolume', 'p18d', '', 'other'));
+      await d.waitListed('n2', ['pv18']);
+    },
+  },
+  {
+    name: 'rwo-uncertain-elsewhere',
+    title: 'start-up with a ReadWriteOnce volume\'s VolumeAttachment on n1 (Uncertain there, A3) that n1 still reports in use but no pod wants; a pod on n2 wants it; then n1 unmounts (G3, D7, F6, A3)',
+    async setup(d) {
+      await d.node('n1');
+      await d.node('n2');
+      await d.volume('pv19');
+      // A previous controller created the VolumeAttachment but never wrote node status; the
+      // kubelet reports the volume in use.
+      await d.createAttachment('pv19', 'n1', { attached: true });
+      await d.mount('n1', ['pv19']);
+    },
+    async run(d) {
+      await d.pod('p19', { node: 'n2', claims: ['pv19'] });
+      await d.waitFor('pv19 attached to n2, or an event for p19', () => d.vaAttached('pv19', 'n2') || d.eventSeen('FailedAttachVolume', 'p19'));
+      await d.pause(1500);
+      d.checkpoint('while n1 reports pv19 in use');
+      await d.mount('n1', []);
+      await d.waitGone('pv19', 'n1');
+      await d.waitAttached('pv19', ['n2'], ['p19']);
+      await d.waitListed('n2', ['pv19']);
+    },
+  },
+  {
+    name: 'pv-created-late',
+    title: 'pod and bound claim first, the PV created later: upstream waits for a pod event (or its 3-minute pod list), fleet-attach attaches on the PV event (C4, C8, C10)',
+    async setup(d) {
+      await d.node('n1');
+      await d.volume('pv20', { bound: 'pv-later' });
+    },
+    async run(d) {
+      await d.pod('p20', { node: 'n1', claims: ['pv20'] });
+      await d.pause(1000);
+      await d.createLatePv('pv20');
+      await d.pause(5000);
+      d.checkpoint('5 s after the PV was created');
+      await d.touchPod('p20');
+      await d.waitAttached('pv20', ['n1'], ['p20']);
+      await d.waitListed('n1', ['pv20']);
+    },
+  },
+  {
+    name: 'node-managed-late',
+    title: 'a pod on an unmanaged node; the node gets the annotation later: a Node event never rescans its pods, the next pod event does (B1, B3)',
+    async setup(d) {
+      await d.node('n1', { managed: false });
+      await d.volume('pv22');
+    },
+    async run(d) {
+      await d.pod('p22', { node: 'n1', claims: ['pv22'] });
+      await d.pause(1000);
+      await d.annotateNode('n1');
+      await d.pause(2000);
+      d.checkpoint('2 s after the annotation');
+      await d.touchPod('p22');
+      await d.waitAttached('pv22', ['n1'], ['p22']);
+      await d.waitListed('n1', ['pv22']);
     },
   },
   // ------------------------------------------------------------------ slow tier (FA_SLOW_TESTS=1)
