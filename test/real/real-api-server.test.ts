@@ -16,12 +16,15 @@
  *
  * Phases: population and convergence (every desired pair attached — VolumeAttachment
  * status.attached — and in its node's status.volumesAttached; the controller's own summary
- * agrees); pod churn (on until the end); node failures (Ready=False on 20 nodes, pods
- * force-deleted off some of them — detached only after --max-wait-for-unmount — and the
- * out-of-service taint with the pods moved elsewhere on others; then recovery); a SIGKILL of the
- * controller and a fresh instance; a kube-apiserver restart (real-api/restart.ts). Then, with
- * churn stopped: converged again, zero invariant violations, the watcher's view equal to a
- * fresh list, and no 403 (nor 401) answer to the controller, in its metrics or its log: a
+ * agrees); pod churn at 10 changes/s, on until the end (real-api/churn.ts: the fleet churn
+ * actor's changes, but each follow-up ordered after the server's deletion of the pod — see there
+ * why not the actor itself); node failures (Ready=False on 20 nodes; pods force-deleted off 5 of
+ * them, detached only after --max-wait-for-unmount; the out-of-service taint on 2 others, their
+ * pods moved elsewhere; then recovery); a SIGKILL of the controller and a fresh instance; a
+ * kube-apiserver restart (real-api/restart.ts: SIGTERM, SIGKILL after 10 s, the same command
+ * line again). Then, with churn stopped: converged again, zero invariant violations, the
+ * watcher's view equal to a fresh list, every pod's volume attached and reported as read from
+ * the API objects, and no 403 (nor 401) answer to the controller, in its metrics or its log: a
  * permission the code needs and deploy/rbac.yaml lacks fails the test.
  *
  * Every wait has a deadline that fails the test; nothing asserts on elapsed time. The phase
@@ -43,6 +46,7 @@ import { ControllerProcess } from './real-api/controller-process.js';
 import { forceDeletePod, livePodsByNode, readyNodes, setOutOfService, setReady } from './real-api/node-faults.js';
 import { restartApiserver } from './real-api/restart.js';
 import { ServerOrderedChurn } from './real-api/churn.js';
+import { granted, parseRefusal, type Refusal } from './real-api/forbidden.js';
 import { down, up, type RealCluster } from './real-cluster.js';
 
 const NODES = Number(process.env.FA_REAL_NODES ?? 500);
@@ -54,6 +58,14 @@ const MAX_WAIT_MS = 20_000;
 /** The checker's (e): how long after faults stop a desired pair may stay unattached. */
 const CONVERGENCE_BOUND_MS = 150_000;
 const CHURN_PER_SECOND = 10;
+/**
+ * The population is ~48,000 API calls (each object created, then its status written, plus the
+ * attacher's and kubelets' writes as the controller attaches): about 200 calls/s when this
+ * 2-core machine is shared with other work, several times that when it is not.
+ */
+const POPULATION_DEADLINE_MS = 600_000;
+/** After a restarted kube-apiserver's /readyz, how long a 403 may still be its authorizer syncing (and a metrics scrape late). */
+const RBAC_SYNC_GRACE_MS = 30_000;
 const FAILED_NODES = 20;
 /** Of the failed nodes: pods force-deleted without the taint (timer detach), and out-of-service ones. */
 const TIMER_NODES = 5;
@@ -98,6 +110,8 @@ describe('fleet-attach against a real kube-apiserver: 500 nodes × 10 pods, chur
   let actors: FleetActors | undefined;
   let population: RemotePopulation | undefined;
   let churn: ServerOrderedChurn | undefined;
+  /** When kube-apiserver was restarting: from the stop to some time after /readyz (403s there are its RBAC caches syncing). */
+  const restartWindows: Array<{ from: number; to: number }> = [];
   let failedPhase: string | undefined;
   const phases: Array<[string, string]> = [];
   const phase = (name: string, value: string) => {
@@ -168,7 +182,7 @@ describe('fleet-attach against a real kube-apiserver: 500 nodes × 10 pods, chur
     }
   });
 
-  it('populates the fleet through the API and converges under the restricted ServiceAccount', { timeout: 600_000 }, step('population and convergence', async () => {
+  it('populates the fleet through the API and converges under the restricted ServiceAccount', { timeout: 1_000_000 }, step('population and convergence', async () => {
     const c = cluster!;
     ctl = new ControllerProcess({ dir, kubeconfig: c.controllerKubeconfig, args: CONTROLLER_ARGS });
     ctl.start();
@@ -177,7 +191,10 @@ describe('fleet-attach against a real kube-apiserver: 500 nodes × 10 pods, chur
 
     // What startRemoteFleet does (remote store, actors, then the population), with the pieces
     // kept so that `after` can stop them whatever happens during the population.
-    const fleet = { seed: SEED, nodes: NODES, podsPerNode: PODS_PER_NODE, driver: DRIVER };
+    // Node Leases renewed every 5 min, not 10 s: nothing here reads them (no node lifecycle
+    // controller), and 500 renewals every 10 s would be a third of what this shared machine's
+    // kube-apiserver serves.
+    const fleet = { seed: SEED, nodes: NODES, podsPerNode: PODS_PER_NODE, driver: DRIVER, leaseRenewMs: 300_000 };
     fleetStore = await createRemoteStore({
       kubeconfig: { path: c.adminKubeconfig },
       resources: withNodeSelector(DEFAULT_MIRROR, DEFAULT_NODE_SELECTOR),
@@ -197,7 +214,7 @@ describe('fleet-attach against a real kube-apiserver: 500 nodes × 10 pods, chur
     let timer: NodeJS.Timeout | undefined;
     population = await Promise.race([
       populating,
-      new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error(`population not done within 300 s: ${JSON.stringify(fleetStore?.stats())}`)), 300_000))),
+      new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error(`population not done within ${POPULATION_DEADLINE_MS / 1000} s: ${JSON.stringify(fleetStore?.stats())}`)), POPULATION_DEADLINE_MS))),
     ]).finally(() => clearTimeout(timer));
     phase('population (API writes done)', `${secs(performance.now() - t0)}; ${JSON.stringify(population)}; ${fleetStore.stats().requests} requests`);
     assert.equal(population.pods, NODES * PODS_PER_NODE);
@@ -288,7 +305,11 @@ describe('fleet-attach against a real kube-apiserver: 500 nodes × 10 pods, chur
     const store = fleetStore!;
     const instancesBefore = c.instances.length;
     const t0 = performance.now();
+    const from = Date.now();
+    const window = { from, to: Number.POSITIVE_INFINITY };
+    restartWindows.push(window);
     const r = await restartApiserver(dir, { readyTimeoutMs: 180_000 });
+    window.to = Date.now() + RBAC_SYNC_GRACE_MS;
     phase('kube-apiserver restart: stop, then ready again', `${secs(r.stopMs)} to stop (pid ${r.oldPid}${r.killed ? ', SIGKILLed after the SIGTERM grace' : ''}), ${secs(r.readyMs)} to /readyz (pid ${r.newPid})`);
     // The watcher's node watch is live again: a mark written after the restart reaches it.
     const mark = String(Date.now());
@@ -333,11 +354,20 @@ describe('fleet-attach against a real kube-apiserver: 500 nodes × 10 pods, chur
     const violations = w.checker.violations();
     assert.deepEqual(violations.map((v) => `${v.kind} ${v.volume} ${v.nodes.join(',')}: ${v.detail}`), [], 'invariant violations over the whole run');
 
+    // 403s: every refusal in the controller's log must be of a permission the ServiceAccount has
+    // (SubjectAccessReview now; else deploy/rbac.yaml lacks it) and fall while kube-apiserver was
+    // restarting; the 403 counts of its metrics must have grown only then too.
     await c.scrapeNow();
-    const forbiddenLines = c.grepLogs(/forbidden|"(code|statusCode)":\s*40[13]\b/i);
-    phase('controller API answers', `${c.answers('200') + c.answers('201')} 2xx, 403: ${c.answers('403')}, 401: ${c.answers('401')}, forbidden log lines: ${forbiddenLines.length}; instances ${c.instances.length}, exits by themselves ${c.unexpectedExits.length}`);
-    assert.deepEqual(forbiddenLines.slice(0, 10).map((l) => `#${l.n} ${l.line.slice(0, 400)}`), [], 'the controller was refused by RBAC (deploy/rbac.yaml lacks a permission)');
-    assert.equal(c.answers('403'), 0, '403 answers to the controller (fleet_attach_api_requests_total)');
+    const inRestart = (at: number) => restartWindows.some((x) => at >= x.from && at <= x.to);
+    const refusals = c.grepLogs(/forbidden/i).map((l) => parseRefusal(l.n, l.line)).filter((r): r is Refusal => r !== undefined);
+    const kinds = new Map(refusals.map((r) => [`${r.verb} ${r.resource}.${r.group} -n ${r.namespace ?? ''}`, r]));
+    const gaps = [...kinds].filter(([, r]) => !granted(cluster!.adminKubeconfig, r)).map(([k, r]) => `${k}: ${r.line}`);
+    const unexplained = refusals.filter((r) => !inRestart(r.at)).map((r) => `#${r.n} at ${new Date(r.at).toISOString()}: ${r.line}`);
+    const metricOutside = c.forbiddenSeen.filter((f) => !inRestart(f.at));
+    phase('controller API answers', `${c.answers('200') + c.answers('201')} 2xx, 403: ${c.answers('403')} (metrics), 401: ${c.answers('401')}; refusals in the log: ${refusals.length} (${[...kinds.keys()].join('; ') || 'none'}), all granted by RBAC: ${gaps.length === 0}, all while kube-apiserver restarted: ${unexplained.length === 0}; instances ${c.instances.length}, exits by themselves ${c.unexpectedExits.length}`);
+    assert.deepEqual(gaps, [], 'the controller was refused a permission deploy/rbac.yaml does not grant');
+    assert.deepEqual(unexplained.slice(0, 5), [], '403 answers to the controller outside the kube-apiserver restart');
+    assert.deepEqual(metricOutside, [], '403 answers in the controller\'s metrics outside the kube-apiserver restart');
     assert.equal(c.answers('401'), 0, '401 answers to the controller');
     // Fleet writes that failed for good (retries exhausted while kube-apiserver was down) are
     // the fleet's, not the controller's: reported, not asserted.

@@ -50,6 +50,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class ControllerProcess {
   readonly instances: Instance[] = [];
   readonly unexpectedExits: UnexpectedExit[] = [];
+  /** Scrapes that found more 403 answers than the one before: when, which instance, how many more. */
+  readonly forbiddenSeen: Array<{ n: number; at: number; more: number }> = [];
   private stopping = false;
   private scrapeTimer: NodeJS.Timeout | undefined;
   private scraping = false;
@@ -126,6 +128,8 @@ export class ControllerProcess {
         const code = /code="([^"]*)"/.exec(line)?.[1] ?? '?';
         codes[code] = (codes[code] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
       }
+      const more = (codes['403'] ?? 0) - (inst.codes['403'] ?? 0);
+      if (more > 0) this.forbiddenSeen.push({ n: inst.n, at: Date.now(), more });
       inst.codes = codes;
     } catch {
       // not answering now (starting, stopping, killed): the last scrape stands
