@@ -91,22 +91,34 @@ describe('fault front', () => {
 
   it('adds latency to resource requests', async (t) => {
     faults.set('latency=150ms..200ms');
-    // The front's wait runs on the test's clock (the request on real I/O): the request is served
-    // (its fault decided, then forwarded) once the clock has moved by the latency it drew, not 1 ms before.
+    // The front's wait is the test's to end: the timer it sets for the latency it drew is held
+    // (every other timer runs as usual; timers are not mocked wholesale, since a clearTimeout of
+    // the front's earlier real timers would then miss them). The request is decided and served
+    // only once that timer ends.
     const drawn = t.mock.method(faults, 'latencyMs');
     const decided = t.mock.method(faults, 'decide');
-    t.mock.timers.enable({ apis: ['setTimeout'] });
-    const res = get('/api/v1/nodes');
-    await settle('the request at the front', () => drawn.mock.callCount() === 1);
-    const ms = drawn.mock.calls[0]!.result as number;
-    assert.ok(ms >= 150 && ms <= 200, `drew ${ms} ms`);
-    t.mock.timers.tick(Math.ceil(ms) - 1);
-    await turns();
-    assert.equal(decided.mock.callCount(), 0, 'served before its latency');
-    t.mock.timers.tick(1);
-    assert.equal((await res).status, 200);
-    assert.equal(decided.mock.callCount(), 1);
-    assert.equal(drawn.mock.callCount(), 1, 'one wait per request');
+    const real = globalThis.setTimeout;
+    let held: { ms: number; fire: () => void } | undefined;
+    globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+      if (held === undefined && drawn.mock.callCount() === 1 && ms === drawn.mock.calls[0]!.result) {
+        held = { ms, fire: () => fn(...args) };
+        return real(() => {}, 0);
+      }
+      return real(fn, ms, ...args);
+    }) as typeof setTimeout;
+    try {
+      const res = get('/api/v1/nodes');
+      await settle('the request waiting on its latency', () => held !== undefined);
+      assert.ok(held!.ms >= 150 && held!.ms <= 200, `waits ${held!.ms} ms`);
+      await turns();
+      assert.equal(decided.mock.callCount(), 0, 'served before its latency');
+      held!.fire();
+      assert.equal((await res).status, 200);
+      assert.equal(decided.mock.callCount(), 1);
+      assert.equal(drawn.mock.callCount(), 1, 'one wait per request');
+    } finally {
+      globalThis.setTimeout = real;
+    }
     faults.set('none');
   });
 
