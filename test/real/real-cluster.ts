@@ -62,14 +62,20 @@ export async function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor(what: string, ms: number, probe: () => Promise<boolean>, log?: string): Promise<void> {
+/** Waits until `probe` holds; fails at the deadline, or at once when the process `pid` has exited. */
+async function waitFor(what: string, ms: number, probe: () => Promise<boolean>, log: string, pid: number): Promise<void> {
   const deadline = Date.now() + ms;
+  let why = `not ready after ${ms} ms`;
   while (Date.now() < deadline) {
     if (await probe().catch(() => false)) return;
+    if (!alive(pid)) {
+      why = 'exited';
+      break;
+    }
     await sleep(250);
   }
-  const tail = log && existsSync(log) ? `\n--- last lines of ${log} ---\n${readFileSync(log, 'utf8').split('\n').slice(-30).join('\n')}` : '';
-  throw new Error(`${what} not ready after ${ms} ms${tail}`);
+  const tail = existsSync(log) ? `\n--- last lines of ${log} ---\n${readFileSync(log, 'utf8').split('\n').slice(-30).join('\n')}` : '';
+  throw new Error(`${what} ${why}${tail}`);
 }
 
 function spawnDetached(bin: string, args: readonly string[], logFile: string): number {
@@ -87,8 +93,23 @@ function kubectl(kubeconfig: string, args: readonly string[], input?: string): s
   return r.stdout;
 }
 
-/** Starts etcd and kube-apiserver, waits for /readyz, applies deploy/rbac.yaml, writes the kubeconfigs. */
+/**
+ * Starts etcd and kube-apiserver, waits for /readyz, applies deploy/rbac.yaml, writes the
+ * kubeconfigs. The ports are picked free a moment before the processes bind them, so another
+ * process can take one in between: a start that fails on a port in use is tried again on new ports.
+ */
 export async function up(opts: UpOptions): Promise<RealCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await upOnce(opts);
+    } catch (err) {
+      await down(opts.dir);
+      if (attempt >= 3 || !/address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function upOnce(opts: UpOptions): Promise<RealCluster> {
   const dir = resolve(opts.dir);
   mkdirSync(dir, { recursive: true });
   if (existsSync(join(dir, 'cluster.json'))) await down(dir);
@@ -124,7 +145,7 @@ export async function up(opts: UpOptions): Promise<RealCluster> {
   ], etcdLog);
   const state = { dir, url: `https://127.0.0.1:${apiPort}`, etcdUrl, pids: { etcd, apiserver: 0 } };
   writeFileSync(join(dir, 'cluster.json'), JSON.stringify(state, null, 2));
-  await waitFor('etcd', 30_000, async () => (await fetch(`${etcdUrl}/health`)).ok, etcdLog);
+  await waitFor('etcd', 30_000, async () => (await fetch(`${etcdUrl}/health`)).ok, etcdLog, etcd);
 
   const apiLog = join(dir, 'kube-apiserver.log');
   state.pids.apiserver = spawnDetached(apiBin, [
@@ -146,7 +167,7 @@ export async function up(opts: UpOptions): Promise<RealCluster> {
   await waitFor('kube-apiserver', opts.readyTimeoutMs ?? 120_000, async () => {
     const r = spawnSync('kubectl', ['--kubeconfig', adminKubeconfig, 'get', '--raw', '/readyz'], { encoding: 'utf8', timeout: 10_000 });
     return r.status === 0 && r.stdout.trim() === 'ok';
-  }, apiLog);
+  }, apiLog, state.pids.apiserver);
 
   // The ServiceAccount and its RBAC exactly as shipped, then a token for it from TokenRequest.
   kubectl(adminKubeconfig, ['apply', '-f', join(ROOT, 'deploy', 'rbac.yaml')]);
