@@ -64,10 +64,11 @@ function pair(api: FakeKubeApiClient, apiOfA: LeaseApi = api, apiOfB: LeaseApi =
 }
 
 describe('leader election on a Lease', () => {
-  it('elects exactly one of two candidates; the other takes over after the first stops and releases', async () => {
+  it('elects exactly one of two candidates; the other takes over after the first stops and releases', async (ctx) => {
     const api = new FakeKubeApiClient();
     const apiOfB = counted(api);
     const { a, b, t } = pair(api, api, apiOfB);
+    ctx.after(() => Promise.all([a.stop(), b.stop()])); // stopped however the test ends
     void a.start();
     await waitFor(() => a.isLeader(), 'a leads');
     void b.start();
@@ -88,7 +89,7 @@ describe('leader election on a Lease', () => {
     assert.equal(final?.leaseTransitions, 1);
   });
 
-  it('a leader that cannot renew stops leading before another can acquire', async () => {
+  it('a leader that cannot renew stops leading before another can acquire', async (ctx) => {
     const api = new FakeKubeApiClient();
     let partitioned = false;
     // a's view of the API: once partitioned, every call hangs until its deadline aborts it
@@ -101,6 +102,7 @@ describe('leader election on a Lease', () => {
     };
     const countedA = counted(apiOfA);
     const { a, b, t } = pair(api, countedA);
+    ctx.after(() => Promise.all([a.stop(), b.stop()])); // stopped however the test ends
     void a.start();
     await waitFor(() => a.isLeader(), 'a leads');
     void b.start();
@@ -116,7 +118,7 @@ describe('leader election on a Lease', () => {
     assert.equal(t.leaders(), 1, `never two leaders: ${t.log.join(', ')}`);
   });
 
-  it('expires a lease whose holder vanished without releasing it', async () => {
+  it('expires a lease whose holder vanished without releasing it', async (ctx) => {
     const api = new FakeKubeApiClient();
     const now = new Date().toISOString();
     api.leases.set('kube-system/fleet-attach', { namespace: 'kube-system', name: 'fleet-attach', resourceVersion: '1', holderIdentity: 'ghost', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: 3 });
@@ -128,6 +130,7 @@ describe('leader election on a Lease', () => {
       api: apiOfB, namespace: 'kube-system', name: 'fleet-attach', identity: 'b', ...TIMING, now: () => clock,
       onStartedLeading: () => log.push('b started'), onStoppedLeading: () => { log.push('b stopped'); },
     });
+    ctx.after(() => b.stop()); // stopped however the test ends
     void b.start();
     // Attempts while b's clock is short of the record's lease duration (1 s) since b observed it.
     await neverDuringCalls('b acquiring at once', () => b.isLeader(), apiOfB.calls, 4);
@@ -152,7 +155,7 @@ describe('leader election on a Lease', () => {
     assert.deepEqual(t.log, ['a started', 'a stopped']);
   });
 
-  it('with campaignAgain false, a leader that lost the lease never takes it again', async () => {
+  it('with campaignAgain false, a leader that lost the lease never takes it again', async (ctx) => {
     const api = new FakeKubeApiClient();
     let partitioned = false;
     const fail = () => Promise.reject(kubeError(500, 'InternalError'));
@@ -167,6 +170,7 @@ describe('leader election on a Lease', () => {
       onStartedLeading: () => log.push('started'),
       onStoppedLeading: () => { log.push('stopped'); },
     });
+    ctx.after(() => a.stop()); // stopped however the test ends
     const run = a.start();
     await waitFor(() => a.isLeader(), 'a leads');
     partitioned = true;
@@ -179,6 +183,7 @@ describe('leader election on a Lease', () => {
     // Another candidate waits out a's record and takes the lease over (a renewing a would keep
     // it from expiring): a makes no lease call meanwhile.
     const b = createLeaderElector({ api, namespace: 'kube-system', name: 'fleet-attach', identity: 'b', ...TIMING, onStartedLeading() {}, onStoppedLeading() {} });
+    ctx.after(() => b.stop());
     void b.start();
     await waitFor(() => b.isLeader(), 'b takes the expired lease over', 5000);
     assert.equal(apiOfA.calls(), calls, 'no lease call after the step-down');
@@ -230,14 +235,15 @@ describe('leader election on a Lease', () => {
         return api.updateLease(l, o);
       },
     };
+    // The elector's timers are the test's: the clock moves once, through the retry period to the
+    // renew that meets the conflict, and never again, so a later attempt's sleep would never end.
+    // The re-read can only come within the attempt that met the conflict.
+    t.mock.timers.enable({ apis: ['setTimeout'] });
     const a = createLeaderElector({ api: recorded, namespace: 'kube-system', name: 'fleet-attach', identity: 'a', ...slow, onStartedLeading() {}, onStoppedLeading() {} });
     void a.start();
-    await waitFor(() => a.isLeader(), 'a leads');
+    await settle('a leads', () => a.isLeader());
     conflictNext = true;
-    // From now on timers are mocked and never advanced: the retry-period sleep the elector is in
-    // (started before) ends on its real timer, but a later attempt's sleep would never end. So
-    // the re-read can only come within the attempt that met the conflict.
-    t.mock.timers.enable({ apis: ['setTimeout'] });
+    t.mock.timers.tick(slow.retryPeriodMs);
     await settle('the conflict and what followed', () => calls.findIndex((c) => c.conflict) >= 0 && calls.length > calls.findIndex((c) => c.conflict) + 2);
     const i = calls.findIndex((c) => c.conflict);
     assert.deepEqual(calls.slice(i + 1, i + 3).map((c) => c.m), ['get', 'update']);
