@@ -101,7 +101,7 @@ describe('fault front', () => {
     let held: { ms: number; fire: () => void } | undefined;
     globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
       if (held === undefined && drawn.mock.callCount() === 1 && ms === drawn.mock.calls[0]!.result) {
-        held = { ms, fire: () => fn(...args) };
+        held = { ms: ms as number, fire: () => fn(...args) };
         return real(() => {}, 0);
       }
       return real(fn, ms, ...args);
