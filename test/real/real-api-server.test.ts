@@ -144,6 +144,16 @@ describe('fleet-attach against a real kube-apiserver: 500 nodes × 10 pods, chur
   };
   const convergenceDetail = async () => `watcher: ${JSON.stringify(watcher?.checker.convergence())} (${watcher?.feed.pending()} changes held, VolumeAttachments waiting for their PV: ${JSON.stringify(watcher?.feed.waiting().slice(0, 5))}; undesired VolumeAttachments: ${JSON.stringify(watcher ? strayAttachments(watcher).slice(0, 5) : [])}); controller: ${JSON.stringify((await summary())?.pairs ?? 'no answer')}; fleet: ${JSON.stringify(fleetStore?.stats())}`;
 
+  /** Pauses churn, waits for convergence (deadline: fails), resumes churn; returns the ms it took. */
+  const convergeWithChurnPaused = async (what: string): Promise<number> => {
+    churn!.pause();
+    try {
+      return await until(`convergence ${what} (churn paused)`, 240_000, converged, convergenceDetail, 1000);
+    } finally {
+      churn!.resume();
+    }
+  };
+
   /** The current controller instance leads and has filled its state. */
   const acting = async (): Promise<boolean> => {
     const s = await summary();
@@ -283,6 +293,8 @@ describe('fleet-attach against a real kube-apiserver: 500 nodes × 10 pods, chur
     for (const n of failed) assert.ok(setReady(store, n, true), `node ${n} Ready again`);
     await until('the watcher sees the failed nodes Ready again', 60_000, () => failed.every((n) => isReady(w.get('nodes', undefined, n))));
     phase('node failures: total (failure to recovery)', secs(performance.now() - t0));
+    const tConv = await convergeWithChurnPaused('after the node failures');
+    phase('node failures: convergence after recovery', `${secs(tConv)}; ${w.checker.convergence().desired} pairs`);
     assert.deepEqual(w.checker.violations(), []);
   }));
 
@@ -296,6 +308,8 @@ describe('fleet-attach against a real kube-apiserver: 500 nodes × 10 pods, chur
     const tLead = await until('a fresh controller instance leads after the SIGKILL', 120_000, acting, () => c.grepLogs(/leader|lease/i).slice(-5).map((l) => l.line).join('\n'));
     await until('the fresh instance attaches the churn\'s new volumes', 120_000, () => w.checker.operations().attaches >= attachesBefore + 20, async () => `attaches ${w.checker.operations().attaches - attachesBefore}; ${await convergenceDetail()}`);
     phase('controller SIGKILL: fresh instance leading', `${secs(tLead)} (instance ${killed.n} killed, lease expiry included); acting on churn after ${secs(performance.now() - t0)}`);
+    const tConv = await convergeWithChurnPaused('after the controller SIGKILL');
+    phase('controller SIGKILL: convergence', `${secs(tConv)} more (${secs(performance.now() - t0)} from the kill); ${w.checker.convergence().desired} pairs`);
     assert.deepEqual(w.checker.violations(), []);
   }));
 
@@ -333,7 +347,7 @@ describe('fleet-attach against a real kube-apiserver: 500 nodes × 10 pods, chur
     w.checker.faultsStopped();
     await until('convergence after the faults', CONVERGENCE_BOUND_MS + 30_000, converged, convergenceDetail, 1000);
     const conv = w.checker.convergence();
-    phase('final convergence (churn stopped)', `${secs(performance.now() - t0)}; ${conv.attached}/${conv.desired} pairs, ${conv.strayAttachments} stray attachments`);
+    phase('kube-apiserver restart: final convergence (churn stopped)', `${secs(performance.now() - t0)} (${secs(Date.now() - (restartWindows[0]?.from ?? Date.now()))} from the restart's start); ${conv.attached}/${conv.desired} pairs, ${conv.strayAttachments} stray attachments`);
 
     // The watcher followed the API all along: a fresh list now shows exactly what it holds.
     const fresh = await createRemoteStore({ kubeconfig: { path: cluster!.adminKubeconfig }, resources: WATCHED.map((resource) => ({ resource })), syncTimeoutMs: 60_000 });

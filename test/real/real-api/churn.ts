@@ -70,6 +70,17 @@ export class ServerOrderedChurn {
     return this.pending.size;
   }
 
+  /** No new changes until {@link resume} (the follow-ups of those under way go on). */
+  pause(): void {
+    this.creating = false;
+  }
+
+  resume(): void {
+    this.creating = true;
+    this.credit = 0;
+    this.last = performance.now();
+  }
+
   /** Stops at once (cleanup). */
   halt(): void {
     this.creating = false;
