@@ -265,7 +265,8 @@ function peer(p) {
   const coldVsShipped = (fa) => {
     const d = shipped(fa);
     if (!d) return '';
-    return `; upstream at its shipped 20 qps cold-starts in ${isNum(d.converge_s) ? sig(d.converge_s, ' s') : '(timed out)'} against ${sig(fa.converge_s, ' s')}`;
+    const up = isNum(d.converge_s) ? `cold-starts in ${sig(d.converge_s, ' s')}` : 'did not converge within the cap';
+    return `; upstream at its shipped 20 qps ${up} (fleet-attach: ${sig(fa.converge_s, ' s')})`;
   };
   return {
     name: 'Against upstream kube-controller-manager',

@@ -145,9 +145,9 @@ export async function runPeer(cfg: PeerRunConfig): Promise<PeerRun> {
     const conv = await waitFor(child, ctl, 'converge', expected, (s) => Math.min(s.attached, s.nodeStatus), (s) => s.attached >= expected && s.nodeStatus >= expected, cfg.convergeTimeoutS);
     const convSample = proc.last();
     if (!conv.ok) {
-      const done = Math.min(conv.last.attached, conv.last.nodeStatus);
-      const rate = done / conv.s;
-      notes.push(`convergence timed out after ${Math.round(conv.s)} s: ${done} of ${expected} volumes attached and reported (${round(rate, 1)}/s; at that rate all would take ~${rate > 0 ? Math.round(expected / rate) : '∞'} s); churn and detach not measured; cpu_s is the CPU used until the timeout`);
+      const { attached, nodeStatus } = conv.last;
+      const rate = attached / conv.s;
+      notes.push(`convergence timed out after ${Math.round(conv.s)} s: ${attached} of ${expected} VolumeAttachments attached (${round(rate, 1)}/s; at that rate all would be attached after ~${rate > 0 ? Math.round(expected / rate) : '∞'} s), ${nodeStatus} volumes in node status; churn and detach not measured; cpu_s is the CPU used until the timeout`);
       out.cpu_s = round(convSample.cpuS);
       return out;
     }
