@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs every test/**/*.test.ts file with Node's test runner and tsx, but those under test/real/
-// (they need the upstream binaries of `npm run upstream:build`); `--real` runs only those.
+// (they need the upstream binaries of `npm run upstream:build`) and test/browser/ (they need
+// Debian's chromium); `--real` runs only the first, `--browser` only the second.
 // Node 20's --test does not expand globs, so the file list is built here.
 // Files run one at a time (--test-concurrency=1): integration tests start servers and
 // worker pools, and two of them at once on a 2-core machine distort their timers.
@@ -9,9 +10,10 @@ import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
-const real = process.argv.includes('--real');
-const only = process.argv.slice(2).filter((a) => a !== '--real');
-const REAL_DIR = join('test', 'real');
+const TIERS = { '--real': join('test', 'real'), '--browser': join('test', 'browser') };
+const tier = Object.keys(TIERS).find((t) => process.argv.includes(t));
+const only = process.argv.slice(2).filter((a) => !(a in TIERS));
+const tierOf = (f) => Object.keys(TIERS).find((t) => f.startsWith(TIERS[t] + '/'));
 function walk(dir, out) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
@@ -21,7 +23,7 @@ function walk(dir, out) {
   return out;
 }
 let files = walk(join(root, 'test'), [])
-  .filter((f) => f.startsWith(REAL_DIR + '/') === real)
+  .filter((f) => tierOf(f) === tier)
   .sort();
 if (only.length) files = files.filter((f) => only.some((o) => f.includes(o)));
 if (files.length === 0) {
