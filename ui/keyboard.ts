@@ -12,7 +12,11 @@ function typing(e: KeyboardEvent): boolean {
 /** `/` → the page's `input[data-testid=search]`. Installed once by the app. */
 export function installGlobalKeys(): void {
   addEventListener('keydown', (e) => {
-    if (e.key === 'Escape' && typing(e)) (e.target as HTMLElement).blur();
+    if (e.key === 'Escape' && typing(e)) {
+      // A search field would clear itself on Escape (and that clearing would become a filter change).
+      e.preventDefault();
+      (e.target as HTMLElement).blur();
+    }
     if (e.key !== '/' || typing(e) || e.ctrlKey || e.metaKey || e.altKey) return;
     const search = document.querySelector<HTMLInputElement>('input[data-testid=search]');
     if (search) {

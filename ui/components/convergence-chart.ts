@@ -33,6 +33,7 @@ export function ConvergenceChart(props: { samples: HistorySample[]; annotations:
       width: Math.max(300, el.clientWidth),
       height: HEIGHT,
       scales: { x: { time: true } },
+      legend: { live: false },
       axes: [{}, { size: 60 }],
       series: [
         {},

@@ -11,9 +11,9 @@ import { href } from '../router.js';
 
 export const PAIR_COLUMNS = [
   { label: 'side', width: '7em' },
-  { label: 'volume', width: '24%' },
-  { label: 'node', width: '14%' },
-  { label: 'reason', width: '13em' },
+  { label: 'volume', width: '15%' },
+  { label: 'node', width: '12%' },
+  { label: 'reason', width: '15em' },
   { label: 'waiting for', width: 'auto' },
   { label: 'waited', width: '6.5em' },
   { label: 'moves', width: '9em' },

@@ -29,6 +29,7 @@ export function LoginView(props: { onLogin: () => void }) {
     <h1>fleet-attach</h1>
     <p>This controller requires its <code>--http-token</code>. It is exchanged for a session cookie that ends after 12 hours or at logout.</p>
     <form data-testid="login" method="post" action="/api/v1/session" onSubmit=${submit}>
+      <input type="text" name="username" value="fleet-attach" autocomplete="username" hidden />
       <label>token <input name="token" type="password" autocomplete="current-password" required autofocus /></label>
       <button type="submit" disabled=${busy}>Log in</button>
       ${error ? html`<p class="error" role="alert">${error}</p>` : null}
