@@ -64,6 +64,8 @@ export interface NodeRow {
   name: string; managed: boolean; healthy: boolean; outOfService: boolean; statusUpdateNeeded: boolean;
   desired: number; attached: number; uncertain: number; notConverged?: number;
 }
+export const NODE_STATES = ['healthy', 'unhealthy', 'out-of-service', 'status-pending', 'unmanaged'] as const;
+export type NodeState = (typeof NODE_STATES)[number];
 export interface NodeDetail extends NodeRow { volumesInUse?: string[]; volumes: Pair[] }
 export interface VolumeDetail {
   name: string; specName?: string; pvName?: string; plugin?: string; driver?: string; accessModes: string[];
@@ -151,11 +153,11 @@ export const api = {
     get<{ total?: number; groups?: NotConvergedGroup[] }>(`/api/v1/not-converged${qs({ ...q, limit: WINDOW })}`)
       .then((g) => ({ total: g.total ?? 0, groups: g.groups ?? [] })),
 
-  /** A window of the node list (prefix filters by name). */
-  async nodes(offset: number, limit: number, prefix: string, knownTotal: number): Promise<Window<NodeRow>> {
-    const w = await get<{ items: NodeRow[]; total?: number; continue?: string }>(`/api/v1/nodes${qs({ offset, limit, prefix })}`);
+  /** A window of the node list: `prefix` filters by name, `state` as /api/v1/nodes's filter. */
+  async nodes(offset: number, limit: number, prefix: string, state: NodeState | undefined, knownTotal: number): Promise<Window<NodeRow>> {
+    const w = await get<{ items: NodeRow[]; total?: number; continue?: string }>(`/api/v1/nodes${qs({ offset, limit, prefix, state })}`);
     if (w.total !== undefined) return { total: w.total, offset, items: w.items };
-    return nodesByContinue(offset, limit, prefix, knownTotal, w);
+    return nodesByContinue(offset, limit, prefix, state, knownTotal, w);
   },
 
   node: (name: string) => get<NodeDetail>(`/api/v1/nodes/${enc(name)}`),
@@ -240,28 +242,33 @@ function topErrorsOf(items: Operation[]): TopError[] {
 }
 
 /**
- * Offset windows over a node list that pages only by continue token: tokens are remembered per
- * offset, so scrolling on costs one request per window and a jump walks the pages between.
+ * Offset windows over a node list that pages only by continue token (a filtered page may be
+ * short): tokens are remembered per offset, so scrolling on costs about one request per window
+ * and a jump walks the pages between.
  */
 const tokens = new Map<string, Map<number, string>>();
-async function nodesByContinue(offset: number, limit: number, prefix: string, knownTotal: number,
+async function nodesByContinue(offset: number, limit: number, prefix: string, state: NodeState | undefined, knownTotal: number,
   first: { items: NodeRow[]; continue?: string }): Promise<Window<NodeRow>> {
-  const byOffset = tokens.get(prefix) ?? new Map<number, string>();
-  tokens.set(prefix, byOffset);
+  const listing = `${state ?? ''}|${prefix}`;
+  const byOffset = tokens.get(listing) ?? new Map<number, string>();
+  tokens.set(listing, byOffset);
   const match = (n: NodeRow) => n.name.startsWith(prefix);
   let at = 0;
   let token: string | undefined;
   for (const [o, t] of byOffset) if (o <= offset && o > at) { at = o; token = t; }
-  let page = token === undefined ? first : await get<typeof first>(`/api/v1/nodes${qs({ limit, continue: token })}`);
-  let rows = page.items.filter(match);
+  let page = token === undefined ? first : await get<typeof first>(`/api/v1/nodes${qs({ limit, state, continue: token })}`);
+  // rows holds the listing's rows from offset `at` on; rows before `offset` are dropped as we go.
+  const rows = page.items.filter(match);
   for (;;) {
-    if (at + rows.length > offset || page.continue === undefined) break;
-    at += rows.length;
-    byOffset.set(at, page.continue);
-    page = await get<typeof first>(`/api/v1/nodes${qs({ limit, continue: page.continue })}`);
-    rows = page.items.filter(match);
+    const skip = Math.min(rows.length, offset - at);
+    if (skip > 0) { rows.splice(0, skip); at += skip; }
+    if (at + rows.length >= offset + limit || page.continue === undefined) break;
+    byOffset.set(at + rows.length, page.continue);
+    page = await get<typeof first>(`/api/v1/nodes${qs({ limit, state, continue: page.continue })}`);
+    rows.push(...page.items.filter(match));
   }
   const items = rows.slice(offset - at, offset - at + limit);
-  const total = page.continue === undefined ? at + rows.length : Math.max(knownTotal, at + rows.length + 1);
+  const known = prefix === '' && state === undefined ? knownTotal : 0;
+  const total = page.continue === undefined ? at + rows.length : Math.max(known, at + rows.length + 1);
   return { total, offset, items };
 }
