@@ -9,6 +9,8 @@
  * (404) still lets the page show from the older inspection paths.
  */
 
+import { observeServerNow } from './clock.js';
+
 export type Side = 'attach' | 'detach';
 
 export interface Reason { code: string; side: Side; title: string; rule: string }
@@ -26,7 +28,7 @@ export interface Health {
   apiInFlight?: number; apiWaiting?: number; watchesSynced?: number; watches?: number; maxWatchLagMs?: number;
 }
 export interface Dashboard {
-  /** Controller clock (epoch ms) when the answer was made; ages are computed against it. */
+  /** Controller clock (epoch ms) when the answer was made; any answer's `now` sets the page's clock offset. */
   now?: number;
   tiles: Tiles;
   byReason: ReasonCount[];
@@ -106,6 +108,9 @@ async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
     const b = (body ?? {}) as { code?: string; message?: string };
     throw new ApiError(res.status, b.code ?? `HTTP_${res.status}`, b.message ?? res.statusText);
   }
+  // Any answer stamped with the controller's clock keeps the page's ages on that clock.
+  const now = (body as { now?: unknown } | undefined)?.now;
+  if (typeof now === 'number') observeServerNow(now);
   return body as T;
 }
 const get = <T>(path: string) => request<T>(path);
