@@ -77,6 +77,22 @@ describe('dashboard shell and assets', () => {
     await close();
   });
 
+  it('without a token, still answer loopback Host headers only (DNS rebinding)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fa-ui-'));
+    writeFileSync(join(dir, 'index.html'), SHELL);
+    const state = createWorldState();
+    const app = buildServer({
+      state, view: createFakeInspectionView({ state }), metrics: createControllerMetrics({ processMetrics: false }),
+      listenHost: '127.0.0.1', uiDir: dir,
+    });
+    assert.equal((await app.inject({ url: '/', headers: { host: '127.0.0.1:8080' } })).statusCode, 200);
+    const foreign = await app.inject({ url: '/', headers: { host: 'attacker.example:8080' } });
+    assert.equal(foreign.statusCode, 403);
+    assert.equal(foreign.json().code, 'FA_ERR_HTTP_FORBIDDEN_HOST');
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('says how to build the assets when build/ui is missing', async () => {
     const state = createWorldState();
     const app = buildServer({
