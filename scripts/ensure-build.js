@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Builds what is missing or older than its sources: the WASM kernel and the JSON sieve (debug
-// and release targets each) and the compiled host in dist/. `npm start`, `npm test` and the benches call this,
+// and release targets each), the compiled host in dist/ and the dashboard's bundle in build/ui/. `npm start`, `npm test` and the benches call this,
 // so a fresh clone needs only `npm ci` first.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -41,4 +41,9 @@ const hostSrc = Math.max(newest(join(root, 'src')), mtime(join(root, 'tsconfig.b
 if (newest(join(root, 'dist')) < hostSrc) {
   console.error('building dist/ (tsc -p tsconfig.build.json)');
   run(tsc, ['-p', 'tsconfig.build.json']);
+}
+const uiSrc = Math.max(newest(join(root, 'ui')), mtime(join(root, 'scripts', 'build-ui.js')));
+if (newest(join(root, 'build', 'ui')) < uiSrc) {
+  console.error('building build/ui/ (scripts/build-ui.js)');
+  run(process.execPath, [join(root, 'scripts', 'build-ui.js')]);
 }

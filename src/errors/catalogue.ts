@@ -19,6 +19,7 @@ export const ERRORS = {
   FA_ERR_HTTP_NODE_NOT_FOUND: { status: 404, message: 'node not found' },
   FA_ERR_HTTP_VOLUME_NOT_FOUND: { status: 404, message: 'volume not found' },
   FA_ERR_HTTP_NOT_READY: { status: 503, message: 'not ready' },
+  FA_ERR_HTTP_UI_NOT_BUILT: { status: 503, message: 'dashboard assets not built (run npm run build:ui)' },
   FA_ERR_INTERNAL: { status: 500, message: 'internal error' },
   // operations (attach/detach); expected ones are recognised by predicates and stay quiet
   FA_ERR_OP_ALREADY_PENDING: { status: 409, message: 'an operation is already pending for this volume' },

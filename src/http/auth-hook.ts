@@ -1,8 +1,10 @@
 /**
  * Bearer-token authentication of the inspection API. Off loopback, everything but the probes
- * (/healthz, /readyz) requires `Authorization: Bearer <--http-token>`, and the server refuses to
- * be built without a token. On loopback no token is needed unless one is configured, in which
- * case it is required too (a configured token is never ignored).
+ * (/healthz, /readyz) and the dashboard's shell, assets and login (/, /ui/*, /api/v1/session:
+ * they hold no fleet data) requires `Authorization: Bearer <--http-token>` or a valid dashboard
+ * session cookie (session-table.ts), and the server refuses to be built without a token. On
+ * loopback no token is needed unless one is configured, in which case it is required too (a
+ * configured token is never ignored).
  *
  * The token is compared in constant time (SHA-256 digests, so lengths do not leak either) and
  * never logged or echoed.
@@ -15,9 +17,24 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fleetError } from '../errors/index.js';
+import { cookieValue, SESSION_COOKIE, type SessionTable } from './session-table.js';
 
-/** Paths reachable without a token: liveness and readiness probes. */
+/** Paths reachable without a token or a Host check: liveness and readiness probes. */
 const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+
+/** Paths reachable without credentials (the Host check still applies): the dashboard shell, its assets and its login. */
+function isPublicDashboardPath(path: string): boolean {
+  return path === '/' || path === '/api/v1/session' || path.startsWith('/ui/');
+}
+
+/** What the session route needs from the authentication installed on the app. */
+export interface Authenticator {
+  /** False without a configured token (loopback only): nothing to log in to. */
+  readonly tokenRequired: boolean;
+  /** Compares `given` with the token in constant time; false when no token is configured. */
+  tokenMatches(given: string): boolean;
+  readonly sessions: SessionTable;
+}
 
 /** 127.0.0.0/8, ::1, ::ffff:127.x, `localhost` (with or without IPv6 brackets). */
 export function isLoopbackHost(host: string): boolean {
@@ -38,9 +55,10 @@ export function requireTokenOffLoopback(listenHost: string, httpToken: string | 
 }
 
 /** Installs the check; throws as {@link requireTokenOffLoopback} does. */
-export function installAuth(app: FastifyInstance, opts: { listenHost: string; httpToken?: string }): void {
+export function installAuth(app: FastifyInstance, opts: { listenHost: string; httpToken?: string; sessions: SessionTable }): Authenticator {
   requireTokenOffLoopback(opts.listenHost, opts.httpToken);
   const token = opts.httpToken === '' ? undefined : opts.httpToken;
+  const { sessions } = opts;
   if (token === undefined) {
     app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
       const host = request.headers.host;
@@ -48,16 +66,20 @@ export function installAuth(app: FastifyInstance, opts: { listenHost: string; ht
       if (host === undefined || OPEN_PATHS.has(pathOf(request.url)) || isLoopbackHost(hostOf(host))) return done();
       done(fleetError('FA_ERR_HTTP_FORBIDDEN_HOST', 'without --http-token only loopback Host headers are served (localhost, 127.0.0.0/8, [::1])'));
     });
-    return;
+    return { tokenRequired: false, tokenMatches: () => false, sessions };
   }
   const expected = digest(token);
+  const tokenMatches = (given: string) => timingSafeEqual(digest(given), expected);
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-    if (OPEN_PATHS.has(pathOf(request.url))) return done();
+    const path = pathOf(request.url);
+    if (OPEN_PATHS.has(path) || isPublicDashboardPath(path)) return done();
     const given = bearer(request.headers.authorization);
-    if (given !== undefined && timingSafeEqual(digest(given), expected)) return done();
+    if (given !== undefined && tokenMatches(given)) return done();
+    if (sessions.valid(cookieValue(request.headers.cookie, SESSION_COOKIE))) return done();
     reply.header('www-authenticate', 'Bearer realm="fleet-attach"');
-    done(fleetError('FA_ERR_HTTP_UNAUTHORIZED', 'missing or invalid bearer token'));
+    done(fleetError('FA_ERR_HTTP_UNAUTHORIZED', 'missing or invalid bearer token or session'));
   });
+  return { tokenRequired: true, tokenMatches, sessions };
 }
 
 /** The host of a Host header, without its port (`[::1]:8080` → `[::1]`). */

@@ -23,8 +23,11 @@ import { metricsRoutes } from './routes/metrics.js';
 import { nodeRoutes } from './routes/nodes.js';
 import { installOpenApi } from './routes/openapi.js';
 import { operationRoutes } from './routes/operations.js';
+import { sessionRoutes } from './routes/session.js';
 import { summaryRoutes } from './routes/summary.js';
+import { uiRoutes } from './routes/ui.js';
 import { volumeRoutes } from './routes/volumes.js';
+import { createSessionTable } from './session-table.js';
 
 export interface ServerDeps {
   readonly state: WorldState;
@@ -36,6 +39,8 @@ export interface ServerDeps {
   readonly listenHost: string;
   /** Defaults to the `http` component logger. Authorization headers are redacted. */
   readonly logger?: Logger;
+  /** Dashboard assets; default build/ui of the package. */
+  readonly uiDir?: string;
 }
 
 /** Route parameters can hold 253-character node names and long unique volume names. */
@@ -46,7 +51,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   const log: FastifyBaseLogger = (deps.logger ?? componentLogger('http')).child({}, {
     // err.rawPacket: the bytes of a request Node's parser refused (fastify logs the error at
     // trace level), Authorization header included.
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'httpToken', 'err.rawPacket'], censor: '[redacted]' },
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'req.headers.cookie', 'headers.cookie', 'httpToken', 'err.rawPacket'], censor: '[redacted]' },
   });
   const app = Fastify({
     loggerInstance: log,
@@ -62,7 +67,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     },
   });
 
-  installAuth(app, { listenHost: deps.listenHost, httpToken: deps.httpToken });
+  const auth = installAuth(app, { listenHost: deps.listenHost, httpToken: deps.httpToken, sessions: createSessionTable() });
   installErrorHandler(app);
   installOpenApi(app, {
     title: 'fleet-attach inspection API',
@@ -73,6 +78,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   for (const group of [healthRoutes, metricsRoutes, summaryRoutes, nodeRoutes, volumeRoutes, operationRoutes]) {
     app.register(group, routeDeps);
   }
+  app.register(sessionRoutes, { auth });
+  app.register(uiRoutes, { uiDir: deps.uiDir });
   return app;
 }
 

@@ -4,7 +4,8 @@
  * (`npm ci --omit=dev`, the steps of deploy/Dockerfile), then from there `fleet-attach sim` and
  * `fleet-attach run` with run's default flags (KUBECONFIG names the simulator; only --listen is
  * given, port 0, so that it cannot collide with another process on 8080) until every desired
- * volume is attached. A file the default path loads but "files" leaves out fails this test.
+ * volume is attached, and its dashboard (build/ui) is served. A file the default path loads but
+ * "files" leaves out fails this test.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -107,6 +108,12 @@ test('the packed package, installed with production dependencies only, runs `fle
       return s.pairs.desired === NODES * PODS_PER_NODE && s.pairs.desiredAttached === s.pairs.desired ? s.pairs : undefined;
     });
     assert.equal(pairs.desiredAttached, NODES * PODS_PER_NODE);
+    // The dashboard ships built: the shell names its bundle, and the bundle is there.
+    const shell = await fetch(`${url}/`);
+    assert.equal(shell.status, 200, await shell.clone().text());
+    assert.match(shell.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+    assert.match(await shell.text(), /src="\/ui\/app\.js"/);
+    for (const asset of ['/ui/app.js', '/ui/app.css']) assert.equal((await fetch(`${url}${asset}`)).status, 200, asset);
     assert.doesNotMatch(r.output(), MISSING_FILE);
     await stop(run);
     assert.equal(await run.exited, 0, run.output().slice(-3000));
