@@ -77,13 +77,14 @@ interface Client {
   blocked: boolean;
   readonly pending: Map<string, { event: string; data: string }>;
   closed: boolean;
+  /** The last summary sent, without its `now`. */
+  summaryKey?: string;
 }
 
 class Hub implements StreamHub {
   private readonly all = new Set<Client>();
   private tickTimer: NodeJS.Timeout | undefined;
   private pingTimer: NodeJS.Timeout | undefined;
-  private lastSummaryKey: string | undefined;
   private lastHistoryT = -Infinity;
   private readonly log: Logger;
 
@@ -104,7 +105,11 @@ class Hub implements StreamHub {
     sink.onDrain(() => this.drain(c));
     this.all.add(c);
     sink.write('retry: 3000\n\n');
-    if (c.topics.has('summary')) this.send(c, 'summary', JSON.stringify(this.d.summary()));
+    if (c.topics.has('summary')) {
+      const { key, data } = this.summary();
+      c.summaryKey = key;
+      this.send(c, 'summary', data);
+    }
     this.ensureTimers();
     return { close: () => this.remove(c) };
   }
@@ -163,15 +168,12 @@ class Hub implements StreamHub {
   }
 
   tick(): void {
-    const wantSummary = [...this.all].some((c) => c.topics.has('summary'));
-    if (wantSummary) {
-      const s = this.d.summary();
-      const { now: _now, ...rest } = s as { now: number } & Record<string, unknown>;
-      const key = JSON.stringify(rest);
-      if (key !== this.lastSummaryKey) {
-        this.lastSummaryKey = key;
-        const data = JSON.stringify(s);
-        for (const c of this.all) if (c.topics.has('summary')) this.send(c, 'summary', data);
+    if ([...this.all].some((c) => c.topics.has('summary'))) {
+      const { key, data } = this.summary();
+      for (const c of this.all) {
+        if (!c.topics.has('summary') || c.summaryKey === key) continue;
+        c.summaryKey = key;
+        this.send(c, 'summary', data);
       }
     }
     const sample = this.d.model.history.latest();
@@ -191,6 +193,13 @@ class Hub implements StreamHub {
         this.send(c, 'invalidate', JSON.stringify({ topic: t, version: v }), `invalidate:${t}`);
       }
     }
+  }
+
+  /** The summary body, and its key for change detection (the body without `now`, which always moves). */
+  private summary(): { key: string; data: string } {
+    const s = this.d.summary();
+    const { now: _now, ...rest } = s as { now: number } & Record<string, unknown>;
+    return { key: JSON.stringify(rest), data: JSON.stringify(s) };
   }
 
   private version(topic: string): number | undefined {

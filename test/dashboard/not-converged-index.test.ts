@@ -31,15 +31,17 @@ function counts(byReason: Record<ReasonCode, { count: number }>): Record<string,
   return out;
 }
 
-const pairArb = fc.record({
+interface PairSpec { v: number; n: number; pods: number; actual: 'none' | 'attached' | 'uncertain'; unreport: boolean; op: 'none' | 'attach' | 'detach' | 'failed-attach' | 'failed-detach' }
+
+const pairArb: fc.Arbitrary<PairSpec> = fc.record({
   v: fc.nat(5), n: fc.nat(5), pods: fc.nat(2),
-  actual: fc.constantFrom('none', 'attached', 'uncertain'),
+  actual: fc.constantFrom<PairSpec['actual']>('none', 'attached', 'uncertain'),
   unreport: fc.boolean(),
-  op: fc.constantFrom('none', 'attach', 'detach', 'failed-attach', 'failed-detach'),
+  op: fc.constantFrom<PairSpec['op']>('none', 'attach', 'detach', 'failed-attach', 'failed-detach'),
 });
 const nodeArb = fc.record({ healthy: fc.boolean(), oos: fc.boolean(), mounted: fc.boolean() });
 
-function build(nodes: Array<{ healthy: boolean; oos: boolean; mounted: boolean }>, forbidden: boolean[], pairs: Array<fc.Infer<typeof pairArb>>, disableForce: boolean) {
+function build(nodes: Array<{ healthy: boolean; oos: boolean; mounted: boolean }>, forbidden: boolean[], pairs: PairSpec[], disableForce: boolean) {
   const state = createWorldState();
   const view = createFakeInspectionView({ state, options: { disableForceDetachOnTimeout: disableForce } });
   const now = view.now();
