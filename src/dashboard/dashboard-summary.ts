@@ -47,7 +47,11 @@ export function dashboardSummary(state: WorldState, view: InspectionView, model:
       watches: view.watches().map((w) => (w.lastEventAgeMs === undefined
         ? { resource: w.resource, synced: w.synced, relists: w.relists }
         : { resource: w.resource, synced: w.synced, relists: w.relists, lastEventAgeMs: w.lastEventAgeMs })),
-      sweep: { sweptAt: snap.sweptAt, sweepMs: Math.round(snap.sweepMs * 10) / 10, pairsSeen: snap.pairsSeen },
+      sweep: { sweptAt: snap.sweptAt, sweepMs: round1(snap.sweepMs), maxSliceMs: round1(snap.maxSliceMs), pairsSeen: snap.pairsSeen },
     },
   };
+}
+
+function round1(ms: number): number {
+  return Math.round(ms * 10) / 10;
 }

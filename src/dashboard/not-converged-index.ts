@@ -4,7 +4,7 @@
  * reason and the time the sweep first saw them so (`since`, kept across sweeps while the pair
  * stays not converged with any reason).
  *
- * Cost: a slice handles nodes until it has seen `slicePairs` pairs or spent `sliceMs`, then
+ * Cost: a slice handles nodes until it has seen `slicePairs` pairs (5,000) or spent `sliceMs` (3 ms), then
  * yields to the event loop (setImmediate), so the loop is never held longer than about one
  * slice; a settled pair costs one PairState and two comparisons, a not-converged one a
  * diagnosis. A new sweep starts `intervalMs` after the previous one started (or at once when a
@@ -51,6 +51,8 @@ export interface NotConvergedSnapshot {
   readonly pairsSeen: number;
   /** Wall time the sweep took, slices and the gaps between them (ms). */
   readonly sweepMs: number;
+  /** The longest slice of the sweep (ms): how long it held the event loop at most. */
+  readonly maxSliceMs: number;
 }
 
 export interface NotConvergedIndex {
@@ -67,7 +69,7 @@ export interface NotConvergedIndexDeps {
   readonly view: InspectionView;
   /** Default 5000 pairs. */
   readonly slicePairs?: number;
-  /** Default 4 ms. */
+  /** Default 3 ms. */
   readonly sliceMs?: number;
   /** Default 1000 ms. */
   readonly intervalMs?: number;
@@ -80,19 +82,21 @@ export function createNotConvergedIndex(deps: NotConvergedIndexDeps): NotConverg
 
 const KEY_NODE_BITS = 4_194_304; // 2^22 node ids per volume id in a numeric pair key
 
-export const EMPTY_SNAPSHOT: NotConvergedSnapshot = summarise([], 0, -1, 0, 0);
 
 /** One sweep under way. */
 interface Pass {
   cursor: NodeId;
   readonly next: Map<number, IndexedPair>;
+  readonly items: IndexedPair[];
+  readonly tally: Tally;
   changed: boolean;
   seen: number;
   readonly t0: number;
+  maxSliceMs: number;
 }
 
 class Sweeper implements NotConvergedIndex {
-  private current = EMPTY_SNAPSHOT;
+  private current = summarise([], 0, -1, 0, 0);
   private byKey = new Map<number, IndexedPair>();
   private pass: Pass | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -144,7 +148,7 @@ class Sweeper implements NotConvergedIndex {
     if (!this.pass) return this.schedule(this.d.intervalMs ?? 1000);
     let done: boolean;
     try {
-      done = this.slice(this.d.slicePairs ?? 5000, this.d.sliceMs ?? 4);
+      done = this.slice(this.d.slicePairs ?? 5000, this.d.sliceMs ?? 3);
     } catch (err) {
       this.log.error({ err }, 'not-converged sweep failed');
       this.pass = undefined;
@@ -162,7 +166,7 @@ class Sweeper implements NotConvergedIndex {
   }
 
   private newPass(): Pass {
-    return { cursor: -1, next: new Map(), changed: false, seen: 0, t0: performance.now() };
+    return { cursor: -1, next: new Map(), items: [], tally: new Tally(), changed: false, seen: 0, t0: performance.now(), maxSliceMs: 0 };
   }
 
   /** Handles nodes until a budget is spent; true once the sweep has ended (snapshot replaced). */
@@ -173,13 +177,17 @@ class Sweeper implements NotConvergedIndex {
     const ctx = readContext(state, view);
     const t0 = performance.now();
     let pairs = 0;
-    while (pairs < maxPairs && performance.now() - t0 < maxMs) {
+    // The budget is checked before each node: a slice overruns it by one node's pairs at most.
+    const spent = () => pairs >= maxPairs || performance.now() - t0 >= maxMs;
+    while (!spent()) {
       const ids = state.nodeIds(pass.cursor, 64);
       if (ids.length === 0) {
+        pass.maxSliceMs = Math.max(pass.maxSliceMs, performance.now() - t0);
         this.finish(pass, ctx.now);
         return true;
       }
       for (const id of ids) {
+        if (spent()) break;
         pass.cursor = id;
         const nf = nodeFacts(state, id);
         if (!nf) continue;
@@ -189,6 +197,7 @@ class Sweeper implements NotConvergedIndex {
         });
       }
     }
+    pass.maxSliceMs = Math.max(pass.maxSliceMs, performance.now() - t0);
     return false;
   }
 
@@ -216,35 +225,48 @@ class Sweeper implements NotConvergedIndex {
       if (ns !== undefined) item.namespace = ns;
     }
     pass.next.set(key, item);
+    pass.items.push(item);
+    pass.tally.add(item, ctx.now);
   }
 
   private finish(pass: Pass, now: number): void {
     const changed = pass.changed || pass.next.size !== this.byKey.size;
     this.byKey = pass.next;
     const version = changed || this.current.sweptAt < 0 ? this.current.version + 1 : this.current.version;
-    this.current = summarise([...pass.next.values()], version, now, pass.seen, performance.now() - pass.t0);
+    this.current = pass.tally.snapshot(pass.items, version, now, pass.seen, performance.now() - pass.t0, pass.maxSliceMs);
     this.pass = undefined;
   }
 }
 
-/** Counts, histogram and oldest wait of a set of not-converged pairs at `now`. */
-export function summarise(items: IndexedPair[], version: number, now: number, seen: number, sweepMs: number): NotConvergedSnapshot {
-  const byReason = Object.fromEntries(REASON_CODES.map((c) => [c, { count: 0 } as { count: number; oldestSince?: number }])) as Record<ReasonCode, { count: number; oldestSince?: number }>;
-  const h = { lt10s: 0, lt1m: 0, lt6m: 0, ge6m: 0 };
-  let attach = 0;
-  let oldest: number | undefined;
-  for (const it of items) {
-    const r = byReason[it.reason];
+/** Counts by reason, wait-age histogram and oldest wait, accumulated pair by pair (so a sweep's end is O(1)). */
+export class Tally {
+  private readonly byReason = Object.fromEntries(REASON_CODES.map((c) => [c, { count: 0 }])) as Record<ReasonCode, { count: number; oldestSince?: number }>;
+  private readonly h = { lt10s: 0, lt1m: 0, lt6m: 0, ge6m: 0 };
+  private attach = 0;
+  private oldest: number | undefined;
+
+  add(it: IndexedPair, now: number): void {
+    const r = this.byReason[it.reason];
     r.count++;
     if (r.oldestSince === undefined || it.since < r.oldestSince) r.oldestSince = it.since;
-    if (oldest === undefined || it.since < oldest) oldest = it.since;
-    if (it.side === 'attach') attach++;
+    if (this.oldest === undefined || it.since < this.oldest) this.oldest = it.since;
+    if (it.side === 'attach') this.attach++;
     const age = now - it.since;
-    if (age < 10_000) h.lt10s++;
-    else if (age < 60_000) h.lt1m++;
-    else if (age < 360_000) h.lt6m++;
-    else h.ge6m++;
+    if (age < 10_000) this.h.lt10s++;
+    else if (age < 60_000) this.h.lt1m++;
+    else if (age < 360_000) this.h.lt6m++;
+    else this.h.ge6m++;
   }
-  const out = { items, byReason, attach, detach: items.length - attach, histogram: h, version, sweptAt: now, pairsSeen: seen, sweepMs };
-  return oldest === undefined ? out : { ...out, oldestSince: oldest };
+
+  snapshot(items: IndexedPair[], version: number, now: number, seen: number, sweepMs: number, maxSliceMs: number): NotConvergedSnapshot {
+    const out = { items, byReason: this.byReason, attach: this.attach, detach: items.length - this.attach, histogram: this.h, version, sweptAt: now, pairsSeen: seen, sweepMs, maxSliceMs };
+    return this.oldest === undefined ? out : { ...out, oldestSince: this.oldest };
+  }
+}
+
+/** Counts, histogram and oldest wait of a set of not-converged pairs at `now`. */
+export function summarise(items: IndexedPair[], version: number, now: number, seen: number, sweepMs: number, maxSliceMs = 0): NotConvergedSnapshot {
+  const tally = new Tally();
+  for (const it of items) tally.add(it, now);
+  return tally.snapshot(items, version, now, seen, sweepMs, maxSliceMs);
 }

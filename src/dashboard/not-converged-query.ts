@@ -5,7 +5,8 @@
  * pair that converged since the sweep is left out of the window, which may then be short of
  * `limit`; `total` counts the snapshot's matches.
  *
- * Cost: O(snapshot) to filter (and O(m log m) to sort m matches), plus a diagnosis per served row.
+ * Cost: O(snapshot) to filter, O(m log k) to find the first k = offset + limit of m matches
+ * (O(m log m) past 5,000), plus a diagnosis per served row.
  */
 import { explainPair, nodeFacts, pairFacts, setDiagnosis, volumeFacts, type ReadContext } from '../http/pair-view.js';
 import type { NotConvergedSnapshot, IndexedPair } from './not-converged-index.js';
@@ -65,7 +66,7 @@ export function queryNotConverged(ctx: ReadContext, snap: NotConvergedSnapshot, 
   const limit = Math.min(q.limit ?? 100, MAX_WINDOW);
   const head = { version: snap.version, sweptAt: snap.sweptAt, total: matches.length, offset };
   if (q.groupBy) return { ...head, groups: groups(ctx, matches, q.groupBy, offset, limit) };
-  const sorted = sortItems(matches, q.sort ?? 'age');
+  const sorted = firstSorted(matches, offset + limit, comparator(q.sort ?? 'age'));
   const items: NotConvergedItem[] = [];
   for (const it of sorted.slice(offset, offset + limit)) {
     const row = rowOf(ctx, it);
@@ -84,11 +85,54 @@ function matchesQuery(it: IndexedPair, q: NotConvergedQuery): boolean {
   return true;
 }
 
-function sortItems(items: IndexedPair[], by: 'age' | 'node' | 'volume'): IndexedPair[] {
-  const cmp = by === 'age' ? (a: IndexedPair, b: IndexedPair) => a.since - b.since || compare(a.volume, b.volume) || compare(a.node, b.node)
-    : by === 'node' ? (a: IndexedPair, b: IndexedPair) => compare(a.node, b.node) || compare(a.volume, b.volume)
-      : (a: IndexedPair, b: IndexedPair) => compare(a.volume, b.volume) || compare(a.node, b.node);
-  return items.sort(cmp);
+type Cmp = (a: IndexedPair, b: IndexedPair) => number;
+
+function comparator(by: 'age' | 'node' | 'volume'): Cmp {
+  if (by === 'age') return (a, b) => a.since - b.since || compare(a.volume, b.volume) || compare(a.node, b.node);
+  if (by === 'node') return (a, b) => compare(a.node, b.node) || compare(a.volume, b.volume);
+  return (a, b) => compare(a.volume, b.volume) || compare(a.node, b.node);
+}
+
+/** Pages deeper than this sort every match; shallower ones keep the first `k` in a heap. */
+const HEAP_MAX = 5000;
+
+/**
+ * The first `k` items in `cmp` order, sorted: O(n log k) with a bounded max-heap (the window's
+ * worst item on top), so a page of a million matches does not sort the million.
+ */
+export function firstSorted(items: IndexedPair[], k: number, cmp: Cmp): IndexedPair[] {
+  if (k > HEAP_MAX || items.length <= k) return items.sort(cmp).slice(0, k);
+  const heap: IndexedPair[] = [];
+  const worse = (i: number, j: number) => cmp(heap[i], heap[j]) > 0;
+  const swap = (i: number, j: number) => {
+    const t = heap[i];
+    heap[i] = heap[j];
+    heap[j] = t;
+  };
+  for (const it of items) {
+    if (heap.length < k) {
+      heap.push(it);
+      for (let i = heap.length - 1; i > 0;) {
+        const parent = (i - 1) >> 1;
+        if (!worse(i, parent)) break;
+        swap(i, parent);
+        i = parent;
+      }
+    } else if (cmp(it, heap[0]) < 0) {
+      heap[0] = it;
+      for (let i = 0; ;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let top = i;
+        if (l < k && worse(l, top)) top = l;
+        if (r < k && worse(r, top)) top = r;
+        if (top === i) break;
+        swap(i, top);
+        i = top;
+      }
+    }
+  }
+  return heap.sort(cmp);
 }
 
 function compare(a: string, b: string): number {

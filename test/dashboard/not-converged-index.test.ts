@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { createWorldState, type WorldState } from '../../src/cache/world-state.js';
-import { createNotConvergedIndex } from '../../src/dashboard/not-converged-index.js';
+import { createNotConvergedIndex, type IndexedPair } from '../../src/dashboard/not-converged-index.js';
 import { queryNotConverged } from '../../src/dashboard/not-converged-query.js';
 import { REASON_CODES, type ReasonCode } from '../../src/dashboard/reason-codes.js';
 import { nodeFacts, pairView, readContext, volumeFacts } from '../../src/http/pair-view.js';
@@ -163,5 +163,17 @@ describe('not-converged index', () => {
     const grouped = queryNotConverged(ctx, snap, { groupBy: 'reason' });
     assert.equal(grouped.groups!.reduce((a, g) => a + g.count, 0), snap.items.length);
     for (const g of grouped.groups!) assert.equal(g.sample?.reason, g.key);
+  });
+});
+
+describe('firstSorted', () => {
+  it('equals the first k of a full sort', async () => {
+    const { firstSorted } = await import('../../src/dashboard/not-converged-query.js');
+    fc.assert(fc.property(fc.array(fc.record({ since: fc.nat(50), volume: fc.constantFrom('a', 'b', 'c'), node: fc.constantFrom('x', 'y') }), { maxLength: 200 }), fc.integer({ min: 1, max: 60 }), (raw, k) => {
+      const items: IndexedPair[] = raw.map((r) => ({ ...r, side: 'attach', reason: 'attach-next-pass' }));
+      const cmp = (a: IndexedPair, b: IndexedPair) => a.since - b.since || a.volume.localeCompare(b.volume) || a.node.localeCompare(b.node);
+      const expected = [...items].sort(cmp).slice(0, k);
+      assert.deepEqual(firstSorted([...items], k, cmp), expected);
+    }), { numRuns: 200 });
   });
 });

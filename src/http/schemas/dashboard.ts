@@ -40,7 +40,7 @@ export const DashboardSummary = Type.Object({
     loop: Type.Object({ pass: Timing, plan: Timing }),
     apiClient: Type.Object({ inFlight: Type.Integer(), waiting: Type.Integer(), maxInFlight: Type.Integer(), admissionBound: Type.Integer() }),
     watches: Type.Array(Type.Object({ resource: Type.String(), synced: Type.Boolean(), relists: Type.Integer(), lastEventAgeMs: Type.Optional(Type.Number()) })),
-    sweep: Type.Object({ sweptAt: Type.Number({ description: '-1 before the first sweep' }), sweepMs: Type.Number(), pairsSeen: Type.Integer() }),
+    sweep: Type.Object({ sweptAt: Type.Number({ description: '-1 before the first sweep' }), sweepMs: Type.Number(), maxSliceMs: Type.Number({ description: 'Longest slice: the most the sweep held the event loop' }), pairsSeen: Type.Integer() }),
   }),
 });
 export type DashboardSummary = Static<typeof DashboardSummary>;
