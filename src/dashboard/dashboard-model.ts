@@ -13,7 +13,7 @@ import type { ControllerEvent, ControllerObserver, ForcedReason } from '../opera
 import { createHistory, type History } from './history.js';
 import { createNotConvergedIndex, type NotConvergedIndex, type NotConvergedIndexDeps } from './not-converged-index.js';
 import { createTimeline, type Timeline, type TimelineDeps } from './timeline.js';
-import { TopicVersions } from './topic-versions.js';
+import { createTopicVersions, type TopicVersions } from './topic-versions.js';
 
 export interface DashboardModel {
   readonly index: NotConvergedIndex;
@@ -65,7 +65,7 @@ class Model implements DashboardModel {
     this.log = d.log ?? logger('dashboard');
     this.index = createNotConvergedIndex({ ...d.index, state: d.state, view: d.view, log: this.log });
     this.timeline = createTimeline({ ...d.timeline, now: () => this.now() });
-    this.topics = new TopicVersions(d.state, this.timeline);
+    this.topics = createTopicVersions({ state: d.state, timeline: this.timeline });
   }
 
   now(): number {

@@ -55,3 +55,13 @@ export function dashboardSummary(state: WorldState, view: InspectionView, model:
 function round1(ms: number): number {
   return Math.round(ms * 10) / 10;
 }
+
+/**
+ * The summary's change key for the stream: everything but `now`, the sweep's timing and the
+ * watches' event ages, which move every second whatever the fleet does.
+ */
+export function summaryChangeKey(s: DashboardSummary): string {
+  const { now: _now, health, ...rest } = s;
+  const { sweep: _sweep, watches, ...h } = health;
+  return JSON.stringify({ ...rest, health: { ...h, watches: watches.map(({ lastEventAgeMs: _age, ...w }) => w) } });
+}

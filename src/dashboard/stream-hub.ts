@@ -2,7 +2,7 @@
  * The stream hub behind `GET /api/v1/stream` (Server-Sent Events): one timer for all clients,
  * every `intervalMs` (1 s), computes the summary once, the newest history sample, and the
  * versions of the topics someone subscribed to, then tells each client what changed for it:
- *   - `summary`: at connect, then only when it changed (compared without its `now`);
+ *   - `summary`: at connect, then only when it changed (by `changeKey`: without its `now`);
  *   - `history`: each new sample;
  *   - `invalidate` `{topic, version}`: a topic's version moved since this client last heard of it
  *     (so changes within one interval give one message per topic);
@@ -45,6 +45,11 @@ export interface StreamHubDeps {
   readonly model: DashboardModel;
   /** The `summary` event body (the `/api/v1/dashboard` answer). */
   summary(): { readonly now: number } & object;
+  /**
+   * What decides that the summary changed; default: the summary without `now`. The dashboard's
+   * leaves out the fields that move every second whatever happens (sweep time, watch event ages).
+   */
+  changeKey?(summary: { readonly now: number } & object): string;
   readonly intervalMs?: number;
   readonly pingMs?: number;
   readonly log?: Logger;
@@ -198,6 +203,7 @@ class Hub implements StreamHub {
   /** The summary body, and its key for change detection (the body without `now`, which always moves). */
   private summary(): { key: string; data: string } {
     const s = this.d.summary();
+    if (this.d.changeKey) return { key: this.d.changeKey(s), data: JSON.stringify(s) };
     const { now: _now, ...rest } = s as { now: number } & Record<string, unknown>;
     return { key: JSON.stringify(rest), data: JSON.stringify(s) };
   }

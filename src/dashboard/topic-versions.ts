@@ -11,12 +11,25 @@ import type { Timeline } from './timeline.js';
 /** Topics tracked at most; a topic over this forgets the least recently asked ones. */
 const MAX_TOPICS = 10_000;
 
-export class TopicVersions {
+export interface TopicVersions {
+  /** The topic's version now; undefined for a topic not versioned here. */
+  version(topic: string): number | undefined;
+}
+
+export interface TopicVersionsDeps {
+  readonly state: WorldState;
+  readonly timeline: Timeline;
+}
+
+export function createTopicVersions(deps: TopicVersionsDeps): TopicVersions {
+  return new Fingerprints(deps.state, deps.timeline);
+}
+
+class Fingerprints implements TopicVersions {
   private readonly known = new Map<string, { fp: number; version: number }>();
 
   constructor(private readonly state: WorldState, private readonly timeline: Timeline) {}
 
-  /** The topic's version now; undefined for a topic this class does not know. */
   version(topic: string): number | undefined {
     const fp = this.fingerprint(topic);
     if (fp === undefined) return undefined;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { describe, it } from 'node:test';
 import { createDashboardModel } from '../../src/dashboard/dashboard-model.js';
-import { dashboardSummary } from '../../src/dashboard/dashboard-summary.js';
+import { dashboardSummary, summaryChangeKey } from '../../src/dashboard/dashboard-summary.js';
 import { createStreamHub, parseTopics, type StreamSink } from '../../src/dashboard/stream-hub.js';
 import { buildServer, listenServer } from '../../src/http/server.js';
 import { createFleet } from '../http/fleet-fixture.js';
@@ -51,20 +51,25 @@ function fakeSink() {
 function setup() {
   const f = createFleet();
   const model = createDashboardModel({ state: f.state, view: f.view });
-  const hub = createStreamHub({ model, summary: () => dashboardSummary(f.state, f.view, model) });
+  const hub = createStreamHub({ model, summary: () => dashboardSummary(f.state, f.view, model), changeKey: (x) => summaryChangeKey(x as ReturnType<typeof dashboardSummary>) });
   return { f, model, hub };
 }
 
 describe('stream hub', () => {
   it('sends a summary at connect, then only when it changed, at most once per interval', async (t) => {
     const clock = mockClock(t);
-    const { f, hub } = setup();
+    const { f, model, hub } = setup();
+    model.index.sweepNow();
     const sink = fakeSink();
     const client = hub.add(sink, ['summary']);
     assert.deepEqual(sink.messages().map((m) => [m.id, m.event]), [['1', 'summary']]);
     assert.equal(JSON.parse(sink.messages()[0].data!).tiles.nodes.total, 0);
     clock.tick(1000);
     assert.equal(sink.messages().length, 1, 'unchanged: nothing sent');
+    model.index.sweepNow(); // moves the sweep's timing only
+    f.view.advance(5000);
+    clock.tick(1000);
+    assert.equal(sink.messages().length, 1, 'only now and the sweep timing moved: nothing sent');
     f.node('node-a');
     f.node('node-b');
     clock.tick(999);

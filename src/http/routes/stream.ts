@@ -7,7 +7,8 @@
  */
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { dashboardSummary } from '../../dashboard/dashboard-summary.js';
+import { dashboardSummary, summaryChangeKey } from '../../dashboard/dashboard-summary.js';
+import type { DashboardSummary } from '../schemas/dashboard.js';
 import { createStreamHub, parseTopics } from '../../dashboard/stream-hub.js';
 import { fleetError } from '../../errors/index.js';
 import { protectedErrors } from '../schemas/common.js';
@@ -22,7 +23,11 @@ const streamSchema = {
 };
 
 export const streamRoutes: FastifyPluginCallbackTypebox<RouteDeps> = (app, deps, done) => {
-  const hub = createStreamHub({ model: deps.dashboard, summary: () => dashboardSummary(deps.state, deps.view, deps.dashboard) });
+  const hub = createStreamHub({
+    model: deps.dashboard,
+    summary: () => dashboardSummary(deps.state, deps.view, deps.dashboard),
+    changeKey: (s) => summaryChangeKey(s as DashboardSummary),
+  });
   app.addHook('preClose', (hookDone) => {
     hub.closeAll();
     hookDone();
