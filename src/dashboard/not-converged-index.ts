@@ -213,7 +213,12 @@ class Sweeper implements NotConvergedIndex {
     const key = p.volume * KEY_NODE_BITS + p.node;
     const prev = this.byKey.get(key);
     const same = prev !== undefined && prev.volume === vf.name && prev.node === nf.name;
-    if (!same || prev.reason !== d.reason) pass.changed = true;
+    if (same && prev.reason === d.reason) {
+      // Unchanged: the previous sweep's record is kept (its driver and namespace as first seen).
+      this.keep(pass, key, prev, ctx.now);
+      return;
+    }
+    pass.changed = true;
     const item: { -readonly [K in keyof IndexedPair]: IndexedPair[K] } = {
       volume: vf.name, node: nf.name, side: sideOf(d.reason), reason: d.reason, since: same ? prev.since : ctx.now,
     };
@@ -224,9 +229,13 @@ class Sweeper implements NotConvergedIndex {
       const ns = uids.length > 0 ? ctx.view.podName(uids[0])?.namespace : undefined;
       if (ns !== undefined) item.namespace = ns;
     }
+    this.keep(pass, key, item, ctx.now);
+  }
+
+  private keep(pass: Pass, key: number, item: IndexedPair, now: number): void {
     pass.next.set(key, item);
     pass.items.push(item);
-    pass.tally.add(item, ctx.now);
+    pass.tally.add(item, now);
   }
 
   private finish(pass: Pass, now: number): void {
