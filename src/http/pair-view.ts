@@ -9,7 +9,7 @@ import { attachmentName } from '../plugins/csi/attachment-name.js';
 import { readVolumeInfo, type InspectionOptions, type InspectionView, type VolumeInfo } from './inspection-view.js';
 import type { PairView, PodView } from './schemas/common.js';
 import { uncertainHolders } from '../reconciler/attach-hold.js';
-import { holderOf, waitingFor, type PairFacts } from './waiting-for.js';
+import { diagnose, holderOf, type Diagnosis, type PairFacts } from './waiting-for.js';
 
 /** Pods listed per pair; `podCount` has the total. */
 export const MAX_PODS = 20;
@@ -82,12 +82,20 @@ export function pairView(ctx: ReadContext, pair: PairState, node: NodeFacts, vol
   if (backoff.length > 0) out.backoff = backoff.map((b) => ({ op: b.op, retryInMs: Math.max(0, b.retryAt - ctx.now), durationMs: b.durationMs }));
   const csi = opts.attachmentName ? volume.info?.csi : undefined;
   if (csi) out.attachmentName = attachmentName(csi.volumeHandle, csi.driver, node.name);
-  // Desired and attached is settled (G2): there is no rule to explain.
-  if (pair.desiredPods === 0 || pair.attachState !== 'attached') {
-    const why = explain(ctx, pairFacts(ctx, pair, node, volume, opts.attachedElsewhere, ops), volume);
-    if (why !== undefined) out.waitingFor = why;
+  // Desired, attached and reported is settled (G2, D6): there is no rule to explain.
+  if (pair.desiredPods === 0 || pair.attachState !== 'attached' || !pair.reportedAttached) {
+    const why = explainPair(ctx, pairFacts(ctx, pair, node, volume, opts.attachedElsewhere, ops), volume);
+    if (why !== undefined) setDiagnosis(out, why);
   }
   return out;
+}
+
+/** Copies a diagnosis into a served item: `waitingFor`, `reason`, and `etaMs` or `etaWhy`. */
+export function setDiagnosis(out: { waitingFor?: string; reason?: string; etaMs?: number; etaWhy?: string }, d: Diagnosis): void {
+  out.waitingFor = d.sentence;
+  out.reason = d.reason;
+  if (d.etaMs !== undefined) out.etaMs = d.etaMs;
+  else if (d.etaWhy !== undefined) out.etaWhy = d.etaWhy;
 }
 
 /** The pods wanting the pair, first {@link MAX_PODS}. */
@@ -145,15 +153,31 @@ export function pairFacts(
  * operator has to act on.
  */
 export function explain(ctx: ReadContext, facts: PairFacts, volume: VolumeFacts): string | undefined {
-  const line = waitingFor(facts, ctx.now, ctx.options);
-  const holderName = line === undefined ? undefined : holderOf(facts);
-  if (holderName === undefined) return line;
+  return explainPair(ctx, facts, volume)?.sentence;
+}
+
+/**
+ * {@link explain} with its reason and ETA. A held attach keeps its own reason and takes the
+ * holder's ETA (it moves when the holder lets go), or its own `etaWhy` when the holder has none.
+ */
+export function explainPair(ctx: ReadContext, facts: PairFacts, volume: VolumeFacts): Diagnosis | undefined {
+  const own = diagnose(facts, ctx.now, ctx.options);
+  const holderName = own === undefined ? undefined : holderOf(facts);
+  if (own === undefined || holderName === undefined) return own;
+  const holder = holderDiagnosis(ctx, holderName, volume);
+  if (holder === undefined) return own;
+  const sentence = `${own.sentence}; ${holder.sentence}`;
+  return holder.etaMs !== undefined ? { reason: own.reason, sentence, etaMs: holder.etaMs }
+    : { reason: own.reason, sentence, etaWhy: `${own.etaWhy ?? ''}: ${holder.etaWhy ?? 'unknown'}` };
+}
+
+/** The explanation of the holder's own pair, if the holder and the pair are still there. */
+export function holderDiagnosis(ctx: ReadContext, holderName: string, volume: VolumeFacts): Diagnosis | undefined {
   const holderId = ctx.state.findNode(holderName);
   const holder = holderId === undefined ? undefined : nodeFacts(ctx.state, holderId);
   const pair = holder && ctx.state.pair(volume.id, holder.id);
-  if (!holder || !pair) return line;
-  const holderLine = waitingFor(pairFacts(ctx, pair, holder, volume, []), ctx.now, ctx.options);
-  return holderLine === undefined ? line : `${line}; ${holderLine}`;
+  if (!holder || !pair) return undefined;
+  return diagnose(pairFacts(ctx, pair, holder, volume, []), ctx.now, ctx.options);
 }
 
 /** Nodes other than `except` holding a confirmed attachment of the volume (D7). O(pairs of the volume). */

@@ -28,6 +28,9 @@ import { summaryRoutes } from './routes/summary.js';
 import { uiRoutes } from './routes/ui.js';
 import { volumeRoutes } from './routes/volumes.js';
 import { createSessionTable } from './session-table.js';
+import { dashboardRoutes } from './routes/dashboard.js';
+import { streamRoutes } from './routes/stream.js';
+import { createDashboardModel, type DashboardModel } from '../dashboard/dashboard-model.js';
 
 export interface ServerDeps {
   readonly state: WorldState;
@@ -41,6 +44,12 @@ export interface ServerDeps {
   readonly logger?: Logger;
   /** Dashboard assets; default build/ui of the package. */
   readonly uiDir?: string;
+  /**
+   * The dashboard model the controller runs (src/dashboard). Absent: the dashboard routes answer
+   * from a model over the same state that is never started (no sweep, history or timeline: empty
+   * windows and zero not-converged counts).
+   */
+  readonly dashboard?: DashboardModel;
 }
 
 /** Route parameters can hold 253-character node names and long unique volume names. */
@@ -74,8 +83,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     version: '1.0.0',
     description: 'Live, read-only view of the attach/detach controller state. With --http-token (mandatory off loopback) every path except /healthz and /readyz needs it as a bearer token.',
   });
-  const routeDeps = { state: deps.state, view: deps.view, metrics: deps.metrics };
-  for (const group of [healthRoutes, metricsRoutes, summaryRoutes, nodeRoutes, volumeRoutes, operationRoutes]) {
+  const dashboard = deps.dashboard ?? createDashboardModel({ state: deps.state, view: deps.view });
+  const routeDeps = { state: deps.state, view: deps.view, metrics: deps.metrics, dashboard };
+  for (const group of [healthRoutes, metricsRoutes, summaryRoutes, nodeRoutes, volumeRoutes, operationRoutes, dashboardRoutes, streamRoutes]) {
     app.register(group, routeDeps);
   }
   app.register(sessionRoutes, { auth });

@@ -36,6 +36,9 @@ import type { ReflectorOptions } from '../kube/reflector-core.js';
 import * as adapt from './adapters.js';
 import { DEFAULT_CONTROLLER_OPTIONS, type ControllerOptions } from './controller-options.js';
 import { wireMetrics } from './wire-metrics.js';
+import { createInspectionView } from './inspection.js';
+import { createDashboardModel, type DashboardModel } from '../dashboard/dashboard-model.js';
+import type { ControllerObserver } from '../operations/controller-observer.js';
 
 export interface Controller {
   readonly state: WorldState;
@@ -48,6 +51,11 @@ export interface Controller {
   readonly reflectors: ReadonlyArray<Reflector<unknown>>;
   readonly kc: FleetKubeConfig;
   readonly api: KubeApiClient;
+  /**
+   * The dashboard model (src/dashboard): told of the controller's decisions from the start,
+   * sweeping and sampling from `startController` until `stop()`.
+   */
+  readonly dashboard: DashboardModel;
   /** 'single' without leader election. */
   role(): 'leader' | 'standby' | 'single';
   /** True once every watch has synced and (if leader) the state was filled. */
@@ -95,6 +103,10 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     maySend: () => !stopped && (!o.leaderElect || elector?.isLeader() === true),
   });
   const state = createWorldState({});
+  // The model reads the controller's InspectionView, built once the controller object exists;
+  // the components built before it tell this forwarder, which drops what comes before then.
+  let dashboard: DashboardModel | undefined;
+  const observer: ControllerObserver = { observe: (e) => dashboard?.observer.observe(e) };
   const planner: Planner = createPlanner({ state, workers: o.workers, inlineBelowPairs: o.inlinePlanBelowPairs, ...(o.kernelBuild ? { build: o.kernelBuild } : {}) });
   const rOpts = {
     kc,
@@ -127,11 +139,12 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const populator = createDesiredStatePopulator({ conditions, state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: o.dswPopulatorPeriodMs, listPodsPeriodMs: o.dswListPodsPeriodMs,
     onPeriodicPass: (pass, s) => metrics.periodicPassBusy.observe({ pass }, s.busyMs / 1000),
     onDesiredAdded: () => loop?.wake(),
+    observer,
   });
   metrics.setSkippedVolumesSource(() => populator.skippedVolumes());
   const podName = (uid: string) => populator.podName(uid);
   const executor = createOperationExecutor({
-    state, plugins, metrics, events, podName,
+    state, plugins, metrics, events, podName, observer,
     liveVolumesInUse: async (name) => {
       const node = await api.getNode(name);
       if (node === undefined) return 'not-found';
@@ -142,7 +155,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   });
   const statusUpdater = createNodeStatusUpdater({ api: adapt.nodeStatusApi(api), attachments: adapt.reportedAttachments(state), nodes: adapt.nodeLookup(nodes) });
   const reconciler = createReconciler({
-    state, planner, executor, statusUpdater, events, metrics, podName, verify: { plugins },
+    state, planner, executor, statusUpdater, events, metrics, podName, verify: { plugins }, observer,
     apiBacklog: () => api.backlog().waiting,
     maxOperationStartsPerPass: o.maxOperationStartsPerPass, maxApiBacklog: o.maxApiBacklog,
     loopPeriodMs: o.loopPeriodMs, wakeMinGapMs: o.loopWakeMinGapMs, maxWaitForUnmountMs: o.maxWaitForUnmountMs, disableForceDetachOnTimeout: o.disableForceDetachOnTimeout,
@@ -255,13 +268,17 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     await Promise.all(reflectors.map((r) => r.stop()));
     step('watches closed');
     events.stop();
+    dashboard?.stop();
     await planner.close();
     kc.close();
     step('done');
   }
 
-  return {
+  const ctl: Controller = {
     state, metrics, reconciler, executor, populator, conditions, reflectors, kc, api,
+    get dashboard(): DashboardModel {
+      return model;
+    },
     role: () => (!o.leaderElect ? 'single' : elector?.isLeader() ? 'leader' : 'standby'),
     ready() {
       if (!synced) {
@@ -279,6 +296,10 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
       return stopping;
     },
   };
+  const model = createDashboardModel({ state, view: createInspectionView(ctl, o) });
+  dashboard = model;
+  if (!stopped) model.start();
+  return ctl;
 }
 
 /**

@@ -26,7 +26,7 @@ export async function startControllerWithApi(o: Partial<ControllerOptions> & Pic
   const view = createInspectionView(ctl, { ...DEFAULT_CONTROLLER_OPTIONS, ...o });
   let app;
   try {
-    app = buildServer({ state: ctl.state, view, metrics: ctl.metrics, listenHost: host, ...(o.httpToken ? { httpToken: o.httpToken } : {}) });
+    app = buildServer({ state: ctl.state, view, metrics: ctl.metrics, dashboard: ctl.dashboard, listenHost: host, ...(o.httpToken ? { httpToken: o.httpToken } : {}) });
   } catch (err) {
     await ctl.stop();
     throw err;

@@ -26,6 +26,7 @@ import { volumeInfoOf } from '../populator/volume-info.js';
 import { logger, type Logger } from '../log/logger.js';
 import { isNotLeader } from '../errors/index.js';
 import { controllerNow } from '../cache/controller-clock.js';
+import { notify, type ControllerObserver } from './controller-observer.js';
 
 export interface OperationExecutorDeps {
   state: WorldState;
@@ -42,6 +43,8 @@ export interface OperationExecutorDeps {
    */
   now?: () => number;
   log?: Logger;
+  /** Told of attach starts and of every outcome (src/operations/controller-observer.ts); none by default. */
+  observer?: ControllerObserver;
 }
 
 /** F8 for one detach: `after` resolves true once the node's status write succeeded, false if it failed. */
@@ -197,6 +200,8 @@ class Executor implements OperationExecutor {
     if (this.closed) return 'pending';
     const r = this.d.state.tryStartOperation(volume, node, op, this.now());
     if (r !== 'started') return r;
+    // A detach's start is told by the detach pass, which knows whether and why it is forced.
+    if (op === 'attach') notify(this.d.observer, () => ({ kind: 'attach-started', volume: this.d.state.volumeName(volume), node: this.d.state.nodeName(node) }));
     const p = run().catch((err) => this.log.error({ err }, 'operation bookkeeping failed'));
     this.running.add(p);
     void p.finally(() => this.running.delete(p));
@@ -222,12 +227,14 @@ class Executor implements OperationExecutor {
       // pending would block every later operation of the volume (I2) until a restart.
       if (error === undefined) {
         settle(() => state.markAttached(volume, node), () => state.completeOperation(volume, node, 'attach', true, this.now())); // J1 (also joins the report set, D6)
+        notify(this.d.observer, () => ({ kind: 'attach-succeeded', volume: unique, node: nodeName }));
         this.d.events.attachSucceeded(pods, specName);
       } else {
         settle(() => state.markUncertain(volume, node), () => state.completeOperation(volume, node, 'attach', false, this.now())); // J2: uncertain, never reported
         // Not sent because this replica is stopping or not leading: nothing failed to tell the pod.
         if (isNotLeader(error)) return;
         this.recordError(volume, 'attach', nodeName, error);
+        this.notifyFailed(volume, node, 'attach', unique, nodeName, error);
         this.d.events.attachFailed(pods, specName, error);
       }
     });
@@ -263,10 +270,12 @@ class Executor implements OperationExecutor {
     state.whenIdle(() => {
       if (error === undefined) {
         settle(() => state.markDetached(volume, node), () => state.completeOperation(volume, node, 'detach', true, this.now())); // J3
+        notify(this.d.observer, () => ({ kind: 'detach-succeeded', volume: unique, node: nodeName }));
       } else {
         settle(() => state.markUncertain(volume, node), () => state.completeOperation(volume, node, 'detach', false, this.now())); // J3: uncertain, stays out of node status
         if (isNotLeader(error)) return; // not sent: stopping or not leading
         this.recordError(volume, 'detach', nodeName, error);
+        this.notifyFailed(volume, node, 'detach', unique, nodeName, error);
         this.log.info({ volume: unique, node: nodeName, err: String(error) }, 'detach failed');
       }
     });
@@ -280,6 +289,18 @@ class Executor implements OperationExecutor {
       { volume_plugin: label, operation_name: name, status: ok ? 'success' : 'fail-unknown', migrated: String(spec?.migrated ?? false) },
       (this.now() - t0) / 1000,
     );
+  }
+
+  /** A failure with the end of its backoff window (I3), read after completeOperation opened it. */
+  private notifyFailed(volume: VolumeId, node: NodeId, op: Op, unique: string, nodeName: string, error: unknown): void {
+    notify(this.d.observer, () => {
+      let retryAt: number | undefined;
+      for (const b of this.d.state.backoffFor(volume, node, this.now())) if (b.op === op) retryAt = Math.max(retryAt ?? 0, b.retryAt);
+      const message = error instanceof Error ? error.message : String(error);
+      return retryAt === undefined
+        ? { kind: `${op}-failed`, op, volume: unique, node: nodeName, error: message }
+        : { kind: `${op}-failed`, op, volume: unique, node: nodeName, error: message, retryAt };
+    });
   }
 
   private recordError(volume: VolumeId, op: Op, node: string, error: unknown): void {

@@ -21,6 +21,7 @@
  * processing left nothing to retry (`PodProcessor.settled`). Upstream processes every update;
  * for such a pod its processing would find each pair already naming the pod and add nothing.
  */
+import type { ControllerObserver } from '../operations/controller-observer.js';
 import type { WorldState } from '../cache/world-state.js';
 import type { NodeRecord, PodRecord, PvRecord, PvcRecord } from '../kube/projections/index.js';
 import type { CsiTranslator, VolumePluginManager } from '../plugins/index.js';
@@ -53,6 +54,8 @@ export interface DesiredStatePopulatorDeps {
   onPeriodicPass?: PeriodicPassReport;
   /** Told each time a pod joins a pair's desired pods: new work for the reconciler (its `wake`). */
   onDesiredAdded?: () => void;
+  /** Told of pods joining and leaving pairs (src/operations/controller-observer.ts). */
+  observer?: ControllerObserver;
   /**
    * Host time, ms: `controllerNow` (monotonic) unless a test gives its own. Timers and backoff
    * that one component records another compares, so all of them take the same clock.
@@ -105,7 +108,7 @@ class Populator implements DesiredStatePopulator {
     this.log = d.log ?? logger('populator');
     this.now = d.now ?? controllerNow;
     const { state, pods, pvcs, pvs, plugins, translator, onDesiredAdded } = d;
-    this.pods = new PodProcessor({ state, pods, pvcs, pvs, plugins, translator, onDesiredAdded, log: this.log });
+    this.pods = new PodProcessor({ state, pods, pvcs, pvs, plugins, translator, onDesiredAdded, observer: d.observer, log: this.log });
   }
 
   start(): void {

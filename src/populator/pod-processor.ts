@@ -6,7 +6,8 @@
  *
  * Every method mutates the world state, so callers run them inside `state.whenIdle`.
  */
-import type { NodeId, WorldState } from '../cache/world-state.js';
+import type { NodeId, VolumeId, WorldState } from '../cache/world-state.js';
+import { notify, type ControllerObserver } from '../operations/controller-observer.js';
 import type { PodRecord, PvRecord, PvcRecord } from '../kube/projections/index.js';
 import type { ProjectionHandler } from '../kube/projection-store.js';
 import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
@@ -33,6 +34,8 @@ export interface PodProcessorDeps {
   plugins: VolumePluginManager;
   translator: CsiTranslator;
   onDesiredAdded?: () => void;
+  /** Told of pods joining and leaving pairs (src/operations/controller-observer.ts). */
+  observer?: ControllerObserver;
   log: Logger;
 }
 
@@ -95,7 +98,10 @@ export class PodProcessor {
       // resolves alike, so entries that share it cost the state nothing.
       const added = state.addDesiredPod(vol, node, pod.uid, info.spec);
       if (added === 'node-not-managed') continue;
-      if (added === 'added') this.d.onDesiredAdded?.();
+      if (added === 'added') {
+        this.d.onDesiredAdded?.();
+        notify(this.d.observer, () => ({ kind: 'desired-added', volume: unique, node: pod.nodeName, pod: `${pod.namespace}/${pod.name}` }));
+      }
       tracked ??= this.tracker.create(pod.uid, pod.namespace, storedKey ?? flatCopy(podKey), pod.nodeName);
       this.tracker.addVolume(tracked, unique);
     }
@@ -140,7 +146,7 @@ export class PodProcessor {
     const node = state.findNode(t.nodeName);
     for (const unique of trackedVolumes(t)) {
       const vol = state.findVolume(unique);
-      if (vol !== undefined && node !== undefined) state.removeDesiredPod(vol, node, uid);
+      if (vol !== undefined && node !== undefined) this.removeDesired(vol, node, uid);
     }
     this.tracker.delete(uid);
   }
@@ -191,7 +197,13 @@ export class PodProcessor {
     if (vol === undefined || !spec || this.d.plugins.canAttach(spec)) return;
     const node = state.findNode(t.nodeName);
     if (node === undefined) return;
-    state.removeDesiredPod(vol, node, t.uid);
+    this.removeDesired(vol, node, t.uid);
     this.tracker.removeVolume(t, unique);
+  }
+
+  private removeDesired(vol: VolumeId, node: NodeId, uid: string): void {
+    const { state } = this.d;
+    if (!state.removeDesiredPod(vol, node, uid)) return;
+    notify(this.d.observer, () => ({ kind: 'desired-removed', volume: state.volumeName(vol), node: state.nodeName(node), pod: uid }));
   }
 }

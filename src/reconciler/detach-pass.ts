@@ -11,12 +11,14 @@ import type { Plan } from '../kernel/plan-result.js';
 import type { ControllerMetrics } from '../metrics/controller-metrics.js';
 import type { OperationExecutor } from '../operations/operation-executor.js';
 import type { NodeStatusUpdater } from '../statusupdater/index.js';
+import { notify, type ControllerObserver } from '../operations/controller-observer.js';
 
 export interface DetachPassDeps {
   state: WorldState;
   executor: OperationExecutor;
   statusUpdater: NodeStatusUpdater;
   metrics: ControllerMetrics;
+  observer?: ControllerObserver;
 }
 
 /** What the detach half did: how many started, and what the budget left for later passes. */
@@ -74,10 +76,12 @@ export function startDetaches(d: DetachPassDeps, plan: Plan, budget: number): De
       continue;
     }
     started++;
-    if (!a.verifySafeToDetach) {
+    const forced = a.verifySafeToDetach ? undefined : a.forcedTimeout ? 'timeout' : 'out-of-service';
+    notify(d.observer, () => ({ kind: 'detach-started', volume: state.volumeName(a.volume), node: state.nodeName(a.node), ...(forced ? { forced } : {}) }));
+    if (forced) {
       // F11, counted as upstream counts it: once the detach is sent, after its node's status
       // write (F8). A closed gate sends nothing and counts nothing.
-      const reason = a.forcedTimeout ? 'timeout' : 'out-of-service';
+      const reason = forced;
       if (gate) void gate.promise.then((open) => open && d.metrics.forcedDetaches.inc({ reason }));
       else d.metrics.forcedDetaches.inc({ reason });
     }

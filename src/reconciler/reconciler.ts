@@ -58,6 +58,7 @@ import { volumeInfoOf } from '../populator/volume-info.js';
 import { logger, type Logger } from '../log/logger.js';
 import { isNotLeader } from '../errors/index.js';
 import { startDetaches } from './detach-pass.js';
+import { notify, type ControllerObserver } from '../operations/controller-observer.js';
 import { attachHeld, holdsAttach, ownEntry } from './attach-hold.js';
 import { verifyAttachedVolumes, type VerifyDeps } from './verify-attached.js';
 
@@ -94,6 +95,8 @@ export interface ReconcilerDeps extends ReconcilerOptions {
   verify: Omit<VerifyDeps, 'state'>;
   /** Controller requests waiting for a connection slot (0 when unknown). */
   apiBacklog?: () => number;
+  /** Told of detach starts and Multi-Attach blocks (src/operations/controller-observer.ts); none by default. */
+  observer?: ControllerObserver;
   /**
    * Host time, ms: `controllerNow` (monotonic) unless a test gives its own. Timers and backoff
    * that one component records another compares, so all of them take the same clock.
@@ -366,6 +369,13 @@ class Loop implements Reconciler {
     // The blocked entry's own spec name (§C, H3), as upstream's DSW keeps the spec per entry.
     const specName = state.specName(volume, node) ?? volumeInfoOf(state, volume)?.spec?.name ?? state.volumeName(volume);
     this.d.events.multiAttach(recipients, specName, others);
+    notify(this.d.observer, () => {
+      const holders: string[] = [];
+      state.forEachPairOfVolume(volume, (p) => {
+        if (p.node !== node && p.attachState !== 'detached') holders.push(state.nodeName(p.node));
+      });
+      return { kind: 'multi-attach-blocked', volume: state.volumeName(volume), node: state.nodeName(node), holders };
+    });
   }
 
   /** M1 when due, in the background and sliced (verify-attached.ts); one walk at a time. */

@@ -3,40 +3,13 @@
  * operation tables (O(conflicts) / O(operations), not O(pairs)) and serve at most `limit` items.
  */
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import type { Static } from 'typebox';
-import { explain, nodeFacts, pairFacts, pairPods, readContext, volumeFacts, confirmedNodes, type ReadContext } from '../pair-view.js';
+import { conflicts } from '../conflict-view.js';
+import { readContext, type ReadContext } from '../pair-view.js';
 import { DEFAULT_LIMIT } from '../schemas/common.js';
-import { Conflict, conflictsSchema, operationsSchema, type ConflictList, type OperationList } from '../schemas/operations.js';
+import { conflictsSchema, operationsSchema, type OperationList } from '../schemas/operations.js';
 import type { RouteDeps } from './route-deps.js';
 
-type ConflictItem = Static<typeof Conflict>;
 type OperationItem = OperationList['items'][number];
-
-export function conflicts(ctx: ReadContext, limit: number): ConflictList {
-  const all = ctx.state.conflicts();
-  const items: ConflictItem[] = [];
-  for (const { volume, node } of all) {
-    if (items.length >= limit) break;
-    const pair = ctx.state.pair(volume, node);
-    const nf = nodeFacts(ctx.state, node);
-    if (!pair || !nf) continue;
-    const vf = volumeFacts(ctx.state, volume);
-    const attachedTo = confirmedNodes(ctx.state, volume, node);
-    const item: ConflictItem = {
-      volume: vf.name,
-      node: nf.name,
-      attachedTo,
-      pods: pairPods(ctx, volume, node, pair.desiredPods),
-      podCount: pair.desiredPods,
-      multiAttachErrorReported: pair.multiAttachErrorReported,
-    };
-    if (vf.info) item.specName = vf.info.specName;
-    const why = explain(ctx, pairFacts(ctx, pair, nf, vf, attachedTo), vf);
-    if (why !== undefined) item.waitingFor = why;
-    items.push(item);
-  }
-  return { total: all.length, items };
-}
 
 export function operations(ctx: ReadContext, which: 'pending' | 'backoff' | undefined, limit: number): OperationList {
   const { state, now } = ctx;

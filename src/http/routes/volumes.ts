@@ -11,6 +11,9 @@ import { DEFAULT_LIMIT } from '../schemas/common.js';
 import { getVolumeSchema, listVolumesSchema, UniqueName } from '../schemas/volumes.js';
 import { listVolumes, volumeDetail, volumesOfPv } from '../volume-view.js';
 import type { RouteDeps } from './route-deps.js';
+import { timelineOf } from './dashboard.js';
+
+const TIMELINE = '/timeline';
 
 export const volumeRoutes: FastifyPluginCallbackTypebox<RouteDeps> = (app, deps, done) => {
   const detail = (uniqueName: string, limit: number | undefined) => {
@@ -33,10 +36,17 @@ export const volumeRoutes: FastifyPluginCallbackTypebox<RouteDeps> = (app, deps,
     return detail(request.params.uniqueName, request.query.limit);
   });
 
-  // `kubernetes.io/csi/driver^handle` typed without encoding spans several segments.
-  const rawSchema = { ...getVolumeSchema, params: Type.Object({ '*': UniqueName }) };
+  // `kubernetes.io/csi/driver^handle` typed without encoding spans several segments; so does
+  // its timeline (`…/timeline`, routes/dashboard.ts), answered here when the name without the
+  // suffix is a volume and the whole name is not. Two answer shapes: no response schema.
+  const rawSchema = { params: Type.Object({ '*': UniqueName }), querystring: getVolumeSchema.querystring };
   app.get('/api/v1/volumes/*', { schema: rawSchema, config: { openapi: false } }, (request) => {
-    return detail(request.params['*'], request.query.limit);
+    const name = request.params['*'];
+    if (name.endsWith(TIMELINE) && deps.state.findVolume(name) === undefined) {
+      const volume = name.slice(0, -TIMELINE.length);
+      if (deps.state.findVolume(volume) !== undefined || deps.dashboard.timeline.entries(volume).length > 0) return timelineOf(deps.dashboard, deps.state, volume);
+    }
+    return detail(name, request.query.limit);
   });
   done();
 };

@@ -42,6 +42,13 @@ export const PodView = Type.Object({
 });
 export type PodView = Static<typeof PodView>;
 
+/** The reason code and ETA that come with every `waitingFor` (src/http/waiting-for.ts diagnose). */
+export const DiagnosisFields = {
+  reason: Type.Optional(Type.String({ description: 'Reason code (GET /api/v1/reasons); present with waitingFor' })),
+  etaMs: Type.Optional(Type.Number({ description: 'Expected time until the pair moves (0: the next pass)' })),
+  etaWhy: Type.Optional(Type.String({ description: 'Why there is no ETA (instead of etaMs)' })),
+};
+
 export const PairView = Type.Object({
   volume: Type.String({ description: 'Unique volume name' }),
   node: Type.String(),
@@ -69,5 +76,6 @@ export const PairView = Type.Object({
   }), { description: 'Open backoff windows (I3)' })),
   attachmentName: Type.Optional(Type.String({ description: 'VolumeAttachment name (CSI, L1); volume responses only' })),
   waitingFor: Type.Optional(Type.String({ description: 'Why nothing happens to the pair now; absent when settled' })),
+  ...DiagnosisFields,
 });
 export type PairView = Static<typeof PairView>;

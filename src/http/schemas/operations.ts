@@ -1,6 +1,6 @@
 /** Schemas of /api/v1/conflicts and /api/v1/operations. */
 import { Type, type Static } from 'typebox';
-import { Limit, OperationKind, PodView, protectedErrors, StringEnum } from './common.js';
+import { DiagnosisFields, Limit, OperationKind, PodView, protectedErrors, StringEnum } from './common.js';
 
 export const Conflict = Type.Object({
   volume: Type.String(),
@@ -11,6 +11,22 @@ export const Conflict = Type.Object({
   podCount: Type.Integer(),
   multiAttachErrorReported: Type.Boolean(),
   waitingFor: Type.Optional(Type.String()),
+  ...DiagnosisFields,
+  holder: Type.Optional(Type.Object({
+    node: Type.String(),
+    healthy: Type.Boolean(),
+    outOfService: Type.Boolean(),
+    mounted: Type.Boolean({ description: 'In the holder’s volumesInUse (D3)' }),
+    desired: Type.Boolean({ description: 'Pods on the holder still want the volume' }),
+    podCount: Type.Integer(),
+    detachTimerAgeMs: Type.Optional(Type.Number({ description: 'Age of the holder pair’s detach timer (D5)' })),
+    detachInMs: Type.Optional(Type.Number({ description: 'Expected time until the holder’s pair moves (force detach, retry, next pass)' })),
+    detachWhyNot: Type.Optional(Type.String({ description: 'Why no time can be given (instead of detachInMs)' })),
+    reason: Type.Optional(Type.String({ description: 'Reason code of the holder’s pair' })),
+  }, { description: 'The first node holding the attachment, as the detach rules see it' })),
+  class: Type.Optional(StringEnum(['rollout-race', 'holder-node-down', 'holder-still-mounted', 'two-live-consumers'], {
+    description: 'rollout-race: holder healthy, no pod wants it there, unmount done or under way (timer under 1 min); holder-node-down: holder NotReady or out of service; holder-still-mounted: holder healthy, no pod wants it, still mounted after 1 min (a kubelet problem); two-live-consumers: pods on both nodes want it',
+  })),
 });
 
 export const ConflictList = Type.Object({ total: Type.Integer(), items: Type.Array(Conflict) });
