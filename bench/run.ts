@@ -14,7 +14,7 @@
  * list reading (20k pods, 3 rounds), the simulator at 10k, the API calls, the inspection API at
  * 10k (shorter sweeps, paced minute and loop windows), end to end at 10k (the full churn minute). full: every bench at its default sizes: the kernel up to
  * 100k, the simulator at 10k and 100k, the controller's heap, the inspection API at 10k and 100k
- * and its allocation per request, end to end at 10k, 50k and 100k, and the peer comparison with
+ * and its allocation per request, the dashboard's budgets at 100k, end to end at 10k, 50k and 100k, and the peer comparison with
  * upstream kube-controller-manager (simulator at 10k and 50k, real kube-apiserver at 1k).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -57,6 +57,7 @@ const TIERS: Record<'quick' | 'full', Step[]> = {
     bench('heap', 'bench:heap', 'heap.bench.ts', [], 3600),
     bench('http', 'bench:http', 'http.bench.ts', [], 3 * 3600),
     bench('http-alloc', 'bench:http', 'http.bench.ts', ['--alloc'], 1200),
+    bench('dashboard', 'bench:dashboard', 'dashboard.bench.ts', [], 2 * 3600),
     bench('e2e', 'bench:e2e', 'e2e.bench.ts', [], 4 * 3600),
     bench('peer', 'bench:peer', 'peer.bench.ts', [], 8 * 3600),
   ],

@@ -162,6 +162,26 @@ function heap(h) {
   };
 }
 
+function dashboard(d) {
+  const ok = (v, max) => (isNum(v) ? (v <= max ? ' ✓' : ' ✗') : '');
+  const b = d?.budgets ?? {};
+  return {
+    name: 'Dashboard',
+    script: 'bench:dashboard',
+    command: d?.command,
+    readme: !d ? undefined : `${nodes(d.nodes)} nodes: first load ${sig(d.first_load_kb, ' KB')}, stream ${sig(d.stream_kb_per_s, ' KB/s')}, ≤ ${int(d.max_dom_rows)} rows in the DOM, loop p99 open/closed ${sig(d.loop_p99_ratio, '×')}`,
+    section: () => !d ? undefined : [
+      `The real controller with its dashboard on ${int(d.nodes)} nodes × 10 pods under ${int(d.churn_per_s)} pod changes/s, Chromium opening the page. The issue's budgets: first load ≤ ${b.first_load_kb ?? 300} KB on the wire, stream ≤ ${b.stream_kb_per_s ?? 5} KB/s per tab during churn, ≤ ${b.max_dom_rows ?? 500} rows in the DOM, loop p99 with a dashboard open ≤ ${b.loop_p99_ratio ?? 1.2}× without (phases of ${int(d.loop?.phase_s)} s alternating ${int(d.loop?.rounds)} times in one run).`,
+      '',
+      table(['nodes', 'first load', 'stream', 'stream messages/s', 'max rows in the DOM', 'loop p99 closed', 'loop p99 open', 'ratio'], [[
+        int(d.nodes), `${sig(d.first_load_kb, ' KB')}${ok(d.first_load_kb, b.first_load_kb ?? 300)}`, `${sig(d.stream_kb_per_s, ' KB/s')}${ok(d.stream_kb_per_s, b.stream_kb_per_s ?? 5)}`,
+        sig(d.stream_messages_per_s), `${int(d.max_dom_rows)}${ok(d.max_dom_rows, b.max_dom_rows ?? 500)}`, sig(d.loop?.closed?.p99_ms, ' ms'), sig(d.loop?.open?.p99_ms, ' ms'),
+        `${sig(d.loop_p99_ratio, '×')}${ok(d.loop_p99_ratio, b.loop_p99_ratio ?? 1.2)}`,
+      ]]),
+    ],
+  };
+}
+
 function http(h, alloc) {
   const runs = (h?.runs ?? []).filter((r) => !r.failed);
   const failed = (h?.runs ?? []).filter((r) => r.failed);
@@ -305,7 +325,7 @@ function options(h2r, h2ret) {
 }
 
 function benches() {
-  return [kernel(load('kernel')), listRead(load('list-read')), sim(load('sim')), api(load('api-writes')), heap(load('heap')), http(load('http'), load('http-alloc')), e2e(load('e2e')), peer(load('peer'))];
+  return [kernel(load('kernel')), listRead(load('list-read')), sim(load('sim')), api(load('api-writes')), heap(load('heap')), http(load('http'), load('http-alloc')), dashboard(load('dashboard')), e2e(load('e2e')), peer(load('peer'))];
 }
 
 /** The README block: one line per bench. */

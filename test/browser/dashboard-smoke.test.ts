@@ -3,19 +3,17 @@
  * browser download): the page loads from the server alone under its CSP, its tiles equal the API,
  * the login exchanges the token for an HttpOnly cookie without putting it in a URL, and the node
  * list stays a window of rows. CHROMIUM_PATH overrides /usr/bin/chromium; without a Chromium the
- * test is skipped and says so.
+ * suite fails and says how to install one (browser-harness.ts).
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { listenServer } from '../../src/http/server.js';
 import { createFleet, type Fleet } from '../http/fleet-fixture.js';
+import { launchBrowser } from './browser-harness.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TOKEN = 'smoke-token-value';
 const NODES = 1500;
-const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
 
 async function serve(httpToken?: string): Promise<{ fleet: Fleet; url: string }> {
   const fleet = createFleet({ listenHost: '127.0.0.1', httpToken });
@@ -40,13 +38,10 @@ async function open(browser: Browser, origin: string): Promise<{ page: Page; pag
   return { page, pageErrors, urls };
 }
 
-describe('dashboard in Chromium', { skip, timeout: 120_000 }, () => {
+describe('dashboard in Chromium', { timeout: 120_000 }, () => {
   let browser: Browser;
   before(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM, headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchBrowser();
   });
   after(async () => { await browser?.close(); });
 
