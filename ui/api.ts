@@ -4,12 +4,11 @@
  * a change of this file only. Views never call fetch themselves.
  *
  * Every request is same-origin and sends the session cookie; a 401 anywhere raises the login
- * page (onUnauthorized) and rejects with {@link ApiError}. Fields the contract marks optional
- * are optional here too, and the adapters below fill in what a server without a dashboard path
- * (404) still lets the page show from the older inspection paths.
+ * page (onUnauthorized) and rejects with {@link ApiError}. The adapters below turn the server's
+ * answers (src/http/schemas/dashboard.ts) into the shapes the views render.
  */
 
-import { observeServerNow } from './clock.js';
+import { observeServerNow, wallTime } from './clock.js';
 
 export type Side = 'attach' | 'detach';
 
@@ -44,6 +43,8 @@ export type HistoryRange = '15m' | '1h' | '6h';
 export interface NotConvergedItem {
   volume: string; node: string; side: Side; reason: string; waitingFor: string; since: number;
   etaMs?: number; etaWhy?: string; rule?: string; driver?: string; namespaces?: string[]; lastError?: string;
+  /** Settled since the sweep that listed it (shown until the list refreshes). */
+  settled?: boolean;
 }
 export interface NotConvergedGroup { key: string; count: number; oldestSince?: number; sample?: NotConvergedItem }
 export interface NotConvergedQuery {
@@ -78,7 +79,11 @@ export interface TimelineEntry { t: number; kind: string; node?: string; text: s
 export interface Conflict {
   volume: string; node: string; specName?: string; attachedTo: string[]; pods: Pod[]; podCount: number;
   multiAttachErrorReported: boolean; waitingFor?: string;
-  class?: string; reason?: string; etaMs?: number; etaWhy?: string; holderPods?: Pod[];
+  class?: string; reason?: string; etaMs?: number; etaWhy?: string;
+  holder?: {
+    node: string; healthy: boolean; outOfService: boolean; mounted: boolean; desired: boolean; podCount: number;
+    detachTimerAgeMs?: number; detachInMs?: number; detachWhyNot?: string; reason?: string;
+  };
 }
 export interface Operation {
   state: 'pending' | 'backoff'; op: 'attach' | 'detach'; volume: string; node: string; volumeWide: boolean;
@@ -122,7 +127,6 @@ function qs(params: Record<string, string | number | undefined>): string {
   return s === '' ? '' : `?${s}`;
 }
 const enc = encodeURIComponent;
-const isNotFound = (e: unknown) => e instanceof ApiError && e.status === 404;
 
 export const api = {
   session: () => get<SessionState>('/api/v1/session'),
@@ -131,58 +135,48 @@ export const api = {
   }),
   logout: () => request<SessionState>('/api/v1/session', { method: 'DELETE' }),
 
-  reasons: () => get<{ items: Reason[] }>('/api/v1/reasons').then((r) => r.items, () => [] as Reason[]),
+  reasons: () => get<{ items: Array<Omit<Reason, 'rule'> & { rule: string[] }> }>('/api/v1/reasons').then((r) => r.items.map((x) => ({ ...x, rule: x.rule.join(', ') }))),
 
-  async dashboard(): Promise<Dashboard> {
-    try {
-      return normaliseDashboard(await get<Partial<Dashboard>>('/api/v1/dashboard'));
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-      return dashboardFromSummary(await get<LegacySummary>('/api/v1/summary'));
-    }
-  },
+  dashboard: () => get<ServerDashboard>('/api/v1/dashboard').then(normaliseDashboard),
 
-  async history(range: HistoryRange, points: number): Promise<History> {
-    const h = await get<Partial<History>>(`/api/v1/history${qs({ range, points })}`).catch((e) => {
-      if (isNotFound(e)) return {} as Partial<History>;
-      throw e;
-    });
-    return { samples: h.samples ?? [], annotations: h.annotations ?? [] };
-  },
+  history: (range: HistoryRange, points: number) =>
+    get<ServerHistory>(`/api/v1/history${qs({ range, points })}`).then((h): History => ({
+      samples: h.t.map((t, i) => ({ t: wallTime(t), desired: h.series.desired[i] ?? 0, attached: h.series.attached[i] ?? 0, notConverged: h.series.notConverged[i] ?? 0 })),
+      annotations: h.annotations.map((a) => ({ ...a, t: wallTime(a.t) })),
+    })),
 
   notConverged: (q: NotConvergedQuery, offset: number, limit = WINDOW) =>
-    get<Partial<Window<NotConvergedItem>>>(`/api/v1/not-converged${qs({ ...q, groupBy: undefined, offset, limit })}`)
-      .then((w) => ({ total: w.total ?? 0, offset: w.offset ?? offset, items: w.items ?? [] })),
+    get<{ total: number; offset: number; items?: ServerNotConverged[] }>(`/api/v1/not-converged${qs({ ...q, groupBy: undefined, offset, limit })}`)
+      .then((w): Window<NotConvergedItem> => ({ total: w.total, offset: w.offset, items: (w.items ?? []).map(notConvergedItem) })),
 
   notConvergedGroups: (q: NotConvergedQuery) =>
-    get<{ total?: number; groups?: NotConvergedGroup[] }>(`/api/v1/not-converged${qs({ ...q, limit: WINDOW })}`)
-      .then((g) => ({ total: g.total ?? 0, groups: g.groups ?? [] })),
+    get<{ total: number; groups?: Array<{ key: string; count: number; oldestSince?: number; sample?: ServerNotConverged }> }>(`/api/v1/not-converged${qs({ ...q, limit: WINDOW })}`)
+      .then((g) => ({
+        total: g.total,
+        groups: (g.groups ?? []).map((x): NotConvergedGroup => ({ key: x.key, count: x.count, oldestSince: x.oldestSince, sample: x.sample && notConvergedItem(x.sample) })),
+      })),
 
   /** A window of the node list: `prefix` filters by name, `state` as /api/v1/nodes's filter. */
-  async nodes(offset: number, limit: number, prefix: string, state: NodeState | undefined, knownTotal: number): Promise<Window<NodeRow>> {
-    const w = await get<{ items: NodeRow[]; total?: number; continue?: string }>(`/api/v1/nodes${qs({ offset, limit, prefix, state })}`);
-    if (w.total !== undefined) return { total: w.total, offset, items: w.items };
-    return nodesByContinue(offset, limit, prefix, state, knownTotal, w);
-  },
+  nodes: (offset: number, limit: number, prefix: string, state: NodeState | undefined) =>
+    get<Window<NodeRow>>(`/api/v1/dashboard/nodes${qs({ offset, limit, prefix, state })}`),
 
-  node: (name: string) => get<NodeDetail>(`/api/v1/nodes/${enc(name)}`),
-  volume: (uniqueName: string) => get<VolumeDetail>(`/api/v1/volumes/${enc(uniqueName)}`),
+  node: (name: string) => get<NodeDetail>(`/api/v1/nodes/${enc(name)}`).then((n) => ({ ...n, volumes: n.volumes.map(withSide) })),
+  volume: (uniqueName: string) => get<VolumeDetail>(`/api/v1/volumes/${enc(uniqueName)}`).then((v) => ({ ...v, nodes: v.nodes.map(withSide) })),
   timeline: (uniqueName: string) =>
-    get<{ items: TimelineEntry[] }>(`/api/v1/volumes/${enc(uniqueName)}/timeline`).then((t) => t.items, (e) => {
-      if (isNotFound(e)) return [] as TimelineEntry[];
-      throw e;
-    }),
+    get<{ items: ServerTimelineEntry[] }>(`/api/v1/volumes/${enc(uniqueName)}/timeline`).then((t) => t.items.map(timelineEntry)),
+
   conflicts: () => get<{ total: number; items: Conflict[] }>(`/api/v1/conflicts${qs({ limit: WINDOW })}`),
 
   async operations(): Promise<Operations> {
-    const o = await get<Partial<Operations> & { total: Operations['total']; items: Operation[] }>(`/api/v1/operations${qs({ limit: WINDOW })}`);
-    return { total: o.total, items: o.items, topErrors: o.topErrors ?? topErrorsOf(o.items) };
+    const o = await get<{ total: Operations['total']; items: Operation[] }>(`/api/v1/operations${qs({ limit: WINDOW })}`);
+    return { total: o.total, items: o.items, topErrors: topErrorsOf(o.items) };
   },
 
-  search: (q: string) => get<{ items: SearchHit[] }>(`/api/v1/search${qs({ q })}`).then((r) => r.items, (e) => {
-    if (isNotFound(e)) return [] as SearchHit[];
-    throw e;
-  }),
+  search: (q: string) =>
+    get<{ nodes: Array<{ name: string }>; volumes: Array<{ name: string }> }>(`/api/v1/search${qs({ q })}`).then((r): SearchHit[] => [
+      ...r.nodes.map((n) => ({ kind: 'node' as const, name: n.name })),
+      ...r.volumes.map((v) => ({ kind: 'volume' as const, name: v.name })),
+    ]),
 
   /** The stream's URL for `topics` (EventSource sends the cookie; the token never goes in a URL). */
   streamUrl: (topics: string[]) => `/api/v1/stream?topics=${topics.map(enc).join(',')}`,
@@ -190,45 +184,101 @@ export const api = {
 
 /** Stream payloads, parsed from each event's data. */
 export const streamEvents = {
-  summary: (data: string) => normaliseDashboard(JSON.parse(data) as Partial<Dashboard>),
-  history: (data: string) => JSON.parse(data) as HistorySample,
+  summary: (data: string) => {
+    const d = JSON.parse(data) as ServerDashboard;
+    observeServerNow(d.now);
+    return normaliseDashboard(d);
+  },
+  history: (data: string) => {
+    const s = JSON.parse(data) as HistorySample;
+    return { ...s, t: wallTime(s.t) };
+  },
   invalidate: (data: string) => JSON.parse(data) as { topic: string; version: number },
 };
 
-const EMPTY_TILES: Tiles = {
-  nodes: 0, nodesNotReady: 0, desired: 0, attached: 0, notConverged: 0, conflicts: 0, opsRunning: 0, opsBackoff: 0, forcedDetaches1h: 0,
-};
-
-function normaliseDashboard(d: Partial<Dashboard>): Dashboard {
-  return { now: d.now, tiles: { ...EMPTY_TILES, ...d.tiles }, byReason: d.byReason ?? [], waitAge: d.waitAge ?? [], health: d.health ?? {} };
+/** A waiting pair is on the attach side while desired on its node, else on the detach side. */
+function withSide(p: Pair): Pair {
+  return p.reason === undefined ? p : { ...p, side: p.desired ? 'attach' : 'detach' };
 }
 
-interface LegacySummary {
-  ready: boolean; role: string;
-  nodes: { total: number; managed: number; healthy: number };
-  pairs: { desired: number; desiredAttached: number; attached: number };
-  operations: { pending: number; backoff: number };
-  conflicts: number;
-  loop: { pass: { p99Ms: number }; plan: { p99Ms: number } };
-  apiClient: { inFlight: number; waiting: number };
-  watches: { synced: boolean; lastEventAgeMs?: number }[];
+/** GET /api/v1/dashboard and the stream's `summary` (src/http/schemas/dashboard.ts). */
+interface ServerDashboard {
+  now: number;
+  tiles: {
+    nodes: { total: number; ready: number; notReady: number; outOfService: number };
+    desiredPairs: number; attached: number; notConverged: { total: number; attach: number; detach: number };
+    conflicts: number; operations: { running: number; backoff: number };
+    forcedDetachesLastHour: { timeout: number; outOfService: number }; oldestWaitSince?: number;
+  };
+  byReason: Array<{ code: string; side: Side; count: number; oldestSince?: number }>;
+  ageHistogram: { lt10s: number; lt1m: number; lt6m: number; ge6m: number };
+  health: {
+    ready: boolean; role: string;
+    loop: { pass: { p99Ms: number }; plan: { p99Ms: number } };
+    apiClient: { inFlight: number; waiting: number };
+    watches: Array<{ synced: boolean; lastEventAgeMs?: number }>;
+  };
 }
 
-function dashboardFromSummary(s: LegacySummary): Dashboard {
+function normaliseDashboard(d: ServerDashboard): Dashboard {
+  const t = d.tiles;
+  const ages = d.health.watches.map((w) => w.lastEventAgeMs ?? 0);
   return {
+    now: d.now,
     tiles: {
-      nodes: s.nodes.total, nodesNotReady: s.nodes.managed - s.nodes.healthy, desired: s.pairs.desired,
-      attached: s.pairs.attached, notConverged: s.pairs.desired - s.pairs.desiredAttached, conflicts: s.conflicts,
-      opsRunning: s.operations.pending, opsBackoff: s.operations.backoff, forcedDetaches1h: 0,
+      nodes: t.nodes.total, nodesNotReady: t.nodes.notReady, desired: t.desiredPairs, attached: t.attached,
+      notConverged: t.notConverged.total, conflicts: t.conflicts, opsRunning: t.operations.running,
+      opsBackoff: t.operations.backoff, forcedDetaches1h: t.forcedDetachesLastHour.timeout + t.forcedDetachesLastHour.outOfService,
     },
-    byReason: [],
-    waitAge: [],
+    byReason: d.byReason.map((r) => ({ reason: r.code, side: r.side, count: r.count, oldestSince: r.oldestSince })),
+    waitAge: [
+      { label: '< 10 s', count: d.ageHistogram.lt10s }, { label: '10 s – 1 min', count: d.ageHistogram.lt1m },
+      { label: '1 – 6 min', count: d.ageHistogram.lt6m }, { label: '≥ 6 min', count: d.ageHistogram.ge6m },
+    ],
     health: {
-      role: s.role, ready: s.ready, loopP99Ms: s.loop.pass.p99Ms, planP99Ms: s.loop.plan.p99Ms,
-      apiInFlight: s.apiClient.inFlight, apiWaiting: s.apiClient.waiting,
-      watchesSynced: s.watches.filter((w) => w.synced).length, watches: s.watches.length,
+      role: d.health.role, ready: d.health.ready, loopP99Ms: d.health.loop.pass.p99Ms, planP99Ms: d.health.loop.plan.p99Ms,
+      apiInFlight: d.health.apiClient.inFlight, apiWaiting: d.health.apiClient.waiting,
+      watchesSynced: d.health.watches.filter((w) => w.synced).length, watches: d.health.watches.length,
+      maxWatchLagMs: ages.length === 0 ? undefined : Math.max(...ages),
     },
   };
+}
+
+interface ServerHistory {
+  t: number[];
+  series: { desired: number[]; attached: number[]; notConverged: number[] };
+  annotations: Annotation[];
+}
+
+interface ServerNotConverged {
+  volume: string; node: string; side: Side; reason: string; waitingFor?: string; since: number;
+  etaMs?: number; etaWhy?: string; rule: string[]; driver?: string; namespace?: string;
+  lastError?: { op: string; message: string }; settled?: true;
+}
+
+function notConvergedItem(i: ServerNotConverged): NotConvergedItem {
+  return {
+    volume: i.volume, node: i.node, side: i.side, reason: i.reason, waitingFor: i.waitingFor ?? '', since: i.since,
+    etaMs: i.etaMs, etaWhy: i.etaWhy, rule: i.rule.join(', '), driver: i.driver,
+    namespaces: i.namespace === undefined ? undefined : [i.namespace],
+    lastError: i.lastError === undefined ? undefined : `${i.lastError.op}: ${i.lastError.message}`,
+    settled: i.settled,
+  };
+}
+
+interface ServerTimelineEntry {
+  at: number; kind: string; node: string; pod?: string; forced?: string; error?: string; retryAt?: number; holders?: string[];
+}
+
+/** One line of a volume's timeline, in words. */
+function timelineEntry(e: ServerTimelineEntry): TimelineEntry {
+  const parts: string[] = [];
+  if (e.pod !== undefined) parts.push(`pod ${e.pod}`);
+  if (e.forced !== undefined) parts.push(`forced (${e.forced})`);
+  if (e.holders !== undefined && e.holders.length > 0) parts.push(`attached to ${e.holders.join(', ')}`);
+  if (e.error !== undefined) parts.push(e.error);
+  if (e.retryAt !== undefined) parts.push(`retry at ${new Date(wallTime(e.retryAt)).toLocaleTimeString()}`);
+  return { t: wallTime(e.at), kind: e.kind, node: e.node, text: parts.join('; ') };
 }
 
 /** Normalised messages (numbers and quoted names masked) counted over the window's operations. */
@@ -244,36 +294,4 @@ function topErrorsOf(items: Operation[]): TopError[] {
   }
   return [...counts].sort((a, b) => b[1].count - a[1].count).slice(0, 10)
     .map(([message, c]) => ({ message, count: c.count, nodes: c.nodes.size }));
-}
-
-/**
- * Offset windows over a node list that pages only by continue token (a filtered page may be
- * short): tokens are remembered per offset, so scrolling on costs about one request per window
- * and a jump walks the pages between.
- */
-const tokens = new Map<string, Map<number, string>>();
-async function nodesByContinue(offset: number, limit: number, prefix: string, state: NodeState | undefined, knownTotal: number,
-  first: { items: NodeRow[]; continue?: string }): Promise<Window<NodeRow>> {
-  const listing = `${state ?? ''}|${prefix}`;
-  const byOffset = tokens.get(listing) ?? new Map<number, string>();
-  tokens.set(listing, byOffset);
-  const match = (n: NodeRow) => n.name.startsWith(prefix);
-  let at = 0;
-  let token: string | undefined;
-  for (const [o, t] of byOffset) if (o <= offset && o > at) { at = o; token = t; }
-  let page = token === undefined ? first : await get<typeof first>(`/api/v1/nodes${qs({ limit, state, continue: token })}`);
-  // rows holds the listing's rows from offset `at` on; rows before `offset` are dropped as we go.
-  const rows = page.items.filter(match);
-  for (;;) {
-    const skip = Math.min(rows.length, offset - at);
-    if (skip > 0) { rows.splice(0, skip); at += skip; }
-    if (at + rows.length >= offset + limit || page.continue === undefined) break;
-    byOffset.set(at + rows.length, page.continue);
-    page = await get<typeof first>(`/api/v1/nodes${qs({ limit, state, continue: page.continue })}`);
-    rows.push(...page.items.filter(match));
-  }
-  const items = rows.slice(offset - at, offset - at + limit);
-  const known = prefix === '' && state === undefined ? knownTotal : 0;
-  const total = page.continue === undefined ? at + rows.length : Math.max(known, at + rows.length + 1);
-  return { total, offset, items };
 }

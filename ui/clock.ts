@@ -30,6 +30,11 @@ export function serverNow(now = Date.now()): number {
   return now + serverOffsetMs;
 }
 
+/** A time on the controller's clock (which need not be the wall clock) as a browser epoch time. */
+export function wallTime(serverT: number): number {
+  return serverT - serverOffsetMs;
+}
+
 /** 0.4 s, 12 s, 3m 05s, 2h 10m, 3d 4h. */
 export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms)) return '–';

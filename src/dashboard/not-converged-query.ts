@@ -2,8 +2,8 @@
  * Windows over the not-converged snapshot: filters, sort, offset/limit, or groups. The index
  * gives the pairs, reasons and `since`; each served row is diagnosed again at request time, so
  * its sentence, reason and ETA are those of the state now (the index is up to one sweep old). A
- * pair that converged since the sweep is left out of the window, which may then be short of
- * `limit`; `total` counts the snapshot's matches.
+ * pair that settled since the sweep keeps its place, with the sweep's reason and `settled: true`
+ * (the next sweep drops it), so a window always holds its `limit` rows of the snapshot's `total`.
  *
  * Cost: O(snapshot) to filter, O(m log k) to find the first k = offset + limit of m matches
  * (O(m log m) past 5,000), plus a diagnosis per served row.
@@ -40,6 +40,8 @@ export interface NotConvergedItem {
   driver?: string;
   namespace?: string;
   lastError?: { op: string; message: string; ageMs: number };
+  /** The pair settled (or went) after the sweep that listed it. */
+  settled?: true;
 }
 
 export interface NotConvergedGroup {
@@ -69,8 +71,7 @@ export function queryNotConverged(ctx: ReadContext, snap: NotConvergedSnapshot, 
   const sorted = firstSorted(matches, offset + limit, comparator(q.sort ?? 'age'));
   const items: NotConvergedItem[] = [];
   for (const it of sorted.slice(offset, offset + limit)) {
-    const row = rowOf(ctx, it);
-    if (row) items.push(row);
+    items.push(rowOf(ctx, it) ?? settledRow(ctx, it));
   }
   return { ...head, items };
 }
@@ -135,6 +136,17 @@ export function firstSorted(items: IndexedPair[], k: number, cmp: Cmp): IndexedP
   return heap.sort(cmp);
 }
 
+/** An indexed pair that has settled (or gone) since the sweep: the sweep's facts, marked settled. */
+function settledRow(ctx: ReadContext, it: IndexedPair): NotConvergedItem {
+  const row: NotConvergedItem = {
+    volume: it.volume, node: it.node, side: it.side, reason: it.reason, since: it.since, ageMs: ctx.now - it.since,
+    rule: [...reasonOf(it.reason).rule], settled: true, waitingFor: 'settled since the last sweep',
+  };
+  if (it.driver !== undefined) row.driver = it.driver;
+  if (it.namespace !== undefined) row.namespace = it.namespace;
+  return row;
+}
+
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -194,7 +206,6 @@ function groups(ctx: ReadContext, items: readonly IndexedPair[], by: NonNullable
   }
   const sorted = [...map].sort(([ka, a], [kb, b]) => b.count - a.count || a.oldest.since - b.oldest.since || compare(ka, kb));
   return sorted.slice(offset, offset + limit).map(([key, g]) => {
-    const sample = rowOf(ctx, g.oldest);
-    return sample ? { key, count: g.count, oldestSince: g.oldest.since, sample } : { key, count: g.count, oldestSince: g.oldest.since };
+    return { key, count: g.count, oldestSince: g.oldest.since, sample: rowOf(ctx, g.oldest) ?? settledRow(ctx, g.oldest) };
   });
 }

@@ -56,7 +56,7 @@ export interface StreamHubDeps {
 }
 
 export const MAX_TOPICS = 50;
-const FIXED_TOPICS = new Set(['summary', 'history', 'notConverged', 'conflicts', 'operations']);
+const FIXED_TOPICS = new Set(['summary', 'history', 'notConverged', 'conflicts', 'operations', 'nodes']);
 
 /** The topics of a `topics=` parameter, or an error message. */
 export function parseTopics(param: string | undefined): string[] | { error: string } {

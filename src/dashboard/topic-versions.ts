@@ -1,9 +1,11 @@
 /**
  * Versions of the stream topics the not-converged index does not version: `conflicts`,
- * `operations`, `node:<name>` and `volume:<uniqueName>`. A topic's version is a counter that
+ * `operations`, `nodes`, `node:<name>` and `volume:<uniqueName>`. A topic's version is a counter that
  * moves when a fingerprint of what its page shows changes; fingerprints are computed on demand
  * (the stream asks once a second, for the topics someone subscribed to). Cost per call:
- * O(conflicts), O(operations), O(pairs of the node), O(pairs of the volume).
+ * O(conflicts), O(operations), O(1), O(pairs of the node), O(pairs of the volume). `nodes` (the node
+ * list) moves with the fleet's counts (nodes, managed, pairs desired and attached, status writes
+ * pending), not with every node's health: a list window at 100k nodes is refetched when they move.
  */
 import type { PairState, WorldState } from '../cache/world-state.js';
 import type { Timeline } from './timeline.js';
@@ -56,8 +58,14 @@ class Fingerprints implements TopicVersions {
     if (topic === 'operations') {
       let h = 0;
       for (const p of state.pendingOperations()) h = mix(mix(h, p.volume * 4_194_304 + p.node), p.startedAt + (p.op === 'attach' ? 1 : 2));
+      // A key failing again within a second leaves the counts as they were; its new window does not.
+      for (const b of state.backoffOperations(Number.NEGATIVE_INFINITY)) h = mix(mix(h, b.volume * 4_194_304 + b.node), b.lastErrorAt + b.durationMs);
       const c = state.counts();
       return mix(mix(h, c.pendingOperations), c.backoffOperations);
+    }
+    if (topic === 'nodes') {
+      const c = state.counts();
+      return [c.nodes, c.managedNodes, c.desiredPairs, c.attached, c.uncertain, c.statusUpdatesNeeded].reduce(mix, 0);
     }
     if (topic.startsWith('node:')) {
       const id = state.findNode(topic.slice(5));

@@ -10,7 +10,7 @@ describe('/openapi.json', () => {
     const doc = r.json;
     assert.equal(doc.openapi, '3.1.0');
     assert.deepEqual(Object.keys(doc.paths).sort(), [
-      '/api/v1/conflicts', '/api/v1/dashboard', '/api/v1/history', '/api/v1/nodes', '/api/v1/nodes/{name}', '/api/v1/not-converged',
+      '/api/v1/conflicts', '/api/v1/dashboard', '/api/v1/dashboard/nodes', '/api/v1/history', '/api/v1/nodes', '/api/v1/nodes/{name}', '/api/v1/not-converged',
       '/api/v1/operations', '/api/v1/reasons', '/api/v1/search', '/api/v1/stream', '/api/v1/summary',
       '/api/v1/volumes', '/api/v1/volumes/{uniqueName}', '/api/v1/volumes/{uniqueName}/timeline', '/healthz', '/metrics', '/openapi.json', '/readyz',
     ]);

@@ -1,3 +1,4 @@
+import type { VolumeInfo } from '../../src/http/inspection-view.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createFleet, csiName } from './fleet-fixture.js';
@@ -50,7 +51,7 @@ describe('/api/v1/operations', () => {
     const all = (await f.get('/api/v1/operations')).json;
     assert.deepEqual(all.total, { pending: 2, backoff: 1 });
     assert.deepEqual(all.items, [
-      { state: 'backoff', op: 'attach', volume: csiName('v1'), node: 'node-1', volumeWide: false, ageMs: 300, retryInMs: 201, durationMs: 500 },
+      { state: 'backoff', op: 'attach', volume: csiName('v1'), node: 'node-1', volumeWide: false, ageMs: 300, retryInMs: 201, durationMs: 500, attempt: 1 },
       { state: 'pending', op: 'detach', volume: csiName('v2'), node: 'node-2', volumeWide: true, ageMs: 200 },
       { state: 'pending', op: 'attach', volume: csiName('v1'), node: 'node-2', volumeWide: false, ageMs: 100 },
     ]);
@@ -63,6 +64,33 @@ describe('/api/v1/operations', () => {
     const bad = await f.get('/api/v1/operations?state=running');
     assert.equal(bad.status, 400);
     assert.equal(bad.json.code, 'FA_ERR_HTTP_BAD_REQUEST');
+    await f.close();
+  });
+
+  it('counts the failures behind a backoff window and shows the error when it is this operation on this node', async () => {
+    const f = createFleet();
+    const v = f.volume('flaky', { accessModes: ['ReadWriteMany'] });
+    const n = f.node('node-1');
+    let t = f.view.now();
+    const fail = () => {
+      f.state.tryStartOperation(v, n, 'attach', t);
+      f.state.completeOperation(v, n, 'attach', false, t);
+    };
+    fail();
+    const info = f.state.volumeInfo(v) as VolumeInfo;
+    f.state.setVolumeInfo(v, { ...info, lastError: { op: 'attach', node: 'node-1', message: 'rpc error: code = Internal', at: t } });
+    const first = (await f.get('/api/v1/operations?state=backoff')).json.items[0];
+    assert.deepEqual([first.attempt, first.durationMs, first.lastError], [1, 500, 'rpc error: code = Internal']);
+    for (const _ of [2, 3]) {
+      t += 10_000;
+      f.view.setNow(t);
+      fail();
+    }
+    const third = (await f.get('/api/v1/operations?state=backoff')).json.items[0];
+    assert.deepEqual([third.attempt, third.durationMs], [3, 2000]);
+    // The volume's last error on another node is not this row's.
+    f.state.setVolumeInfo(v, { ...(f.state.volumeInfo(v) as VolumeInfo), lastError: { op: 'attach', node: 'node-2', message: 'elsewhere', at: t } });
+    assert.equal((await f.get('/api/v1/operations?state=backoff')).json.items[0].lastError, undefined);
     await f.close();
   });
 });

@@ -26,9 +26,10 @@ export function shortVolume(uniqueName: string): string {
 
 export function PairRow(props: { item: NotConvergedItem; selected: boolean; receivedAt: number; onSelect: () => void }) {
   const p = props.item;
-  return html`<tr data-testid="pair-row" class=${props.selected ? 'selected' : ''} aria-selected=${props.selected}
-      data-volume=${p.volume} data-node=${p.node} data-reason=${p.reason} data-side=${p.side} onClick=${props.onSelect}>
-    <td><${StateLabel} state=${p.side} /></td>
+  const cls = [props.selected ? 'selected' : '', p.settled ? 'settled' : ''].join(' ').trim();
+  return html`<tr data-testid="pair-row" class=${cls} aria-selected=${props.selected}
+      data-volume=${p.volume} data-node=${p.node} data-reason=${p.reason} data-side=${p.side} data-settled=${p.settled ? 'true' : undefined} onClick=${props.onSelect}>
+    <td>${p.settled ? html`<${StateLabel} state="settled" />` : html`<${StateLabel} state=${p.side} />`}</td>
     <td class="ellipsis" title=${p.volume}><a href=${href.volume(p.volume)}>${shortVolume(p.volume)}</a></td>
     <td class="ellipsis" title=${p.node}><a href=${href.node(p.node)}>${p.node}</a></td>
     <td><${ReasonChip} reason=${p.reason} side=${p.side} title=${p.rule} /></td>

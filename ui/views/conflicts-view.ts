@@ -9,6 +9,8 @@ import { api, type Conflict } from '../api.js';
 import { Eta } from '../components/eta.js';
 import { Kubectl, kubectl } from '../components/kubectl.js';
 import { shortVolume } from '../components/pair-row.js';
+import { StateLabel } from '../components/state-label.js';
+import { formatDuration } from '../clock.js';
 import { useListKeys } from '../keyboard.js';
 import { href, navigate } from '../router.js';
 import { stream } from '../stream.js';
@@ -42,9 +44,13 @@ export function ConflictsView() {
         <div class="pods">${c.pods.map((p) => html`<span class="pod">${p.namespace}/${p.name ?? p.uid}</span>`)}${c.podCount > c.pods.length ? ` +${c.podCount - c.pods.length}` : ''}</div>
         ${c.waitingFor ? html`<div class="why" data-testid="waiting-for">${c.waitingFor}</div>` : null}</td>
       <td>${c.attachedTo.map((n) => html`<a href=${href.node(n)}>${n}</a> `)}
-        ${c.holderPods?.length ? html`<div class="pods">${c.holderPods.map((p) => html`<span class="pod">${p.namespace}/${p.name ?? p.uid}</span>`)}</div>` : null}</td>
+        ${c.holder ? html`<div class="holder-facts">
+          <${StateLabel} state=${c.holder.outOfService ? 'out-of-service' : c.holder.healthy ? 'healthy' : 'unhealthy'} />
+          <${StateLabel} state=${c.holder.mounted ? 'mounted' : 'not-mounted'} text=${c.holder.mounted ? 'mounted' : 'not mounted'} />
+          ${c.holder.desired ? html`<span class="note">${c.holder.podCount} pod(s) there still want it</span>` : null}
+          ${c.holder.detachTimerAgeMs !== undefined ? html`<span class="note">detach wanted for ${formatDuration(c.holder.detachTimerAgeMs)}</span>` : null}</div>` : null}</td>
       <td>${c.class ?? '–'}${c.multiAttachErrorReported ? html`<div class="note">Multi-Attach event emitted</div>` : null}</td>
-      <td><${Eta} etaMs=${c.etaMs} etaWhy=${c.etaWhy} receivedAt=${data.at} /></td>
+      <td data-testid="holder-detach"><${Eta} etaMs=${c.holder?.detachInMs} etaWhy=${c.holder?.detachWhyNot ?? c.etaWhy} receivedAt=${data.at} /></td>
       <td class="cmds">${c.pods[0]?.name && c.pods[0].namespace ? html`<${Kubectl} cmd=${kubectl.describePod(c.pods[0].namespace, c.pods[0].name)} />` : null}
         ${c.attachedTo[0] ? html`<${Kubectl} cmd=${kubectl.volumesInUse(c.attachedTo[0])} />` : null}</td>
     </tr>`)}</tbody></table>`}

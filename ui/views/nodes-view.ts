@@ -3,7 +3,7 @@
  * time), with a name-prefix search and a state filter done by the server.
  */
 import { html } from 'htm/preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect } from 'preact/hooks';
 import { api, NODE_STATES, type NodeRow, type NodeState } from '../api.js';
 import { StateLabel } from '../components/state-label.js';
 import { PlaceholderRow, VirtualTable } from '../components/virtual-table.js';
@@ -41,10 +41,8 @@ export function NodesView(props: { route: Route }) {
   const prefix = props.route.query.get('q') ?? '';
   const stateParam = props.route.query.get('state') ?? '';
   const state = (NODE_STATES as readonly string[]).includes(stateParam) ? (stateParam as NodeState) : undefined;
-  const [knownTotal, setKnownTotal] = useState(0);
-  useEffect(() => { api.dashboard().then((d) => setKnownTotal(d.tiles.nodes), () => {}); }, []);
   const listing = `${state ?? ''}|${prefix}`;
-  const rows = useWindowedRows(`nodes|${listing}`, (offset, limit) => api.nodes(offset, limit, prefix, state, knownTotal));
+  const rows = useWindowedRows(`nodes|${listing}`, (offset, limit) => api.nodes(offset, limit, prefix, state));
   useEffect(() => {
     stream.use(['nodes']);
     return stream.onData({ invalidate: (t) => { if (t === 'nodes' || t === '*') rows.reload(); } });

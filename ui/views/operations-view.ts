@@ -37,7 +37,7 @@ export function OperationsView() {
     <table class="grid ops"><thead><tr><th scope="col">state</th><th scope="col">op</th><th scope="col">volume</th><th scope="col">node</th>
       <th scope="col">attempt</th><th scope="col">for</th><th scope="col">retry</th><th scope="col">last error</th></tr></thead>
     <tbody>${items.map((o, i) => html`<tr data-testid="op-row" class=${i === selected ? 'selected' : ''} aria-selected=${i === selected}
-        data-volume=${o.volume} data-node=${o.node} data-state=${o.state} data-op=${o.op} data-retry-in-ms=${o.retryInMs ?? ''} onClick=${() => setSelected(i)}>
+        data-volume=${o.volume} data-node=${o.node} data-state=${o.state} data-op=${o.op} data-retry-in-ms=${o.retryInMs ?? ''} data-attempt=${o.attempt ?? ''} data-duration-ms=${o.durationMs ?? ''} onClick=${() => setSelected(i)}>
       <td><${StateLabel} state=${o.state === 'pending' ? 'running' : 'backoff'} /></td>
       <td><${StateLabel} state=${o.op} />${o.volumeWide ? html`<div class="note">volume-wide</div>` : null}</td>
       <td class="ellipsis" title=${o.volume}><a href=${href.volume(o.volume)}>${shortVolume(o.volume)}</a></td>

@@ -10,7 +10,10 @@ import type { DashboardModel } from '../../dashboard/dashboard-model.js';
 import { queryNotConverged } from '../../dashboard/not-converged-query.js';
 import { REASONS } from '../../dashboard/reason-codes.js';
 import { fleetError } from '../../errors/index.js';
+import { nodeWindow } from '../node-view.js';
 import { readContext } from '../pair-view.js';
+import { DEFAULT_LIMIT } from '../schemas/common.js';
+import { nodeWindowSchema } from '../schemas/nodes.js';
 import { dashboardSchema, historySchema, notConvergedSchema, reasonsSchema, searchSchema, timelineResponse } from '../schemas/dashboard.js';
 import { UniqueName } from '../schemas/volumes.js';
 import type { RouteDeps } from './route-deps.js';
@@ -31,12 +34,18 @@ export const dashboardRoutes: FastifyPluginCallbackTypebox<RouteDeps> = (app, de
 
   app.get('/api/v1/history', { schema: historySchema }, (request) => {
     const { range = '15m', points = 600 } = request.query;
-    return dashboard.history.window(range, points, dashboard.now());
+    const now = dashboard.now();
+    return { now, ...dashboard.history.window(range, points, now) };
   });
 
   app.get('/api/v1/volumes/:uniqueName/timeline', {
     schema: { summary: 'What the controller did to one volume and why, oldest first (at most 50 entries)', params: Type.Object({ uniqueName: UniqueName }), response: timelineResponse },
   }, (request) => timelineOf(dashboard, state, request.params.uniqueName));
+
+  app.get('/api/v1/dashboard/nodes', { schema: nodeWindowSchema }, (request) => {
+    const { offset = 0, limit = DEFAULT_LIMIT, prefix = '', state: filter } = request.query;
+    return nodeWindow(readContext(state, view), offset, limit, prefix, filter);
+  });
 
   app.get('/api/v1/search', { schema: searchSchema }, (request) => {
     const { q, limit = 10 } = request.query;

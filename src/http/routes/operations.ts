@@ -4,12 +4,23 @@
  */
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { conflicts } from '../conflict-view.js';
-import { readContext, type ReadContext } from '../pair-view.js';
+import { readContext, volumeFacts, type ReadContext } from '../pair-view.js';
+import { INITIAL_BACKOFF_MS } from '../../cache/backoff-heap.js';
 import { DEFAULT_LIMIT } from '../schemas/common.js';
 import { conflictsSchema, operationsSchema, type OperationList } from '../schemas/operations.js';
 import type { RouteDeps } from './route-deps.js';
 
 type OperationItem = OperationList['items'][number];
+
+/** Failures in a row behind a backoff window: it starts at INITIAL_BACKOFF_MS and doubles up to its cap. */
+function attemptOf(durationMs: number): number {
+  return Math.max(1, Math.round(Math.log2(durationMs / INITIAL_BACKOFF_MS)) + 1);
+}
+
+function lastErrorOf(ctx: ReadContext, volume: number, op: string, node: string): { lastError?: string } {
+  const e = volumeFacts(ctx.state, volume).info?.lastError;
+  return e && e.op === op && e.node === node ? { lastError: e.message } : {};
+}
 
 export function operations(ctx: ReadContext, which: 'pending' | 'backoff' | undefined, limit: number): OperationList {
   const { state, now } = ctx;
@@ -26,6 +37,7 @@ export function operations(ctx: ReadContext, which: 'pending' | 'backoff' | unde
       make: () => ({
         state: 'backoff', op: b.op, volume: state.volumeName(b.volume), node: name(b.node), volumeWide: b.volumeWide,
         ageMs: now - b.lastErrorAt, retryInMs: Math.max(0, b.retryAt - now), durationMs: b.durationMs,
+        attempt: attemptOf(b.durationMs), ...lastErrorOf(ctx, b.volume, b.op, name(b.node)),
       }),
     });
   }

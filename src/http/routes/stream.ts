@@ -17,7 +17,7 @@ import type { RouteDeps } from './route-deps.js';
 const streamSchema = {
   summary: 'Server-Sent Events: summary, history, invalidate {topic, version}; a ping comment every 15 s',
   querystring: Type.Object({
-    topics: Type.Optional(Type.String({ maxLength: 8192, description: 'Comma-separated: summary, history, notConverged, conflicts, operations, node:<name>, volume:<uniqueName> (default summary)' })),
+    topics: Type.Optional(Type.String({ maxLength: 8192, description: 'Comma-separated: summary, history, notConverged, conflicts, operations, nodes, node:<name>, volume:<uniqueName> (default summary)' })),
   }),
   response: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...protectedErrors },
 };

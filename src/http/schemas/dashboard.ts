@@ -66,6 +66,7 @@ export const NotConvergedItem = Type.Object({
   driver: Type.Optional(Type.String()),
   namespace: Type.Optional(Type.String()),
   lastError: Type.Optional(LastError),
+  settled: Type.Optional(Type.Literal(true, { description: 'Settled (or gone) since the sweep that listed it; the next sweep drops it' })),
 });
 
 export const NotConvergedWindow = Type.Object({
@@ -101,6 +102,7 @@ const Annotation = Type.Object({
 });
 
 export const HistoryWindow = Type.Object({
+  now: Type.Number({ description: 'Controller-clock ms of the answer' }),
   range: StringEnum(['15m', '1h', '6h']),
   stepMs: Type.Number({ description: 'Bucket width: each value is the maximum of its bucket' }),
   t: Type.Array(Type.Number(), { description: 'Time of the newest sample of each bucket' }),

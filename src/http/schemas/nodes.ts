@@ -50,3 +50,17 @@ export const getNodeSchema = {
   params: Type.Object({ name: NodeName }),
   response: { 200: NodeDetail, ...protectedErrors, 404: ErrorBody },
 };
+
+export const nodeWindowSchema = {
+  summary: 'An offset window of the nodes matching a name prefix and state, with their total (the dashboard\'s node list)',
+  querystring: Type.Object({
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0 })),
+    limit: Type.Optional(Limit),
+    prefix: Type.Optional(Type.String({ maxLength: 253, default: '' })),
+    state: Type.Optional(NodeFilter),
+  }),
+  response: {
+    200: Type.Object({ total: Type.Integer(), offset: Type.Integer(), items: NodeList.properties.items }),
+    ...protectedErrors,
+  },
+};

@@ -41,6 +41,8 @@ export const Operation = Type.Object({
   ageMs: Type.Number({ description: 'Since start (pending) or since the last failure (backoff)' }),
   retryInMs: Type.Optional(Type.Number()),
   durationMs: Type.Optional(Type.Number({ description: 'Backoff window length' })),
+  attempt: Type.Optional(Type.Integer({ description: 'Failures in a row of this key (the window doubles from 500 ms per failure, I3)' })),
+  lastError: Type.Optional(Type.String({ description: "The volume's last error, when it was this operation on this node" })),
 });
 
 export const OperationList = Type.Object({
