@@ -75,7 +75,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
     await sim.stop();
     throw err;
   }
-  console.log(`inspection API: ${running.url}\n  try: ${running.url}/api/v1/summary  ${running.url}/api/v1/nodes?limit=5  ${running.url}/metrics  ${running.url}/openapi.json`);
+  console.log(`dashboard: ${running.url}/\ninspection API: ${running.url}\n  try: ${running.url}/api/v1/summary  ${running.url}/api/v1/nodes?limit=5  ${running.url}/metrics  ${running.url}/openapi.json`);
   const progress = createProgress({ ctl: running.ctl, intervalMs: flags['progress-interval'], tty: Boolean(process.stdout.isTTY), startedAt: t0 });
   const stopReasons: Array<Promise<string>> = [untilSignal().then((s) => `signal ${s}`)];
   if (flags.duration > 0) stopReasons.push(new Promise((r) => setTimeout(() => r('duration reached'), flags.duration).unref()));

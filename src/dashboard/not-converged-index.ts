@@ -32,6 +32,8 @@ export interface IndexedPair {
   readonly driver?: string;
   /** Namespace of the first pod wanting the pair (attach side only). */
   readonly namespace?: string;
+  /** The diagnosis had an ETA (e.g. a force-detach timer that has started). */
+  readonly timed?: true;
 }
 
 /** Wait-age buckets: <10 s, 10 s–1 m, 1–6 m, ≥6 m. */
@@ -44,7 +46,7 @@ export interface NotConvergedSnapshot {
   readonly detach: number;
   readonly histogram: AgeHistogram;
   readonly oldestSince?: number;
-  /** Changes whenever the set of pairs or a pair's reason changed; 0 before the first sweep. */
+  /** Changes whenever the set of pairs, a pair's reason, or whether it has an ETA changed; 0 before the first sweep. */
   readonly version: number;
   /** Controller-clock ms at the end of the sweep (-1 before the first). */
   readonly sweptAt: number;
@@ -213,7 +215,8 @@ class Sweeper implements NotConvergedIndex {
     const key = p.volume * KEY_NODE_BITS + p.node;
     const prev = this.byKey.get(key);
     const same = prev !== undefined && prev.volume === vf.name && prev.node === nf.name;
-    if (same && prev.reason === d.reason) {
+    const timed = d.etaMs !== undefined;
+    if (same && prev.reason === d.reason && (prev.timed === true) === timed) {
       // Unchanged: the previous sweep's record is kept (its driver and namespace as first seen).
       this.keep(pass, key, prev, ctx.now);
       return;
@@ -224,6 +227,7 @@ class Sweeper implements NotConvergedIndex {
     };
     const driver = vf.info?.csi?.driver ?? vf.info?.plugin;
     if (driver !== undefined) item.driver = driver;
+    if (timed) item.timed = true;
     if (desired) {
       const uids = ctx.state.desiredPods(p.volume, p.node);
       const ns = uids.length > 0 ? ctx.view.podName(uids[0])?.namespace : undefined;
