@@ -5,11 +5,15 @@
  * stays not converged with any reason).
  *
  * Cost: a slice handles nodes until it has seen `slicePairs` pairs (5,000) or spent `sliceMs` (3 ms), then
- * yields to the event loop (setImmediate), so the loop is never held longer than about one
- * slice; a settled pair costs one PairState and two comparisons, a not-converged one a
- * diagnosis. A new sweep starts `intervalMs` after the previous one started (or at once when a
- * sweep took longer). The snapshot is replaced whole at the end of a sweep: readers never see a
- * half-swept state. Memory: O(not-converged pairs).
+ * yields to the event loop, so the loop is never held longer than about one slice; a settled pair
+ * costs one PairState and two comparisons, a not-converged one a diagnosis. The sweep takes at
+ * most `dutyCycle` (10%) of the main thread: after a slice of t ms the next waits t·(1/duty − 1),
+ * so a fleet that is mostly not converged (a cold start at 100k nodes: a million diagnoses) is
+ * swept slowly rather than taking the reconciler's thread. A new sweep starts `intervalMs` after
+ * the previous one started (or at once when a sweep took longer), and only while someone reads the
+ * dashboard: with `idleAfterMs`, no sweep starts once nothing has called {@link NotConvergedIndex.touch}
+ * for that long (a touch after that starts one at once). The snapshot is replaced whole at the end
+ * of a sweep: readers never see a half-swept state. Memory: O(not-converged pairs).
  *
  * Never throws from its timers: a failed slice is logged and the sweep starts over next interval.
  */
@@ -64,6 +68,8 @@ export interface NotConvergedIndex {
   /** Runs one whole sweep at once (tests, and a first snapshot); cancels a sweep under way. */
   sweepNow(): NotConvergedSnapshot;
   snapshot(): NotConvergedSnapshot;
+  /** Someone reads the dashboard: keeps the sweeps going (see `idleAfterMs`). */
+  touch(): void;
 }
 
 export interface NotConvergedIndexDeps {
@@ -75,6 +81,12 @@ export interface NotConvergedIndexDeps {
   readonly sliceMs?: number;
   /** Default 1000 ms. */
   readonly intervalMs?: number;
+  /** Share of the main thread the sweep may take, in (0, 1]; default 0.1. */
+  readonly dutyCycle?: number;
+  /** No sweep starts after this long without a touch; default: sweeps never stop. */
+  readonly idleAfterMs?: number;
+  /** Clock of the touches (ms); default performance.now. */
+  readonly now?: () => number;
   readonly log?: Logger;
 }
 
@@ -104,10 +116,23 @@ class Sweeper implements NotConvergedIndex {
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
   private running = false;
+  private idle = false;
+  private lastTouch: number;
+  private readonly clock: () => number;
   private readonly log: Logger;
 
   constructor(private readonly d: NotConvergedIndexDeps) {
     this.log = d.log ?? logger('dashboard');
+    this.clock = d.now ?? (() => performance.now());
+    this.lastTouch = this.clock();
+  }
+
+  touch(): void {
+    this.lastTouch = this.clock();
+    if (!this.idle || !this.running) return;
+    this.idle = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.schedule(0);
   }
 
   start(): void {
@@ -138,6 +163,11 @@ class Sweeper implements NotConvergedIndex {
   private schedule(delayMs: number): void {
     this.timer = setTimeout(() => {
       this.timer = undefined;
+      const idleAfter = this.d.idleAfterMs;
+      if (idleAfter !== undefined && this.clock() - this.lastTouch > idleAfter) {
+        this.idle = true; // touch() starts the next sweep
+        return;
+      }
       this.pass = this.newPass();
       this.runSlices();
     }, Math.max(0, delayMs));
@@ -149,6 +179,7 @@ class Sweeper implements NotConvergedIndex {
     // sweepNow took over the sweep under way: wait for the next interval.
     if (!this.pass) return this.schedule(this.d.intervalMs ?? 1000);
     let done: boolean;
+    const t0 = performance.now();
     try {
       done = this.slice(this.d.slicePairs ?? 5000, this.d.sliceMs ?? 3);
     } catch (err) {
@@ -157,10 +188,20 @@ class Sweeper implements NotConvergedIndex {
       done = true;
     }
     if (!done) {
-      this.immediate = setImmediate(() => {
-        this.immediate = undefined;
-        this.runSlices();
-      });
+      const duty = Math.min(1, Math.max(0.01, this.d.dutyCycle ?? 0.1));
+      const rest = (performance.now() - t0) * (1 / duty - 1);
+      if (rest < 1) {
+        this.immediate = setImmediate(() => {
+          this.immediate = undefined;
+          this.runSlices();
+        });
+      } else {
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          this.runSlices();
+        }, rest);
+        this.timer.unref?.();
+      }
       return;
     }
     const took = this.current.sweepMs;

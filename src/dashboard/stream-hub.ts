@@ -173,6 +173,8 @@ class Hub implements StreamHub {
   }
 
   tick(): void {
+    // An open stream is someone reading the dashboard: the index keeps sweeping.
+    if (this.all.size > 0) this.d.model.index.touch();
     if ([...this.all].some((c) => c.topics.has('summary'))) {
       const { key, data } = this.summary();
       for (const c of this.all) {

@@ -296,7 +296,9 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
       return stopping;
     },
   };
-  const model = createDashboardModel({ state, view: createInspectionView(ctl, o) });
+  // The index sweeps only while the dashboard is read (a minute after the last read it stops),
+  // so a controller nobody watches spends nothing on it.
+  const model = createDashboardModel({ state, view: createInspectionView(ctl, o), index: { idleAfterMs: 60_000 } });
   dashboard = model;
   if (!stopped) model.start();
   return ctl;

@@ -166,6 +166,62 @@ describe('not-converged index', () => {
   });
 });
 
+describe('not-converged index: sweeps while read', () => {
+  it('stops sweeping once nothing has touched it for idleAfterMs, and a touch starts a sweep at once', async () => {
+    const nodes = Array.from({ length: 4 }, () => ({ healthy: true, oos: false, mounted: true }));
+    const pairs = Array.from({ length: 8 }, (_, i) => ({ v: i % 2, n: i % 4, pods: 1, actual: 'none', unreport: false, op: 'none' } as const));
+    const { state, view } = build(nodes, [true, false], [...pairs], false);
+    let touchClock = 0;
+    const index = createNotConvergedIndex({ state, view, intervalMs: 5, idleAfterMs: 1000, now: () => touchClock });
+    index.start();
+    try {
+      await settle('a first sweep', () => index.snapshot().sweptAt >= 0);
+      const versions = () => index.snapshot().version;
+      // Idle: past idleAfterMs on the touch clock, no further sweep sees a change.
+      touchClock = 5000;
+      await new Promise((r) => setTimeout(r, 50)); // ten intervals: the sweeper goes idle
+      const v0 = versions();
+      state.addDesiredPod(state.findVolume('kubernetes.io/csi/d^v1')!, state.findNode('node-0')!, 'pod-new');
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(versions(), v0, 'no sweep while idle');
+      index.touch();
+      await settle('a sweep after the touch', () => versions() > v0);
+    } finally {
+      index.stop();
+    }
+  });
+
+  for (const duty of [1, 0.25]) {
+    it(`a sweep at duty cycle ${duty} pauses ${duty === 1 ? 'never' : '3 × each slice\'s length'} between slices`, async (t) => {
+      const nodes = Array.from({ length: 20 }, () => ({ healthy: true, oos: false, mounted: true }));
+      const pairs = Array.from({ length: 20 }, (_, i) => ({ v: i % 4, n: i, pods: 1, actual: 'none', unreport: false, op: 'none' } as const));
+      const { state, view } = build(nodes, [false, false, false, false], [...pairs], false);
+      // A clock that moves 1 ms per reading: a slice's length is the readings it takes, an integer.
+      let tick = 0;
+      t.mock.method(performance, 'now', () => ++tick);
+      const pauses: number[] = [];
+      const realSetTimeout = globalThis.setTimeout;
+      t.mock.method(globalThis, 'setTimeout', ((fn: () => void, ms?: number) => {
+        if (ms !== undefined && ms > 0 && ms < 10_000) pauses.push(ms); // not the next sweep's timer (~intervalMs)
+        return realSetTimeout(fn, 0);
+      }) as typeof setTimeout);
+      const index = createNotConvergedIndex({ state, view, slicePairs: 1, sliceMs: 1e9, intervalMs: 60_000, dutyCycle: duty });
+      index.start();
+      try {
+        await settle('a first sweep', () => index.snapshot().sweptAt >= 0);
+      } finally {
+        index.stop();
+      }
+      // One pair per slice: 20 slices, each followed by another (the last finds the end of the nodes).
+      if (duty === 1) assert.deepEqual(pauses, []);
+      else {
+        assert.equal(pauses.length, 20);
+        for (const p of pauses) assert.ok(p >= 3 && p % 3 === 0, `pause ${p}`);
+      }
+    });
+  }
+});
+
 describe('firstSorted', () => {
   it('equals the first k of a full sort', async () => {
     const { firstSorted } = await import('../../src/dashboard/not-converged-query.js');

@@ -23,6 +23,11 @@ export const SEARCH_SCAN_BUDGET = 200_000;
 
 export const dashboardRoutes: FastifyPluginCallbackTypebox<RouteDeps> = (app, deps, done) => {
   const { state, view, dashboard } = deps;
+  // Reading any of these keeps the not-converged index sweeping (its idleAfterMs).
+  app.addHook('onRequest', (_request, _reply, done) => {
+    dashboard.index.touch();
+    done();
+  });
 
   app.get('/api/v1/reasons', { schema: reasonsSchema }, () => ({ items: REASONS.map((r) => ({ ...r, rule: [...r.rule] })) }));
 
