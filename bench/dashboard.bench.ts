@@ -33,8 +33,6 @@ const PODS_PER_NODE = 10;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /* eslint-disable @typescript-eslint/no-explicit-any */
-/** The page's globals, in functions run by the browser (this file is type-checked without the DOM library). */
-const page$ = globalThis as any;
 
 interface Options { nodes: number; churn: number; phaseS: number; rounds: number; settleS: number; timeoutS: number }
 
@@ -126,8 +124,8 @@ async function measure(o: Options, command: string): Promise<Result> {
       cdp.on('Network.dataReceived', (e) => { if (streamIds.has(e.requestId)) streamBytes += e.encodedDataLength; });
       await page.goto(`${url}/#/`);
       await page.waitForSelector('[data-testid=tile-notConverged]', { timeout: 120_000 });
-      await page.waitForFunction(() => Number(page$.document.querySelector('[data-testid=convergence-chart]')?.getAttribute('data-points') ?? 0) > 0, undefined, { timeout: 120_000 });
-      await page.waitForFunction(() => page$.__faStream?.messages > 0, undefined, { timeout: 120_000 });
+      await page.waitForFunction(() => Number((globalThis as any).document.querySelector('[data-testid=convergence-chart]')?.getAttribute('data-points') ?? 0) > 0, undefined, { timeout: 120_000 });
+      await page.waitForFunction(() => (globalThis as any).__faStream?.messages > 0, undefined, { timeout: 120_000 });
       await sleep(500);
       const kb = (finished + streamBytes) / 1024;
       await context.close();
@@ -169,8 +167,8 @@ async function measure(o: Options, command: string): Promise<Result> {
       cdp.on('Network.dataReceived', (e) => { if (ids.has(e.requestId)) bytes += e.encodedDataLength; });
       await page.goto(`${url}/#/`);
       await page.waitForSelector('[data-testid=tile-notConverged]', { timeout: 120_000 });
-      await page.waitForFunction(() => page$.__faStream?.messages > 0, undefined, { timeout: 120_000 });
-      const m0 = await page.evaluate(() => page$.__faStream.messages);
+      await page.waitForFunction(() => (globalThis as any).__faStream?.messages > 0, undefined, { timeout: 120_000 });
+      const m0 = await page.evaluate(() => (globalThis as any).__faStream.messages);
       const b0 = bytes;
       const tOpen = performance.now();
       sink = open;
@@ -178,7 +176,7 @@ async function measure(o: Options, command: string): Promise<Result> {
       sink = undefined;
       openMs += performance.now() - tOpen;
       streamBytes += bytes - b0;
-      streamMessages += (await page.evaluate(() => page$.__faStream.messages)) - m0;
+      streamMessages += (await page.evaluate(() => (globalThis as any).__faStream.messages)) - m0;
       summaryP99.open.push(await summaryLoopP99());
       await page.close();
       console.error(`round ${r + 1}/${o.rounds}: ${closed.length} passes closed, ${open.length} open`);
@@ -195,7 +193,7 @@ async function measure(o: Options, command: string): Promise<Result> {
       await rows();
       for (let i = 0; i < 400; i++) {
         const more = await page.evaluate(() => {
-          const el = page$.document.querySelector('.vt-scroll');
+          const el = (globalThis as any).document.querySelector('.vt-scroll');
           if (!el) return false;
           const before = el.scrollTop;
           el.scrollTop = Math.min(el.scrollHeight, before + Math.max(el.clientHeight, el.scrollHeight / 50));
