@@ -36,7 +36,6 @@ class LiveStream {
   private source: EventSource | undefined;
   private topics = '';
   private reopenTimer: ReturnType<typeof setTimeout> | undefined;
-  private failed = false;
   private readonly statusListeners = new Set<Listener>();
   private readonly dataListeners = new Set<StreamListeners>();
   status: StreamStatus = { connected: false, stale: true, messages: 0, lastEventAt: 0, since: Date.now() };
@@ -80,12 +79,12 @@ class LiveStream {
     const es = new EventSource(api.streamUrl(this.topics.split('\n')));
     this.source = es;
     es.onopen = () => {
-      if (this.failed) this.emit((l) => l.invalidate?.('*'));
-      this.failed = false;
+      // The server versions topics from this connection on: what a view fetched before it
+      // (during a reconnect, or before a new topic's stream opened) is refetched once.
+      this.emit((l) => l.invalidate?.('*'));
       this.touch(false);
     };
     es.onerror = () => {
-      this.failed = true;
       this.publish();
       // CLOSED: the server refused (HTTP error); CONNECTING: the browser retries by itself.
       if (es.readyState === EventSource.CLOSED && this.source === es) {
