@@ -1,4 +1,4 @@
-// The web dashboard's budgets (issue 43): `npm run bench:dashboard` [-- --nodes 100000 --out FILE].
+// The web dashboard's budgets: `npm run bench:dashboard` [-- --nodes 100000 --out FILE].
 // In `npm run bench:full`.
 //
 // Subject: the real controller with its inspection API and dashboard (startControllerWithApi, one

@@ -1,4 +1,4 @@
-// End-to-end benchmark (issue 6): `npm run bench:e2e` [-- --nodes 10000,50000 --pods-per-node 10
+// End-to-end benchmark: `npm run bench:e2e` [-- --nodes 10000,50000 --pods-per-node 10
 // --churn 1000 --steady 60 --timeout 900 --profile DIR --kube-api-qps 20000
 // --kube-api-max-in-flight 256 --list-page-size 5000 --out FILE
 // --controller-args "--workers 0 …" --controller-node-args "--trace-gc-nvp" --sim-node-args "--trace-gc"

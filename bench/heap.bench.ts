@@ -8,7 +8,7 @@
 // by kind (strings, ropes, plain objects, arrays, other). Each size runs in a process of its own
 // (this file, role `measure`), and the per-pod figures are the slope between the two sizes, so the
 // process's constant part (code, modules, caches bounded by count) is not charged to pods.
-// Why objects: a major GC marks every live object, and the pauses that miss issue 5's latency
+// Why objects: a major GC marks every live object, and the pauses that miss the latency
 // targets at 50k–100k nodes are major GCs. Prints JSON; writes bench/results/heap.json unless --out.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// Inspection API benchmark (issue 5): `npm run bench:http` [-- --nodes 10000,100000 --churn 100
+// Inspection API benchmark: `npm run bench:http` [-- --nodes 10000,100000 --churn 100
 // --duration 5 --reps 4 --paced 60 --window 10 --rounds 12 --rate 2000 --connections 10 --timeout 2400
 // --settle 30 --qps 20000 --min-free-mb 1536 --stand-in --http1 --out FILE --profile DIR].
 // `--http1` runs the controller with `--kube-api-http2=false` (its hot calls over HTTP/1.1).

@@ -1,4 +1,4 @@
-// Plan kernel benchmark (issue 3): `npm run bench:kernel` [-- --sizes 1000,10000 --quick].
+// Plan kernel benchmark: `npm run bench:kernel` [-- --sizes 1000,10000 --quick].
 // The quick tier of `npm run bench` runs `--sizes 1000,10000,100000 --quick`; `bench:full` the
 // default sizes.
 // `--mutations-only` runs the mutation mixes alone (no plans, no reference) and prints them

@@ -1,4 +1,4 @@
-// Peer benchmark (issue 41 item 6): `npm run bench:peer` [-- --targets sim,real --sizes 10000,50000
+// Peer benchmark: `npm run bench:peer` [-- --targets sim,real --sizes 10000,50000
 // --real-nodes 1000 --pods-per-node 10 --qps 20000 --upstream-defaults on|off
 // --only-controller fleet-attach|upstream --churn 100 --real-churn 20 --churn-seconds 60 --converge-timeout 1200
 // --detach-timeout 900 --out FILE], or `-- --charts-only`.

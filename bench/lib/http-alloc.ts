@@ -1,4 +1,4 @@
-// Heap allocated per inspection request (issue 5, GC pressure): `npm run bench:http -- --alloc`
+// Heap allocated per inspection request (GC pressure): `npm run bench:http -- --alloc`
 // [--nodes 10000 --duration 4 --routes bare,bare-sized,node,volume,summary --out FILE]
 // (bench/http.bench.ts).
 //

@@ -1,5 +1,5 @@
 /**
- * Issue 40: `npm start`'s terminal is for a person. The demo's stdout has the fleet being built,
+ * `npm start`'s terminal is for a person. The demo's stdout has the fleet being built,
  * the URLs and the progress lines, and names a log file; the controller's and simulator's JSON
  * log lines go to that file, not to stdout. Warnings and errors are echoed readably.
  */

@@ -3,8 +3,7 @@
  * node) entry (§C, H3, J1, L2): upstream's desired state keeps the spec per node entry, from the
  * pod that added the volume to that node. Two PVs in two namespaces with the same CSI driver and
  * volume handle are one unique volume; a pod waiting on node B is told about its own claim's PV,
- * not the PV of a pod elsewhere, and the VolumeAttachment for node B names that PV (issue 41
- * item 7).
+ * not the PV of a pod elsewhere, and the VolumeAttachment for node B names that PV.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Issue 4 acceptance: `fleet-attach run --kubeconfig FILE` against
+ * `fleet-attach run --kubeconfig FILE` against
  * `fleet-attach sim --nodes 2000 --pods-per-node 10` (attacher and kubelet on) converges: every
  * desired pair has an attached VolumeAttachment and is listed in its node's volumesAttached.
  * Both run as separate processes through the package bin; the check reads the cluster through

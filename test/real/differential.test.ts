@@ -1,5 +1,5 @@
 /**
- * Differential tests (issue 41 item 5): every scenario of ./differential/scenarios.ts runs once
+ * Differential tests: every scenario of ./differential/scenarios.ts runs once
  * with upstream kube-controller-manager (only the attach/detach controller) and once with
  * fleet-attach, each on a fresh etcd + kube-apiserver, driven by the same deterministic driver.
  * What the API server saw (VolumeAttachment creates and deletes per PV and node, every node's

@@ -1,5 +1,5 @@
 /**
- * Issue 41 item 4: fleet-attach against a real kube-apiserver (upstream etcd + kube-apiserver of
+ * fleet-attach against a real kube-apiserver (upstream etcd + kube-apiserver of
  * upstream/bin, real-cluster.ts), at fleet size, through faults.
  *
  * - The fleet: 500 nodes × 10 pods, each pod with its own bound PVC/PV (10% ReadWriteMany),

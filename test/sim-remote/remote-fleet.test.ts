@@ -1,5 +1,5 @@
 /**
- * The fleet actors over the API (issue 41 item 4 prerequisite): an empty simulator plays the
+ * The fleet actors over the API: an empty simulator plays the
  * cluster (as a real kube-apiserver with no kubelets and no CSI attacher would), the remote
  * fleet (`sim --actors-only`) populates it and plays kubelets and attacher through its API, and
  * the controller runs against the same kubeconfig. The cluster converges; pods deleted through

@@ -1,5 +1,5 @@
 /**
- * Acceptance of the fleet actors (issue 2): 200 nodes × 5 pods with the attacher and kubelets
+ * The fleet actors together: 200 nodes × 5 pods with the attacher and kubelets
  * on, served over HTTPS. A hand-written loop (not the controller) talks to the simulator only
  * through @kubernetes/client-node: it creates one VolumeAttachment per pod, waits for
  * `status.attached`, then reports the volume in `node.status.volumesAttached`. Every

@@ -11,8 +11,7 @@
  * queues, ahead of the pod's still-pending writes: on a real kube-apiserver the PV and PVC were
  * deleted before the pod's deletion was even requested (seen in etcd's history), a volume
  * deleted while attached and in use. Without the StorageObjectInUseProtection admission here,
- * nothing stops that; the VolumeAttachment then outlives its PV (see the report of issue 41
- * item 4).
+ * nothing stops that; the VolumeAttachment then outlives its PV.
  */
 import { createPrng, FLEET_NAMESPACE, type Prng } from '../../../src/sim/actors/index.js';
 import { nodeIsReady, podClaimNames, podNodeName, pvcVolumeName } from '../../../src/sim/actors/fields.js';
