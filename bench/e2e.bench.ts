@@ -151,7 +151,7 @@ for (const nodes of SIZES) {
   runs.push(run);
   runs.sort((a, b) => a.nodes - b.nodes);
   save(runs); // after every size, so a later failure keeps what was measured
-  const keys = ['converge_s', 'controller_cpu_s', 'peak_rss_mb', 'ingest_events_per_s', 'json_parse_events_per_s', 'ingest_ratio', 'sync_objects_per_s', 'sync_ratio', 'api_writes_per_s', 'loop_p50_ms', 'loop_p99_ms', 'pod_to_va_p50_ms', 'pod_to_va_p99_ms'];
+  const keys = ['converge_s', 'controller_cpu_s', 'peak_rss_mb', 'ingest_events_per_s', 'json_parse_events_per_s', 'ingest_ratio', 'sync_objects_per_s', 'sync_ratio', 'api_writes_per_s', 'loop_p50_ms', 'loop_p99_ms', 'pod_to_va_p50_ms', 'pod_to_va_p99_ms', 'controller_pod_to_attach_start_p99_ms', 'controller_major_gc_max_ms', 'sim_major_gc_max_ms'];
   console.log(keys.map((k) => `${k}=${fmt(run[k])}`).join('  '));
   const tail = run.pod_to_va_tail as { over: number; in_worst_buckets: number; worst_at_s: number[] } | undefined;
   const gc = run.steady_controller_gc as Record<string, { count: number; total_ms: number | null; over_100ms: number }> | undefined;

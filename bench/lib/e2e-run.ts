@@ -75,6 +75,7 @@ export type E2eRun = Record<string, unknown> & { nodes: number; pods: number };
 
 const BIN = new URL('../../bin/fleet-attach.js', import.meta.url).pathname;
 const GUARD = new URL('./exit-with-parent.js', import.meta.url).pathname;
+const GC_PROBE = new URL('./gc-probe.js', import.meta.url).pathname;
 const SIM_CHILD = new URL('./sim-child.ts', import.meta.url).pathname;
 const WRITES = ['create', 'patch', 'update', 'delete'];
 
@@ -118,7 +119,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     t0Epoch = Date.now();
     const simCpu0 = simProc.last().cpuS;
     ctl = spawnNode(
-      ['--import', GUARD, `--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, ...(cfg.controllerNodeArgs ?? []), ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
+      ['--import', GUARD, '--import', GC_PROBE, `--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, ...(cfg.controllerNodeArgs ?? []), ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
       BIN,
       ['run', '--kubeconfig', kubeconfig, '--leader-elect=false', '--kube-api-qps', String(cfg.kubeApiQps), '--kube-api-burst', String(cfg.kubeApiQps), '--kube-api-max-in-flight', String(cfg.kubeApiMaxInFlight), '--list-page-size', String(cfg.listPageSize), '--listen', '127.0.0.1:0', ...(cfg.controllerArgs ?? [])],
       { LOG_LEVEL: 'info' },

@@ -14,11 +14,13 @@ import { fractionAtOrBelow, histogramDelta, histogramQuantile, sumOf, type PromS
 import type { SimChildMessage } from './sim-child.js';
 import { askSim } from './sim-ask.js';
 import { round } from './stats.js';
+import { nextMessage } from './children.js';
 
 const WRITES = ['create', 'patch', 'update', 'delete'];
 const LOOP = 'fleet_attach_reconcile_duration_seconds';
 const PLAN = 'fleet_attach_plan_duration_seconds';
 const PERIODIC = 'fleet_attach_periodic_pass_busy_seconds';
+const ATTACH_START = 'fleet_attach_pod_to_attach_start_seconds';
 
 type Stats = Extract<SimChildMessage, { type: 'stats' }>;
 
@@ -38,6 +40,7 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
   const simCpuA = simProc.last().cpuS;
   const benchCpuA = process.cpuUsage();
   const tA = performance.now();
+  const epochA = Date.now();
   await Promise.all(trackers.map((t) => t.beginWindow()));
   const bar = phaseBar('steady', cfg.steadyS, 's');
   let s: ControllerSummary | undefined;
@@ -49,7 +52,9 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
   await Promise.all(trackers.map((t) => t.endWindow()));
   const pressure = cpuPressure() ?? null;
   const mB = await probe.metrics();
+  const epochB = Date.now();
   const span = seconds(tA);
+  const ctlGc = await controllerGc(ctl, epochA, epochB);
   const cpu = ctlProc.last().cpuS - cpuA;
   const simCpu = simProc.last().cpuS - simCpuA;
   const benchCpu = process.cpuUsage(benchCpuA);
@@ -58,6 +63,7 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
   bar.done();
   const loop = histogramDelta(mA, mB, LOOP);
   const plan = histogramDelta(mA, mB, PLAN);
+  const attachStart = histogramDelta(mA, mB, ATTACH_START);
   const q = (x: number) => histogramQuantile(loop, x);
   const writes = sumOf(mB, 'fleet_attach_api_requests_total', { verb: WRITES }) - sumOf(mA, 'fleet_attach_api_requests_total', { verb: WRITES });
   const [pv, ...others] = await Promise.all(trackers.map((t) => t.result()));
@@ -94,6 +100,12 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     pod_to_va_tail: pv.tail,
     pod_to_attached_p50_ms: round(pv.podToAttachedMs.p50, 1),
     pod_to_attached_p99_ms: round(pv.podToAttachedMs.p99, 1),
+    // The controller's own share of that wait, from its histogram: the pod's event adding the pair
+    // to the desired state → the attach starting (the create then waits only for an API slot),
+    // interpolated in its buckets as loop_p99_ms is; null when the controller has no such histogram.
+    controller_pod_to_attach_start_p50_ms: attachStart.count ? round((histogramQuantile(attachStart, 0.5)?.value ?? NaN) * 1000, 1) : null,
+    controller_pod_to_attach_start_p99_ms: attachStart.count ? round((histogramQuantile(attachStart, 0.99)?.value ?? NaN) * 1000, 1) : null,
+    controller_pod_to_attach_start_count: attachStart.count,
     new_pods: pv.newPods,
     new_pod_volumes: pv.volumes,
     new_pod_volumes_with_va: pv.matched,
@@ -118,6 +130,11 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     steady_controller_loop: controllerLoop(mB),
     periodic_passes: periodicPasses(mB),
     steady_controller_gc: gcPauses(mA, mB),
+    // Each process's longest major (mark-compact) collection in the minute, ms: the controller's
+    // from its own gc entries (gc-probe.js, preloaded), the simulator's from its recorder.
+    steady_controller_gc_pauses: ctlGc,
+    controller_major_gc_max_ms: ctlGc?.major.max_ms ?? null,
+    sim_major_gc_max_ms: simGc ? simGc.major.max_ms : null,
     // The pod and VolumeAttachment changes the timing source saw (its watches, or the commits).
     bench_pod_events: pv.podEvents,
     bench_va_events: pv.vaEvents,
@@ -125,6 +142,20 @@ export async function steady(cfg: E2eConfig, probe: ControllerProbe, ctl: Child,
     // The same window timed by the other sources asked for (`--pod-va-source commit,watch`).
     pod_va_other_sources: others.length ? Object.fromEntries(others.map((o, i) => [trackers[i + 1].kind, headline(o)])) : undefined,
   };
+}
+
+type KindPauses = Record<'major' | 'minor' | 'incremental' | 'other', { count: number; total_ms: number; max_ms: number }>;
+
+/** The controller's pauses in the window, from the gc-probe it was started with; null without one. */
+async function controllerGc(ctl: Child, from: number, to: number): Promise<KindPauses | null> {
+  const id = Math.random();
+  const reply = nextMessage<{ type: string; id: number; pauses: KindPauses }>(ctl, (m) => m?.type === 'gc-pauses' && m.id === id, 10_000);
+  ctl.process.send({ type: 'gc-pauses', id, from, to });
+  try {
+    return (await reply).pauses;
+  } catch {
+    return null;
+  }
 }
 
 /** A source's headline figures, for comparing sources over one window. */

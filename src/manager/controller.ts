@@ -39,6 +39,7 @@ import { wireMetrics } from './wire-metrics.js';
 import { createInspectionView } from './inspection.js';
 import { createDashboardModel, type DashboardModel } from '../dashboard/dashboard-model.js';
 import type { ControllerObserver } from '../operations/controller-observer.js';
+import { createAttachStartLatency } from '../metrics/attach-start-latency.js';
 
 export interface Controller {
   readonly state: WorldState;
@@ -106,7 +107,13 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   // The model reads the controller's InspectionView, built once the controller object exists;
   // the components built before it tell this forwarder, which drops what comes before then.
   let dashboard: DashboardModel | undefined;
-  const observer: ControllerObserver = { observe: (e) => dashboard?.observer.observe(e) };
+  const attachStart = createAttachStartLatency({ now: () => performance.now() / 1000, histogram: metrics.podToAttachStart });
+  const observer: ControllerObserver = {
+    observe: (e) => {
+      attachStart.observe(e);
+      dashboard?.observer.observe(e);
+    },
+  };
   const planner: Planner = createPlanner({ state, workers: o.workers, inlineBelowPairs: o.inlinePlanBelowPairs, ...(o.kernelBuild ? { build: o.kernelBuild } : {}) });
   const rOpts = {
     kc,

@@ -40,6 +40,8 @@ export interface ControllerMetrics {
   /** Time a call waited for an in-flight slot and a rate-limiter token before it was sent. */
   readonly apiRequestQueue: Histogram<'verb' | 'resource'>;
   readonly rateLimiterWait: Histogram;
+  /** The controller's share of a new pod's wait for its attach (attach-start-latency.ts). */
+  readonly podToAttachStart: Histogram;
   /** Event-loop time per completed periodic pass (`pass`: verify, pods-removed, pods-listed). */
   readonly periodicPassBusy: Histogram<'pass'>;
   readonly leader: Gauge;
@@ -150,6 +152,12 @@ export function createControllerMetrics(opts: { perNodeVolumeMetric?: boolean; p
       labelNames: ['pass'], buckets: PERIODIC_BUCKETS, registers: [registry],
     }),
     rateLimiterWait: new Histogram({ name: 'fleet_attach_rate_limiter_wait_seconds', help: 'Time API calls waited for the client-side rate limiter (--kube-api-qps)', buckets: LOOP_BUCKETS, registers: [registry] }),
+    podToAttachStart: new Histogram({
+      name: 'fleet_attach_pod_to_attach_start_seconds',
+      help: 'From a pod event adding a (volume, node) pair to the desired state to the start of its attach operation (the create then waits only for an API slot: fleet_attach_api_request_queue_seconds)',
+      buckets: [...LOOP_BUCKETS, 5, 10],
+      registers: [registry],
+    }),
     leader: new Gauge({ name: 'fleet_attach_leader', help: '1 while this replica holds the leader lease', registers: [registry] }),
     setSources(s) {
       sources = s;
