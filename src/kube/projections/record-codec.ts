@@ -1,0 +1,147 @@
+/**
+ * How a projection is held in a packed store (kube/packed-store.ts): encoded into bytes by its
+ * kind's {@link ProjectionCodec} and decoded again on each read. Strings unique to one object
+ * (names, UIDs, volume handles) are written as UTF-8 bytes; strings many objects repeat
+ * (namespaces, node names, phases, driver names, source types) as ids into {@link SHARED}.
+ *
+ * Encoding is deterministic: equal projections encode to equal bytes, which is how the store
+ * tells that an update changed nothing it keeps. A decoded projection is a transient copy.
+ */
+import { SharedStrings } from '../../packed/shared-strings.js';
+import { writeUtf8 } from '../../packed/byte-arena.js';
+
+export interface ProjectionCodec<T> {
+  encode(value: T, w: RecordWriter): void;
+  /** A fresh object equal (deepStrictEqual) to the one encoded. */
+  decode(r: RecordReader): T;
+}
+
+/** The process's table of repeated values, shared by every codec. */
+export const SHARED = new SharedStrings();
+
+type Utf8Slicer = { utf8Slice?: (start: number, end: number) => string };
+
+/** Appends to a growable scratch buffer; `bytes[0, pos)` is what was written. */
+export class RecordWriter {
+  bytes = Buffer.allocUnsafeSlow(1024);
+  pos = 0;
+
+  reset(): void {
+    this.pos = 0;
+  }
+
+  private room(n: number): void {
+    if (this.pos + n <= this.bytes.length) return;
+    const next = Buffer.allocUnsafeSlow(Math.max(this.bytes.length * 2, this.pos + n));
+    this.bytes.copy(next, 0, 0, this.pos);
+    this.bytes = next;
+  }
+
+  /** A string's UTF-8 bytes with no length (a store key, the record's part a). */
+  raw(s: string): void {
+    this.room(s.length * 3);
+    this.pos += writeUtf8(this.bytes, s, this.pos, s.length * 3);
+  }
+
+  /** An unsigned integer below 2^32, LEB128. */
+  uint(n: number): void {
+    this.room(5);
+    const b = this.bytes;
+    while (n >= 0x80) {
+      b[this.pos++] = (n & 0x7f) | 0x80;
+      n >>>= 7;
+    }
+    b[this.pos++] = n;
+  }
+
+  /** A string unique to its object: its UTF-8 byte length, then the bytes. */
+  str(s: string): void {
+    const max = s.length * 3;
+    if (max < 0x80) {
+      // One length byte suffices: write the bytes after it, then the length.
+      this.room(max + 1);
+      const n = max === 0 ? 0 : writeUtf8(this.bytes, s, this.pos + 1, max);
+      this.bytes[this.pos] = n;
+      this.pos += n + 1;
+      return;
+    }
+    const n = Buffer.byteLength(s, 'utf8');
+    this.uint(n);
+    this.room(n);
+    this.pos += writeUtf8(this.bytes, s, this.pos, n);
+  }
+
+  /** A repeated value, by its id in {@link SHARED}. */
+  shared(s: string): void {
+    this.uint(SHARED.id(s));
+  }
+
+  float(n: number): void {
+    this.room(8);
+    this.bytes.writeDoubleLE(n, this.pos);
+    this.pos += 8;
+  }
+
+  strList(list: readonly string[]): void {
+    this.uint(list.length);
+    for (const s of list) this.str(s);
+  }
+}
+
+/** Reads what a {@link RecordWriter} wrote, from `bytes[pos, end)`. */
+export class RecordReader {
+  bytes: Buffer = Buffer.alloc(0);
+  pos = 0;
+  end = 0;
+
+  /** Reads `bytes[start, start + len)`; {@link release} drops the reference when done. */
+  reset(bytes: Buffer, start: number, len: number): void {
+    this.bytes = bytes;
+    this.pos = start;
+    this.end = start + len;
+  }
+
+  release(): void {
+    this.bytes = EMPTY;
+  }
+
+  uint(): number {
+    const b = this.bytes;
+    let n = 0;
+    let shift = 0;
+    for (;;) {
+      const x = b[this.pos++] as number;
+      n += (x & 0x7f) * 2 ** shift;
+      if (x < 0x80) return n;
+      shift += 7;
+    }
+  }
+
+  str(): string {
+    const n = this.uint();
+    if (n === 0) return '';
+    const start = this.pos;
+    this.pos += n;
+    const b = this.bytes as unknown as Utf8Slicer;
+    return b.utf8Slice ? b.utf8Slice(start, start + n) : this.bytes.toString('utf8', start, start + n);
+  }
+
+  shared(): string {
+    return SHARED.at(this.uint());
+  }
+
+  float(): number {
+    const n = this.bytes.readDoubleLE(this.pos);
+    this.pos += 8;
+    return n;
+  }
+
+  strList(): string[] {
+    const n = this.uint();
+    const out = new Array<string>(n);
+    for (let i = 0; i < n; i++) out[i] = this.str();
+    return out;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
