@@ -150,7 +150,7 @@ export class PackedStore<T> implements ProjectionCache<T> {
   private encode(key: string, value: T): number {
     const w = this.writer;
     w.reset();
-    w.raw(key);
+    w.key(key);
     this.keyLen = w.pos;
     this.codec.encode(value, w);
     return w.pos - this.keyLen;
@@ -159,7 +159,7 @@ export class PackedStore<T> implements ProjectionCache<T> {
   private decode(slot: number): T {
     const r = this.reader;
     const arena = this.arena;
-    r.reset(arena.chunkOf(slot), arena.start(slot, 1), arena.length(slot, 1));
+    r.reset(arena.chunkOf(slot), arena.start(slot, 0), arena.length(slot, 0));
     try {
       return this.codec.decode(r);
     } finally {

@@ -1,7 +1,6 @@
 /**
- * The Node projection in a packed record (record-codec.ts): the name as a shared id (node names
- * are repeated by every pod and VolumeAttachment on the node), the flags in one byte, the uid
- * and the volume lists (unique names, device paths, unreadable parts) as bytes.
+ * The Node projection in a packed record (record-codec.ts): the name as the key's, the flags in
+ * one byte, the uid and the volume lists (unique names, device paths, unreadable parts) as bytes.
  */
 import type { NodeRecord } from './node.js';
 import type { ProjectionCodec } from './record-codec.js';
@@ -19,7 +18,7 @@ export const NODE_CODEC: ProjectionCodec<NodeRecord> = {
       (n.managed ? MANAGED : 0) | (n.ready ? READY : 0) | (n.outOfService ? OUT_OF_SERVICE : 0) | (n.volumesInUse !== null ? IN_USE : 0)
         | (n.devicePaths !== undefined ? DEVICE_PATHS : 0) | (n.unreadable !== undefined ? UNREADABLE : 0),
     );
-    w.shared(n.name);
+    w.name(n.name);
     w.str(n.uid);
     if (n.volumesInUse !== null) w.strList(n.volumesInUse);
     w.strList(n.volumesAttached);
@@ -28,7 +27,7 @@ export const NODE_CODEC: ProjectionCodec<NodeRecord> = {
   },
   decode(r) {
     const flags = r.uint();
-    const name = r.shared();
+    const name = r.name();
     const uid = r.str();
     const volumesInUse = flags & IN_USE ? r.strList() : null;
     const n: NodeRecord = { name, uid, managed: (flags & MANAGED) !== 0, ready: (flags & READY) !== 0, outOfService: (flags & OUT_OF_SERVICE) !== 0, volumesInUse, volumesAttached: r.strList() };

@@ -1,7 +1,7 @@
 /**
  * The pod projection in a packed record (record-codec.ts). Shared ids: namespace, node name,
- * phase, and each volume's name, source type and CSI driver; bytes: uid, name, deletion
- * timestamp, claim names and in-tree fields.
+ * phase, and each volume's name, source type and CSI driver; bytes: uid, deletion timestamp,
+ * claim names and in-tree fields; the name by reference to the key.
  */
 import { decodeInTree, encodeInTree } from './in-tree-codec.js';
 import type { PodRecord, PodVolume, PodVolumeKind } from './pod.js';
@@ -50,7 +50,7 @@ export const POD_CODEC: ProjectionCodec<PodRecord> = {
     w.uint((p.allContainersNotRunning ? ALL_NOT_RUNNING : 0) | (p.deletionTimestamp !== undefined ? DELETING : 0));
     w.str(p.uid);
     w.shared(p.namespace);
-    w.str(p.name);
+    w.name(p.name);
     w.shared(p.nodeName);
     w.shared(p.phase);
     if (p.deletionTimestamp !== undefined) w.str(p.deletionTimestamp);
@@ -62,7 +62,7 @@ export const POD_CODEC: ProjectionCodec<PodRecord> = {
     const pod: PodRecord = {
       uid: r.str(),
       namespace: r.shared(),
-      name: r.str(),
+      name: r.name(),
       nodeName: r.shared(),
       phase: r.shared(),
       allContainersNotRunning: (flags & ALL_NOT_RUNNING) !== 0,

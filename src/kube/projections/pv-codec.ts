@@ -1,8 +1,8 @@
 /**
  * The PV projection in a packed record (record-codec.ts). Shared ids: phase, access modes, the
- * claim's namespace, the CSI driver, the zone label and the other source type; bytes: the PV's
- * and the claim's names, the claim's uid, the volume handle and in-tree fields. Access modes
- * decode to the pooled frozen list (string-pool.ts), as the projection holds them.
+ * claim's namespace, the CSI driver, the zone label and the other source type; bytes: the
+ * claim's name and uid, the volume handle and in-tree fields; the name by reference to the key.
+ * Access modes decode to the pooled frozen list (string-pool.ts), as the projection holds them.
  */
 import { decodeInTree, encodeInTree } from './in-tree-codec.js';
 import type { PvRecord } from './pv.js';
@@ -22,7 +22,7 @@ export const PV_CODEC: ProjectionCodec<PvRecord> = {
       (pv.claimRef ? CLAIM : 0) | (pv.csi ? CSI : 0) | (pv.csi?.readOnly ? CSI_READ_ONLY : 0) | (pv.intree ? INTREE : 0)
         | (pv.zoneLabel !== undefined ? ZONE : 0) | (pv.otherSourceType !== undefined ? OTHER : 0),
     );
-    w.str(pv.name);
+    w.name(pv.name);
     w.shared(pv.phase);
     w.uint(pv.accessModes.length);
     for (const m of pv.accessModes) w.shared(m);
@@ -41,7 +41,7 @@ export const PV_CODEC: ProjectionCodec<PvRecord> = {
   },
   decode(r) {
     const flags = r.uint();
-    const name = r.str();
+    const name = r.name();
     const phase = r.shared();
     const n = r.uint();
     const modes = new Array<string>(n);

@@ -9,14 +9,14 @@ export const PVC_CODEC: ProjectionCodec<PvcRecord> = {
     w.uint(c.controllerUid !== undefined ? CONTROLLER : 0);
     w.str(c.uid);
     w.shared(c.namespace);
-    w.str(c.name);
+    w.name(c.name);
     w.shared(c.phase);
     w.str(c.volumeName);
     if (c.controllerUid !== undefined) w.str(c.controllerUid);
   },
   decode(r) {
     const flags = r.uint();
-    const c: PvcRecord = { uid: r.str(), namespace: r.shared(), name: r.str(), phase: r.shared(), volumeName: r.str() };
+    const c: PvcRecord = { uid: r.str(), namespace: r.shared(), name: r.name(), phase: r.shared(), volumeName: r.str() };
     if (flags & CONTROLLER) c.controllerUid = r.str();
     return c;
   },

@@ -2,7 +2,8 @@
  * How a projection is held in a packed store (kube/packed-store.ts): encoded into bytes by its
  * kind's {@link ProjectionCodec} and decoded again on each read. Strings unique to one object
  * (names, UIDs, volume handles) are written as UTF-8 bytes; strings many objects repeat
- * (namespaces, node names, phases, driver names, source types) as ids into {@link SHARED}.
+ * (namespaces, node names, phases, driver names, source types) as ids into {@link SHARED}; the
+ * object's own name, which its store key holds already, as a reference to the key.
  *
  * Encoding is deterministic: equal projections encode to equal bytes, which is how the store
  * tells that an update changed nothing it keeps. A decoded projection is a transient copy.
@@ -21,13 +22,41 @@ export const SHARED = new SharedStrings();
 
 type Utf8Slicer = { utf8Slice?: (start: number, end: number) => string };
 
-/** Appends to a growable scratch buffer; `bytes[0, pos)` is what was written. */
+/**
+ * Appends to a growable scratch buffer; `bytes[0, pos)` is what was written. A record starts
+ * with its store key ({@link key}), which {@link name} refers to instead of repeating it.
+ */
 export class RecordWriter {
   bytes = Buffer.allocUnsafeSlow(1024);
   pos = 0;
+  private keyText = '';
+  private keyNameAt = 0;
 
   reset(): void {
     this.pos = 0;
+    this.keyText = '';
+    this.keyNameAt = 0;
+  }
+
+  /** The store key (`namespace/name` or `name`) as the record's first bytes, with no length. */
+  key(key: string): void {
+    this.keyText = key;
+    this.keyNameAt = key.indexOf('/') + 1;
+    this.raw(key);
+  }
+
+  /**
+   * The object's name: one byte (0) when it is the key's name part (after the first '/', or the
+   * whole key), as it is for every object the store holds; else 1 and the name as {@link str}.
+   */
+  name(s: string): void {
+    const k = this.keyText;
+    if (s.length === k.length - this.keyNameAt && k.startsWith(s, this.keyNameAt)) {
+      this.uint(0);
+      return;
+    }
+    this.uint(1);
+    this.str(s);
   }
 
   private room(n: number): void {
@@ -88,17 +117,38 @@ export class RecordWriter {
   }
 }
 
-/** Reads what a {@link RecordWriter} wrote, from `bytes[pos, end)`. */
+/**
+ * Reads what a {@link RecordWriter} wrote: the key in `bytes[keyStart, keyStart + keyLen)`, the
+ * body right after it, read from `pos`.
+ */
 export class RecordReader {
   bytes: Buffer = Buffer.alloc(0);
   pos = 0;
-  end = 0;
+  private keyStart = 0;
+  private keyEnd = 0;
 
-  /** Reads `bytes[start, start + len)`; {@link release} drops the reference when done. */
-  reset(bytes: Buffer, start: number, len: number): void {
+  /** Reads the record at `keyStart`; {@link release} drops the reference to `bytes` when done. */
+  reset(bytes: Buffer, keyStart: number, keyLen: number): void {
     this.bytes = bytes;
-    this.pos = start;
-    this.end = start + len;
+    this.keyStart = keyStart;
+    this.keyEnd = keyStart + keyLen;
+    this.pos = this.keyEnd;
+  }
+
+  /** What {@link RecordWriter.name} wrote. */
+  name(): string {
+    if (this.uint() !== 0) return this.str();
+    const b = this.bytes;
+    let at = this.keyStart;
+    while (at < this.keyEnd && b[at] !== 0x2f) at++;
+    const start = at < this.keyEnd ? at + 1 : this.keyStart;
+    return this.slice(start, this.keyEnd);
+  }
+
+  private slice(start: number, end: number): string {
+    if (start === end) return '';
+    const b = this.bytes as unknown as Utf8Slicer;
+    return b.utf8Slice ? b.utf8Slice(start, end) : this.bytes.toString('utf8', start, end);
   }
 
   release(): void {
@@ -122,8 +172,7 @@ export class RecordReader {
     if (n === 0) return '';
     const start = this.pos;
     this.pos += n;
-    const b = this.bytes as unknown as Utf8Slicer;
-    return b.utf8Slice ? b.utf8Slice(start, start + n) : this.bytes.toString('utf8', start, start + n);
+    return this.slice(start, start + n);
   }
 
   shared(): string {
