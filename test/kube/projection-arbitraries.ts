@@ -15,6 +15,8 @@ export const text = fc.oneof(
 /** Text as long as a few hundred bytes (a length that takes two LEB128 bytes). */
 const longText = fc.string({ unit: fc.constantFrom('x', 'é', '😀'), minLength: 40, maxLength: 400 });
 const anyText = fc.oneof({ weight: 4, arbitrary: text }, { weight: 1, arbitrary: longText });
+/** A UID: mostly a UUID as the API server writes it, sometimes in capitals, or any text. */
+const uidText = fc.oneof({ weight: 3, arbitrary: fc.uuid() }, { weight: 1, arbitrary: fc.uuid().map((u) => u.toUpperCase()) }, { weight: 1, arbitrary: anyText });
 const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
 
 /**
@@ -56,7 +58,7 @@ const podVolume: fc.Arbitrary<PodVolume> = fc
 
 export const pod: fc.Arbitrary<PodRecord> = fc
   .record({
-    uid: anyText,
+    uid: uidText,
     namespace: text,
     name: anyText,
     nodeName: text,
@@ -68,14 +70,14 @@ export const pod: fc.Arbitrary<PodRecord> = fc
   .map(defined);
 
 export const pvc: fc.Arbitrary<PvcRecord> = fc
-  .record({ uid: anyText, namespace: text, name: anyText, phase: text, volumeName: text, controllerUid: opt(text) })
+  .record({ uid: uidText, namespace: text, name: anyText, phase: text, volumeName: text, controllerUid: opt(uidText) })
   .map(defined);
 
 export const pv: fc.Arbitrary<PvRecord> = fc
   .record({
     name: anyText,
     phase: text,
-    claimRef: opt(fc.record({ namespace: text, name: text, uid: anyText })),
+    claimRef: opt(fc.record({ namespace: text, name: text, uid: uidText })),
     accessModes: fc.array(fc.constantFrom('ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod', 'é'), { maxLength: 3 }),
     csi: opt(fc.record({ driver: text, volumeHandle: anyText, readOnly: fc.boolean() })),
     intree: opt(inTree),
@@ -102,7 +104,7 @@ export const volumeAttachment: fc.Arbitrary<VolumeAttachmentRecord> = fc
 export const node: fc.Arbitrary<NodeRecord> = fc
   .record({
     name: text,
-    uid: text,
+    uid: uidText,
     managed: fc.boolean(),
     ready: fc.boolean(),
     outOfService: fc.boolean(),

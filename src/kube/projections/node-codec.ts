@@ -19,7 +19,7 @@ export const NODE_CODEC: ProjectionCodec<NodeRecord> = {
         | (n.devicePaths !== undefined ? DEVICE_PATHS : 0) | (n.unreadable !== undefined ? UNREADABLE : 0),
     );
     w.name(n.name);
-    w.str(n.uid);
+    w.uid(n.uid);
     if (n.volumesInUse !== null) w.strList(n.volumesInUse);
     w.strList(n.volumesAttached);
     if (n.devicePaths !== undefined) w.strList(n.devicePaths);
@@ -28,7 +28,7 @@ export const NODE_CODEC: ProjectionCodec<NodeRecord> = {
   decode(r) {
     const flags = r.uint();
     const name = r.name();
-    const uid = r.str();
+    const uid = r.uid();
     const volumesInUse = flags & IN_USE ? r.strList() : null;
     const n: NodeRecord = { name, uid, managed: (flags & MANAGED) !== 0, ready: (flags & READY) !== 0, outOfService: (flags & OUT_OF_SERVICE) !== 0, volumesInUse, volumesAttached: r.strList() };
     if (flags & DEVICE_PATHS) n.devicePaths = r.strList();

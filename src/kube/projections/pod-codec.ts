@@ -48,7 +48,7 @@ function decodeVolume(r: RecordReader): PodVolume {
 export const POD_CODEC: ProjectionCodec<PodRecord> = {
   encode(p, w) {
     w.uint((p.allContainersNotRunning ? ALL_NOT_RUNNING : 0) | (p.deletionTimestamp !== undefined ? DELETING : 0));
-    w.str(p.uid);
+    w.uid(p.uid);
     w.shared(p.namespace);
     w.name(p.name);
     w.shared(p.nodeName);
@@ -60,7 +60,7 @@ export const POD_CODEC: ProjectionCodec<PodRecord> = {
   decode(r) {
     const flags = r.uint();
     const pod: PodRecord = {
-      uid: r.str(),
+      uid: r.uid(),
       namespace: r.shared(),
       name: r.name(),
       nodeName: r.shared(),

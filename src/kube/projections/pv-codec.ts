@@ -29,7 +29,7 @@ export const PV_CODEC: ProjectionCodec<PvRecord> = {
     if (pv.claimRef) {
       w.shared(pv.claimRef.namespace);
       w.str(pv.claimRef.name);
-      w.str(pv.claimRef.uid);
+      w.uid(pv.claimRef.uid);
     }
     if (pv.csi) {
       w.shared(pv.csi.driver);
@@ -47,7 +47,7 @@ export const PV_CODEC: ProjectionCodec<PvRecord> = {
     const modes = new Array<string>(n);
     for (let i = 0; i < n; i++) modes[i] = r.shared();
     const pv: PvRecord = { name, phase, accessModes: sharedList(modes) };
-    if (flags & CLAIM) pv.claimRef = { namespace: r.shared(), name: r.str(), uid: r.str() };
+    if (flags & CLAIM) pv.claimRef = { namespace: r.shared(), name: r.str(), uid: r.uid() };
     if (flags & CSI) pv.csi = { driver: r.shared(), volumeHandle: r.str(), readOnly: (flags & CSI_READ_ONLY) !== 0 };
     if (flags & INTREE) pv.intree = decodeInTree(r);
     if (flags & ZONE) pv.zoneLabel = r.shared();

@@ -7,17 +7,17 @@ const CONTROLLER = 1;
 export const PVC_CODEC: ProjectionCodec<PvcRecord> = {
   encode(c, w) {
     w.uint(c.controllerUid !== undefined ? CONTROLLER : 0);
-    w.str(c.uid);
+    w.uid(c.uid);
     w.shared(c.namespace);
     w.name(c.name);
     w.shared(c.phase);
     w.str(c.volumeName);
-    if (c.controllerUid !== undefined) w.str(c.controllerUid);
+    if (c.controllerUid !== undefined) w.uid(c.controllerUid);
   },
   decode(r) {
     const flags = r.uint();
-    const c: PvcRecord = { uid: r.str(), namespace: r.shared(), name: r.name(), phase: r.shared(), volumeName: r.str() };
-    if (flags & CONTROLLER) c.controllerUid = r.str();
+    const c: PvcRecord = { uid: r.uid(), namespace: r.shared(), name: r.name(), phase: r.shared(), volumeName: r.str() };
+    if (flags & CONTROLLER) c.controllerUid = r.uid();
     return c;
   },
 };

@@ -100,6 +100,25 @@ export class RecordWriter {
     this.pos += writeUtf8(this.bytes, s, this.pos, n);
   }
 
+  /**
+   * A UID: 16 bytes after a 0 when it is a canonical lowercase UUID (what the API server
+   * assigns), else 1 and the string as {@link str}.
+   */
+  uid(s: string): void {
+    if (!isUuid(s)) {
+      this.uint(1);
+      this.str(s);
+      return;
+    }
+    this.room(17);
+    const b = this.bytes;
+    b[this.pos++] = 0;
+    for (let i = 0; i < 36; i += 2) {
+      if (i === 8 || i === 13 || i === 18 || i === 23) i++;
+      b[this.pos++] = (hexValue(s.charCodeAt(i)) << 4) | hexValue(s.charCodeAt(i + 1));
+    }
+  }
+
   /** A repeated value, by its id in {@link SHARED}. */
   shared(s: string): void {
     this.uint(SHARED.id(s));
@@ -179,6 +198,21 @@ export class RecordReader {
     return SHARED.at(this.uint());
   }
 
+  /** What {@link RecordWriter.uid} wrote. */
+  uid(): string {
+    if (this.uint() !== 0) return this.str();
+    const b = this.bytes;
+    const out = UUID_SCRATCH;
+    let o = 0;
+    for (let i = 0; i < 16; i++) {
+      if (i === 4 || i === 6 || i === 8 || i === 10) out[o++] = 0x2d;
+      const x = b[this.pos++] as number;
+      out[o++] = HEX[x >> 4] as number;
+      out[o++] = HEX[x & 15] as number;
+    }
+    return out.latin1Slice(0, 36);
+  }
+
   float(): number {
     const n = this.bytes.readDoubleLE(this.pos);
     this.pos += 8;
@@ -194,3 +228,22 @@ export class RecordReader {
 }
 
 const EMPTY = Buffer.alloc(0);
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
+/** A decoded UUID's text, made into a flat string by one latin1Slice. */
+const UUID_SCRATCH = Buffer.alloc(36) as Buffer & { latin1Slice(start: number, end: number): string };
+
+function hexValue(c: number): number {
+  return c <= 0x39 ? c - 0x30 : c - 0x57;
+}
+
+/** `8-4-4-4-12` lowercase hex digits. */
+function isUuid(s: string): boolean {
+  if (s.length !== 36) return false;
+  for (let i = 0; i < 36; i++) {
+    const c = s.charCodeAt(i);
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (c !== 0x2d) return false;
+    } else if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  return true;
+}
