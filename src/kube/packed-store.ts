@@ -29,11 +29,18 @@ import { packRv } from './packed-rv.js';
 import type { ProjectionCache, ProjectionHandler, ReplaceCounts, StoreEntry } from './projection-store.js';
 import { RecordReader, RecordWriter, type ProjectionCodec } from './projections/record-codec.js';
 
+/**
+ * Bytes of an arena chunk. Smaller than the arena's default: each store holds one chunk being
+ * filled and a few spare ones (byte-arena.ts), and five stores of 1 MiB chunks held ~10 MiB
+ * whatever the fleet's size; 256 KiB chunks are still ~1,500 records each.
+ */
+const CHUNK_BYTES = 256 << 10;
+
 /** The rv column's mark for a version kept as a string (`textRvs`). */
 const TEXT_RV = -1;
 
 export class PackedStore<T> implements ProjectionCache<T> {
-  private readonly arena = new ByteArena();
+  private readonly arena = new ByteArena({ chunkBytes: CHUNK_BYTES });
   private readonly index = new KeyIndex(this.arena);
   private rvs = new Int32Array(64);
   /** Versions that do not pack into a number, by slot (none on a cluster with etcd's versions). */
