@@ -30,7 +30,28 @@ export interface StoreEntry<T> {
   rv: string;
 }
 
-export class ProjectionStore<T> {
+/**
+ * What a reflector mirrors into: {@link ProjectionStore} (a Map of the objects) or a packed store
+ * (packed-store.ts: bytes off the heap, decoded on each read). An object a packed store hands out
+ * (`get`, `values`, a handler's `obj` and `old`) is a transient copy: a caller must not keep it
+ * beyond its own call, and two reads of one stored object are two objects. An update that changed
+ * nothing the projection keeps reaches `update` with `obj === old` (in a ProjectionStore, when its
+ * `keepFrom` returns the stored object).
+ */
+export interface ProjectionCache<T> {
+  get(key: string): T | undefined;
+  has(key: string): boolean;
+  readonly size: number;
+  values(): IterableIterator<T>;
+  keys(): IterableIterator<string>;
+  addHandler(h: ProjectionHandler<T>): () => void;
+  upsert(key: string, fresh: T, rv: string): void;
+  remove(key: string, final?: T): void;
+  replace(listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>): ReplaceCounts;
+  replaceInChunks(listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>, chunk: number): Generator<void, ReplaceCounts>;
+}
+
+export class ProjectionStore<T> implements ProjectionCache<T> {
   // Two maps rather than one of {value, rv} records: at fleet scale the record is one more
   // object per stored object (four per pod) for every major GC to mark.
   private readonly objects = new Map<string, T>();

@@ -6,7 +6,7 @@
 import type { Logger } from '../log/logger.js';
 import type { ListRetryPolicy } from './list-retry.js';
 import type { JsonSieve } from './sieve/json-sieve.js';
-import type { ProjectionStore, StoreEntry } from './projection-store.js';
+import type { ProjectionCache, StoreEntry } from './projection-store.js';
 import { readItem, type PageItem, type PageReader } from './list-page.js';
 import type { ResourceKind } from './projections/read.js';
 import type { FleetKubeConfig } from './kube-config.js';
@@ -62,7 +62,7 @@ export interface ReflectorCore<T> {
   readonly opts: ReflectorOptions<T>;
   readonly resource: string;
   readonly log: Logger;
-  readonly store: ProjectionStore<T>;
+  readonly store: ProjectionCache<T>;
   /** Aborted by stop(). */
   readonly signal: AbortSignal;
   readonly counters: ReflectorCounters;

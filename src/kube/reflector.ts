@@ -1,5 +1,7 @@
 /**
- * Reflector: our own list+watch for one resource, mirrored into a {@link ProjectionStore}.
+ * Reflector: our own list+watch for one resource, mirrored into a projection cache: a packed
+ * store for the kinds with a codec, a {@link ProjectionStore} for the others. What `get`,
+ * `values` and handlers receive may be a transient copy (ProjectionCache): use it, don't keep it.
  *
  * Why not client-node's informer (1.4): it lists without pagination, never asks for bookmarks,
  * stops on any non-410 error, and has no timeout on a silently dead watch. This one:
@@ -21,7 +23,8 @@ import { logger } from '../log/logger.js';
 import { createBackoff, type Backoff } from './backoff.js';
 import { statusCodeOf } from './kube-errors.js';
 import type { ListSummary } from './list-pages.js';
-import { ProjectionStore, type ProjectionHandler } from './projection-store.js';
+import { PackedStore } from './packed-store.js';
+import { ProjectionStore, type ProjectionCache, type ProjectionHandler } from './projection-store.js';
 import { newCounters, type ReflectorCore, type ReflectorCounters, type ReflectorOptions } from './reflector-core.js';
 import { listIntoStore } from './reflector-list.js';
 import { watchIntoStore } from './reflector-watch.js';
@@ -55,6 +58,12 @@ export interface Reflector<T> {
   stats(): ReflectorStats;
 }
 
+/** A packed store for a kind with a codec (the kinds whose count grows with the fleet), else a Map of the objects. */
+function storeFor<T>(opts: ReflectorOptions<T>, log: ReturnType<typeof logger>): ProjectionCache<T> {
+  const { codec, keepFrom } = opts.kind;
+  return codec ? new PackedStore<T>(log, codec) : new ProjectionStore<T>(log, keepFrom);
+}
+
 /** A watch that lasted this long resets the backoff however it ended. */
 const HEALTHY_WATCH_MS = 120_000;
 
@@ -77,7 +86,7 @@ class ListWatchReflector<T> implements Reflector<T> {
   constructor(opts: ReflectorOptions<T>) {
     this.resource = opts.kind.resource;
     const log = logger('reflector').child({ resource: this.resource });
-    this.core = { opts, resource: this.resource, log, store: new ProjectionStore<T>(log, opts.kind.keepFrom), signal: this.abort.signal, counters: newCounters(), rv: '' };
+    this.core = { opts, resource: this.resource, log, store: storeFor(opts, log), signal: this.abort.signal, counters: newCounters(), rv: '' };
     this.backoff = createBackoff(opts.backoff ?? { initialMs: 200, maxMs: 30_000 });
     this.watchdogMs = opts.watchdogMs ?? 3 * (opts.bookmarkIntervalMs ?? 60_000);
   }

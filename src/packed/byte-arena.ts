@@ -188,6 +188,34 @@ export class ByteArena {
     this.liveBytes += len;
   }
 
+  /**
+   * Stores `src[0, lenA)` as part a and `src[lenA, lenA + lenB)` as part b of the slot's record
+   * (no part c), bytewise: for a caller that encodes a key and a body into one scratch buffer.
+   */
+  setParts(slot: number, src: Uint8Array, lenA: number, lenB: number): void {
+    const total = lenA + lenB;
+    const [chunk, at] = this.reserve(total);
+    const buf = this.chunks[chunk] as Buffer;
+    buf.writeUInt32LE(slot, at);
+    buf.writeUInt32LE(total, at + 4);
+    buf.set(src.subarray(0, total), at + HEADER);
+    this.clear(slot);
+    this.slotChunk[slot] = chunk;
+    this.slotOffset[slot] = at + HEADER;
+    this.lenA[slot] = lenA;
+    this.lenB[slot] = lenB;
+    this.lenC[slot] = 0;
+    this.live[chunk] += total + HEADER;
+    this.liveBytes += total;
+  }
+
+  /** True when part b of the slot's record is `src[start, start + len)`, bytewise. */
+  partBEquals(slot: number, src: Buffer, start: number, len: number): boolean {
+    if (this.lenB[slot] !== len) return false;
+    const at = this.slotOffset[slot] + this.lenA[slot];
+    return (this.chunks[this.slotChunk[slot]] as Buffer).compare(src, start, start + len, at, at + len) === 0;
+  }
+
   /** Byte length of part `part` of the slot's record. */
   length(slot: number, part: 0 | 1 | 2): number {
     return part === 0 ? this.lenA[slot] : part === 1 ? this.lenB[slot] : this.lenC[slot];

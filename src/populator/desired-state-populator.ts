@@ -17,7 +17,8 @@
  * Everything else follows the rules as written.
  *
  * Not a difference in outcome: a pod update that changes nothing the pod projection reads (the
- * store then keeps the stored object, POD_KIND.keepFrom) is skipped when the pod's last
+ * store then keeps the stored record and hands the update one object as both `pod` and `old`,
+ * ProjectionCache) is skipped when the pod's last
  * processing left nothing to retry (`PodProcessor.settled`). Upstream processes every update;
  * for such a pod its processing would find each pair already naming the pod and add nothing.
  */
@@ -122,8 +123,8 @@ class Populator implements DesiredStatePopulator {
       }),
       d.pods.addHandler({
         add: (pod) => this.idle(() => p.processPod(pod)),
-        // An update whose projection is unchanged (the store then hands over the stored
-        // object itself: POD_KIND.keepFrom) is most pod events in a real cluster (status,
+        // An update whose projection is unchanged (the store then hands over one object as
+        // both `pod` and `old`: ProjectionCache) is most pod events in a real cluster (status,
         // labels, annotations); processing it again changes nothing unless the last processing
         // left something to retry, which `settled` checks, when idle, as processing would.
         update: (pod, old) =>
@@ -187,9 +188,10 @@ class Populator implements DesiredStatePopulator {
     const slices = { whenIdle: (fn: () => void) => this.idle(fn), cancelled: () => this.stopped };
     const p = this.pods;
     try {
-      // Live Map iterators, not copies (a copy of a million entries is one long block): a Map
-      // iterator skips entries deleted after it started and visits those added, which is what
-      // a level-based pass wants.
+      // Live iterators, not copies (a copy of a million entries is one long block): they skip
+      // entries deleted after they started, and a pod added meanwhile that a pass misses was
+      // processed by its add event, which is what a level-based pass wants. Each pod they yield
+      // is a transient copy (the pod store's), used and dropped by its processing.
       const report = (pass: 'pods-removed' | 'pods-listed', s: SliceStats) => {
         if (!s.cancelled) this.d.onPeriodicPass?.(pass, s);
       };

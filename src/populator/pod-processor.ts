@@ -19,7 +19,11 @@ import { isPodTerminated } from './pod-terminated.js';
 import { resolvePodVolume, type ResolverDeps, type SkipReason } from './volume-resolver.js';
 import { volumeInfoFor, volumeInfoOf } from './volume-info.js';
 
-/** The part of a reflector the populator reads. */
+/**
+ * The part of a reflector the populator reads. What `get`, `values` and the handlers give is a
+ * transient copy for the pod, PVC and PV stores (ProjectionCache): the populator uses it and
+ * keeps only what it copies out (the tracker's keys, the world state's names).
+ */
 export interface Source<T> {
   get(key: string): T | undefined;
   values(): IterableIterator<T>;

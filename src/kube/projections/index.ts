@@ -8,3 +8,4 @@ export * from './csi-driver.js';
 export * from './csi-node.js';
 export * from './lease.js';
 export * from './kinds.js';
+export * from './record-codec.js';

@@ -13,6 +13,7 @@
  * attachment from its VolumeAttachment, as Uncertain), a devicePath → ''.
  */
 import { keepStrings } from './keep-strings.js';
+import { NODE_CODEC } from './node-codec.js';
 import { META_KEEP, optRecord, optStr, project, readItems, record, someItem, str, stringArray, type Obj, type Projected, type ResourceKind } from './read.js';
 
 export const MANAGED_ANNOTATION = 'volumes.kubernetes.io/controller-managed-attach-detach';
@@ -155,7 +156,7 @@ export function keepNodeFrom(old: NodeRecord, fresh: NodeRecord): NodeRecord {
 }
 
 export const NODE_KIND: ResourceKind<NodeRecord> = {
-  resource: 'nodes', path: '/api/v1/nodes', namespaced: false, project: projectNode, keepFrom: keepNodeFrom, unreadableOf: (n) => n.unreadable,
+  resource: 'nodes', path: '/api/v1/nodes', namespaced: false, project: projectNode, keepFrom: keepNodeFrom, codec: NODE_CODEC, unreadableOf: (n) => n.unreadable,
   keep: {
     metadata: { ...META_KEEP, annotations: { [MANAGED_ANNOTATION]: true } },
     spec: { taints: [{ key: true }] },

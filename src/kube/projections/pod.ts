@@ -19,6 +19,7 @@ import {
 } from './read.js';
 import { keepEqual } from './keep-equal.js';
 import { sharedString } from './string-pool.js';
+import { POD_CODEC } from './pod-codec.js';
 
 export type PodVolumeKind = 'pvc' | 'ephemeral' | 'csi-inline' | 'intree' | 'other';
 
@@ -163,6 +164,7 @@ export const POD_KIND: ResourceKind<PodRecord> = {
   namespaced: true,
   project: projectPod,
   reshare: resharePod,
+  codec: POD_CODEC,
   // An update that changes nothing the projection reads leaves the stored object in place (and
   // the populator skips it when nothing is left to retry); one that does shares the unchanged
   // fields (the volume list) with it.

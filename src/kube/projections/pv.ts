@@ -18,6 +18,7 @@ import {
 import { pvZoneLabel } from '../../plugins/volume-spec.js';
 import { keepEqual } from './keep-equal.js';
 import { sharedList, sharedString } from './string-pool.js';
+import { PV_CODEC } from './pv-codec.js';
 
 /** The PV's own uid is not kept: no rule reads it (C4 compares the claim's uid with `claimRef.uid`). */
 export interface PvRecord {
@@ -101,7 +102,7 @@ export function resharePv(pv: PvRecord): PvRecord {
  * and then the stored record stays.
  */
 export const PV_KIND: ResourceKind<PvRecord> = {
-  resource: 'persistentvolumes', path: '/api/v1/persistentvolumes', namespaced: false, project: projectPv, reshare: resharePv, keepFrom: keepEqual,
+  resource: 'persistentvolumes', path: '/api/v1/persistentvolumes', namespaced: false, project: projectPv, reshare: resharePv, keepFrom: keepEqual, codec: PV_CODEC,
   // The source is told by all of spec's keys (otherSourceType), so spec is kept whole.
   keep: { metadata: { ...META_KEEP, labels: true }, spec: true, status: { phase: true } },
 };

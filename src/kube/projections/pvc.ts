@@ -3,6 +3,7 @@
  */
 import { META_KEEP, optBool, optRecord, optStr, project, readItems, record, str, type ResourceKind } from './read.js';
 import { sharedString } from './string-pool.js';
+import { PVC_CODEC } from './pvc-codec.js';
 
 export interface PvcRecord {
   uid: string;
@@ -50,5 +51,6 @@ export const PVC_KIND: ResourceKind<PvcRecord> = {
   namespaced: true,
   project: projectPvc,
   reshare: resharePvc,
+  codec: PVC_CODEC,
   keep: { metadata: { ...META_KEEP, ownerReferences: [{ controller: true, uid: true }] }, spec: { volumeName: true }, status: { phase: true } },
 };

@@ -26,6 +26,7 @@ export function underPath(err: unknown, prefix: string): unknown {
 }
 
 import type { KeepSpec } from '../sieve/keep-spec.js';
+import type { ProjectionCodec } from './record-codec.js';
 
 export type Projected<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -50,6 +51,12 @@ export interface ResourceKind<T> {
    * PersistentVolumes, VolumeAttachments).
    */
   keepFrom?(old: T, fresh: T): T;
+  /**
+   * How a packed store (kube/packed-store.ts) holds the projection as bytes: for the kinds whose
+   * count grows with the fleet. With a codec the store hands out decoded copies and compares
+   * encoded bytes on update, so `keepFrom` is not used. Absent: a Map of the objects.
+   */
+  codec?: ProjectionCodec<T>;
   /**
    * For a kind whose projection reads a malformed object in part (nodes: node.ts), the parts it
    * could not read; counted and logged with the malformed objects, though the value is stored.

@@ -5,6 +5,7 @@
 import { META_KEEP, optBool, optRecord, optStr, optTimestamp, project, record, str, type ResourceKind } from './read.js';
 import { keepEqual } from './keep-equal.js';
 import { sharedString } from './string-pool.js';
+import { VOLUME_ATTACHMENT_CODEC } from './volume-attachment-codec.js';
 
 /**
  * The object's uid, resourceVersion and finalizers are not kept: nothing reads them
@@ -78,6 +79,7 @@ export const VOLUME_ATTACHMENT_KIND: ResourceKind<VolumeAttachmentRecord> = {
   namespaced: false,
   project: projectVolumeAttachment,
   reshare: reshareVolumeAttachment,
+  codec: VOLUME_ATTACHMENT_CODEC,
   keepFrom: keepEqual,
   keep: {
     metadata: { ...META_KEEP, deletionTimestamp: true },
