@@ -11,7 +11,6 @@ import { notify, type ControllerObserver } from '../operations/controller-observ
 import type { PodRecord, PvRecord, PvcRecord } from '../kube/projections/index.js';
 import type { ProjectionHandler } from '../kube/projection-store.js';
 import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
-import { flatCopy } from '../cache/flat-copy.js';
 import type { Logger } from '../log/logger.js';
 import { PodTracker, trackedVolumes, type TrackedPod } from './pod-tracker.js';
 import { SkippedVolumes } from './skipped-volumes.js';
@@ -63,7 +62,7 @@ export class PodProcessor {
       tracked = undefined;
     }
     if (!pod.nodeName) return; // C3: unscheduled pods are ignored
-    const storedKey = this.tracker.setClaims(podKey, pod.namespace, pod.volumes);
+    this.tracker.setClaims(podKey, pod.namespace, pod.volumes);
     if (isPodTerminated(pod)) {
       this.removePod(pod.uid, podKey);
       return;
@@ -102,7 +101,7 @@ export class PodProcessor {
         this.d.onDesiredAdded?.();
         notify(this.d.observer, () => ({ kind: 'desired-added', volume: unique, node: pod.nodeName, pod: `${pod.namespace}/${pod.name}` }));
       }
-      tracked ??= this.tracker.create(pod.uid, pod.namespace, storedKey ?? flatCopy(podKey), pod.nodeName);
+      tracked ??= this.tracker.create(pod.uid, pod.namespace, podKey, pod.nodeName);
       this.tracker.addVolume(tracked, unique);
     }
     this.skipped.set(pod.uid, podKey, skips);
