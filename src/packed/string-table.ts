@@ -38,15 +38,19 @@ export class StringTable {
 
   /** The id of `s`, adding it when absent, with one more reference to it. */
   acquire(s: string): number {
-    let id = this.index.find(s);
-    if (id < 0) {
-      id = this.arena.newSlot();
-      this.arena.set(id, s, '');
-      this.index.insert(id);
-      if (id >= this.refs.length) this.refs = grownUint32(this.refs, Math.max(id + 1, this.refs.length * 2));
-      this.refs[id] = 0;
-    }
+    const id = this.index.find(s);
+    if (id < 0) return this.add(s);
     this.refs[id]++;
+    return id;
+  }
+
+  /** Adds `s`, which the table does not hold (`find` said -1), with one reference; its new id. */
+  add(s: string): number {
+    const id = this.arena.newSlot();
+    this.arena.set(id, s, '');
+    this.index.insert(id);
+    if (id >= this.refs.length) this.refs = grownUint32(this.refs, Math.max(id + 1, this.refs.length * 2));
+    this.refs[id] = 1;
     return id;
   }
 

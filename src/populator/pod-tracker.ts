@@ -105,9 +105,10 @@ export class PodTracker {
   addVolume(t: TrackedPod, unique: string): void {
     const s = this.byUid.find(t.uid);
     if (s < 0) return;
-    const known = this.volumeNames.find(unique);
-    if (known >= 0 && this.holds(s, known)) return;
-    const id = this.volumeNames.acquire(unique);
+    let id = this.volumeNames.find(unique);
+    if (id < 0) id = this.volumeNames.add(unique);
+    else if (this.holds(s, id)) return;
+    else this.volumeNames.retain(id);
     if (this.vol0[s] === NONE) {
       this.vol0[s] = id;
       return;
