@@ -11,10 +11,14 @@
 import { ByteArena, grownUint32 } from './byte-arena.js';
 import { KeyIndex } from './key-index.js';
 
+/** Longest string copied in through the scratch buffer; longer ones go through the encoder. */
+const MAX_SCRATCH = 1 << 16;
+
 export class StringTable {
   private readonly arena: ByteArena;
   private readonly index: KeyIndex;
   private refs = new Uint32Array(64);
+  private scratch = Buffer.allocUnsafeSlow(256);
 
   constructor(opts: { chunkBytes?: number } = {}) {
     this.arena = new ByteArena({ chunkBytes: opts.chunkBytes ?? 1 << 16 });
@@ -47,11 +51,30 @@ export class StringTable {
   /** Adds `s`, which the table does not hold (`find` said -1), with one reference; its new id. */
   add(s: string): number {
     const id = this.arena.newSlot();
-    this.arena.set(id, s, '');
+    // An ASCII string is copied in by a JS loop: for names of tens of chars that costs less than
+    // the two calls into Buffer's encoder (its byte length, then its bytes) that `set` makes.
+    if (this.asciiToScratch(s)) this.arena.setBytes(id, this.scratch, 0, s.length);
+    else this.arena.set(id, s, '');
     this.index.insert(id);
     if (id >= this.refs.length) this.refs = grownUint32(this.refs, Math.max(id + 1, this.refs.length * 2));
     this.refs[id] = 1;
     return id;
+  }
+
+  /** Writes `s` into `scratch` when it is ASCII (its chars are its bytes); false when it is not. */
+  private asciiToScratch(s: string): boolean {
+    const n = s.length;
+    if (n > this.scratch.length) {
+      if (n > MAX_SCRATCH) return false;
+      this.scratch = Buffer.allocUnsafeSlow(Math.max(n, this.scratch.length * 2));
+    }
+    const buf = this.scratch;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) return false;
+      buf[i] = c;
+    }
+    return true;
   }
 
   /** One more reference to a held id. */

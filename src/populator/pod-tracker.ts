@@ -59,11 +59,17 @@ export class PodTracker {
   private vol0 = new Int32Array(64);
   private volMore = new Int32Array(64);
   private scratch = Buffer.allocUnsafeSlow(64);
+  /** The slot of the pod `create` or `get` last returned (`addVolume` follows them), until it is deleted. */
+  private lastUid: string | undefined;
+  private lastSlot = NONE;
 
   /** The pod tracked under `uid`, decoded (a snapshot), or undefined. */
   get(uid: string): TrackedPod | undefined {
     const s = this.byUid.find(uid);
-    return s < 0 ? undefined : this.decode(s, uid);
+    if (s < 0) return undefined;
+    this.lastUid = uid;
+    this.lastSlot = s;
+    return this.decode(s, uid);
   }
 
   /**
@@ -71,7 +77,8 @@ export class PodTracker {
    * `namespace/name`. Returns its snapshot, to hand to {@link addVolume}.
    */
   create(uid: string, namespace: string, key: string, nodeName: string): TrackedPod {
-    this.delete(uid);
+    const old = this.byUid.find(uid);
+    if (old >= 0) this.deleteSlot(old);
     const s = this.pods.newSlot();
     this.pods.set(s, uid, '');
     this.byUid.insert(s);
@@ -80,12 +87,18 @@ export class PodTracker {
     this.podNode[s] = this.nodes.acquire(nodeName);
     this.vol0[s] = NONE;
     this.volMore[s] = NONE;
+    this.lastUid = uid;
+    this.lastSlot = s;
     return { uid, namespace, key, nodeName, volumes: undefined };
   }
 
   delete(uid: string): void {
     const s = this.byUid.find(uid);
-    if (s < 0) return;
+    if (s >= 0) this.deleteSlot(s);
+  }
+
+  private deleteSlot(s: number): void {
+    if (s === this.lastSlot) this.lastUid = undefined;
     this.keys.release(this.podKey[s]);
     this.nodes.release(this.podNode[s]);
     if (this.vol0[s] !== NONE) this.volumeNames.release(this.vol0[s]);
@@ -103,7 +116,7 @@ export class PodTracker {
 
   /** Records that the pod was added to `unique`'s desired pair; a no-op when already recorded or untracked. */
   addVolume(t: TrackedPod, unique: string): void {
-    const s = this.byUid.find(t.uid);
+    const s = this.slotOf(t.uid);
     if (s < 0) return;
     let id = this.volumeNames.find(unique);
     if (id < 0) id = this.volumeNames.add(unique);
@@ -120,7 +133,7 @@ export class PodTracker {
 
   /** Forgets `unique` for the pod. */
   removeVolume(t: TrackedPod, unique: string): void {
-    const s = this.byUid.find(t.uid);
+    const s = this.slotOf(t.uid);
     const id = s < 0 ? NONE : this.volumeNames.find(unique);
     if (id < 0 || !this.holds(s, id)) return;
     const ids = this.extraIds(s);
@@ -148,14 +161,21 @@ export class PodTracker {
    * whether the claims held for the pod changed.
    */
   setClaims(podKey: string, namespace: string, volumes: ReadonlyArray<{ readonly claimName?: string | undefined }>): boolean {
-    const k = this.keys.find(podKey);
+    let k = this.keys.find(podKey);
+    const named = volumes.some(namesClaim);
     if (k >= 0 && this.claims.has(k)) {
       if (this.claims.same(k, namespace, volumes)) return false;
-    } else if (!volumes.some(namesClaim)) return false;
-    this.clearClaims(podKey);
-    if (!volumes.some(namesClaim)) return true;
-    const id = this.keys.acquire(podKey);
-    this.claims.set(id, namespace, volumes);
+      this.claims.clear(k);
+      if (!named) {
+        this.keys.release(k);
+        return true;
+      }
+    } else {
+      if (!named) return false;
+      if (k >= 0) this.keys.retain(k);
+      else k = this.keys.add(podKey);
+    }
+    this.claims.set(k, namespace, volumes);
     return true;
   }
 
@@ -172,6 +192,10 @@ export class PodTracker {
     const out = new Array<string>(ids.length);
     for (let i = 0; i < ids.length; i++) out[i] = this.keys.text(ids[i]);
     return out;
+  }
+
+  private slotOf(uid: string): number {
+    return uid === this.lastUid ? this.lastSlot : this.byUid.find(uid);
   }
 
   private decode(s: number, uid: string): TrackedPod {
