@@ -167,8 +167,8 @@ export class PodProcessor {
 
   /**
    * C9 for one tracked pod. `t` is the tracker's current entry for its uid: both passes read the
-   * tracker through a live Map iterator, which never yields an entry removed or replaced before
-   * the iterator reaches it (an event between two slices, or an earlier pod of the pass). This
+   * tracker through its live `values` walk, which never yields an entry removed or replaced before
+   * the walk reaches it (an event between two slices, or an earlier pod of the pass). This
    * runs for every tracked pod once a minute (a million at 100k nodes), so the common case (pod
    * present, every volume attachable) makes no copy and no node lookup.
    */
