@@ -5,7 +5,8 @@
  * unchanged (every processing), the values walk with a get of each (C9), podsOfClaim (C8), delete.
  * Not a test (no assertions; numbers depend on the machine): run it by hand, e.g.
  *   node --expose-gc --max-old-space-size=6000 --import tsx test/populator/pod-tracker.measure.ts 1000000
- * Prints µs of process CPU time per operation (GC included), and the heap each tracker retains after a full collection.
+ * Prints µs of process CPU time per operation (GC included), and the heap and ArrayBuffer bytes
+ * each tracker holds after a full collection.
  */
 import { PodTracker } from '../../src/populator/pod-tracker.js';
 import { ReferencePodTracker } from './pod-tracker-reference.js';
@@ -47,9 +48,14 @@ function heapUsed(): number {
   return process.memoryUsage().heapUsed;
 }
 
+function offHeap(): number {
+  return process.memoryUsage().arrayBuffers;
+}
+
 function run(name: string, make: () => Tracker): void {
   console.log(name);
   const before = heapUsed();
+  const buffersBefore = offHeap();
   const t = make();
   time('create + addVolume', n, () => {
     for (let i = 0; i < n; i++) t.addVolume(t.create(uids[i], nss[i], keys[i], nodes[i]) as never, vols[i]);
@@ -58,6 +64,7 @@ function run(name: string, make: () => Tracker): void {
     for (let i = 0; i < n; i++) t.setClaims(keys[i], nss[i], claims[i]);
   });
   const held = heapUsed() - before;
+  const buffers = offHeap() - buffersBefore;
   time('setClaims (unchanged)', n, () => {
     for (let i = 0; i < n; i++) t.setClaims(keys[i], nss[i], claims[i]);
   });
@@ -77,7 +84,7 @@ function run(name: string, make: () => Tracker): void {
       t.delete(uids[i]);
     }
   });
-  console.log(`  heap held with ${n} pods: ${(held / n).toFixed(0)} bytes/pod (${sink > 0 ? 'ok' : ''})`);
+  console.log(`  held with ${n} pods: heap ${(held / n).toFixed(0)} bytes/pod, ArrayBuffers ${(buffers / n).toFixed(0)} bytes/pod${sink > 0 ? '' : '!'}`);
 }
 
 for (let round = 0; round < 2; round++) {
