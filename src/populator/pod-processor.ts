@@ -11,7 +11,6 @@ import { notify, type ControllerObserver } from '../operations/controller-observ
 import type { PodRecord, PvRecord, PvcRecord } from '../kube/projections/index.js';
 import type { ProjectionHandler } from '../kube/projection-store.js';
 import { isMultiAttachAllowed, type CsiTranslator, type VolumePluginManager } from '../plugins/index.js';
-import { flatCopy } from '../cache/flat-copy.js';
 import type { Logger } from '../log/logger.js';
 import { PodTracker, trackedVolumes, type TrackedPod } from './pod-tracker.js';
 import { SkippedVolumes } from './skipped-volumes.js';
@@ -67,7 +66,7 @@ export class PodProcessor {
       tracked = undefined;
     }
     if (!pod.nodeName) return; // C3: unscheduled pods are ignored
-    const storedKey = this.tracker.setClaims(podKey, pod.namespace, pod.volumes);
+    this.tracker.setClaims(podKey, pod.namespace, pod.volumes);
     if (isPodTerminated(pod)) {
       this.removePod(pod.uid, podKey);
       return;
@@ -106,7 +105,7 @@ export class PodProcessor {
         this.d.onDesiredAdded?.();
         notify(this.d.observer, () => ({ kind: 'desired-added', volume: unique, node: pod.nodeName, pod: `${pod.namespace}/${pod.name}` }));
       }
-      tracked ??= this.tracker.create(pod.uid, pod.namespace, storedKey ?? flatCopy(podKey), pod.nodeName);
+      tracked ??= this.tracker.create(pod.uid, pod.namespace, podKey, pod.nodeName);
       this.tracker.addVolume(tracked, unique);
     }
     this.skipped.set(pod.uid, podKey, skips);
@@ -172,8 +171,8 @@ export class PodProcessor {
 
   /**
    * C9 for one tracked pod. `t` is the tracker's current entry for its uid: both passes read the
-   * tracker through a live Map iterator, which never yields an entry removed or replaced before
-   * the iterator reaches it (an event between two slices, or an earlier pod of the pass). This
+   * tracker through its live `values` walk, which never yields an entry removed or replaced before
+   * the walk reaches it (an event between two slices, or an earlier pod of the pass). This
    * runs for every tracked pod once a minute (a million at 100k nodes), so the common case (pod
    * present, every volume attachable) makes no copy and no node lookup.
    */

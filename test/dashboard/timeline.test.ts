@@ -9,6 +9,9 @@ import { createFakeAttachablePlugin } from '../../src/plugins/fake-attachable-pl
 import { createVolumePluginManager, type VolumeSpec } from '../../src/plugins/index.js';
 import { volumeInfoFor } from '../../src/populator/volume-info.js';
 import { settle } from '../support/mock-clock.js';
+import fc from 'fast-check';
+import type { ControllerEvent } from '../../src/operations/controller-observer.js';
+import { ReferenceTimeline } from './timeline-reference.js';
 
 describe('timeline', () => {
   it('records an attach failure with its retry time, then the retry and its success', async () => {
@@ -78,5 +81,40 @@ describe('timeline', () => {
     await executor.idle();
     await settle('attached', () => state.attachState(v, n) === 'attached');
     assert.equal(state.isOperationPending(v, n), false);
+  });
+
+  it('the packed timeline answers as the array-based one, whatever the events and bounds', () => {
+    const volume = fc.constantFrom('a', 'b', 'c', 'kubernetes.io/csi/d^h1', 'é');
+    const node = fc.constantFrom('n1', 'n2', 'nöde');
+    const text = fc.constantFrom('', 'rpc error', 'ns/p1', 'ns/p2', 'ünïcode');
+    const event: fc.Arbitrary<ControllerEvent> = fc.oneof(
+      fc.record({ kind: fc.constantFrom('desired-added' as const, 'desired-removed' as const), volume, node, pod: fc.option(text, { nil: undefined }) }, { requiredKeys: ['kind', 'volume', 'node'] }),
+      fc.record({ kind: fc.constantFrom('attach-started' as const, 'attach-succeeded' as const, 'detach-succeeded' as const), volume, node }),
+      fc.record({ kind: fc.constant('detach-started' as const), volume, node, forced: fc.constantFrom('timeout' as const, 'out-of-service' as const) }, { requiredKeys: ['kind', 'volume', 'node'] }),
+      fc.record({
+        kind: fc.constantFrom('attach-failed' as const, 'detach-failed' as const), volume, node, error: text,
+        op: fc.constantFrom('attach' as const, 'detach' as const), retryAt: fc.integer({ min: 0, max: 1e9 }),
+      }, { requiredKeys: ['kind', 'volume', 'node', 'error', 'op'] }),
+      fc.record({ kind: fc.constant('multi-attach-blocked' as const), volume, node, holders: fc.array(node, { maxLength: 3 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 200 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 8 }), (events, maxEntries, perVolume) => {
+        let now = 0;
+        const packed = createTimeline({ now: () => now, maxEntries, perVolume });
+        const model = new ReferenceTimeline({ now: () => now, maxEntries, perVolume });
+        for (const e of events) {
+          now += 7;
+          packed.observe(e);
+          model.observe(e);
+          assert.equal(packed.size(), model.size());
+          assert.deepEqual(packed.entries(e.volume), model.entries(e.volume));
+        }
+        for (const v of ['a', 'b', 'c', 'kubernetes.io/csi/d^h1', 'é', 'unknown']) {
+          assert.deepEqual(packed.entries(v), model.entries(v));
+          assert.equal(packed.version(v), model.version(v));
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
