@@ -12,7 +12,9 @@
  * swept slowly rather than taking the reconciler's thread. A new sweep starts `intervalMs` after
  * the previous one started (or at once when a sweep took longer), and only while someone reads the
  * dashboard: with `idleAfterMs`, no sweep starts once nothing has called {@link NotConvergedIndex.touch}
- * for that long (a touch after that starts one at once). The snapshot is replaced whole at the end
+ * for that long (a touch after that starts one at once), and the snapshot is then dropped: the
+ * first sweep after the touch starts from no pair (`sweptAt` -1 until it ends), so `since` counts
+ * from when the dashboard was read again. The snapshot is replaced whole at the end
  * of a sweep: readers never see a half-swept state. Memory: O(not-converged pairs).
  *
  * Never throws from its timers: a failed slice is logged and the sweep starts over next interval.
@@ -165,7 +167,11 @@ class Sweeper implements NotConvergedIndex {
       this.timer = undefined;
       const idleAfter = this.d.idleAfterMs;
       if (idleAfter !== undefined && this.clock() - this.lastTouch > idleAfter) {
-        this.idle = true; // touch() starts the next sweep
+        // touch() starts the next sweep. The last snapshot goes: unread, it would only grow stale
+        // while holding a record per pair that was waiting then (a cold start's million).
+        this.idle = true;
+        this.current = summarise([], this.current.version + 1, -1, 0, 0);
+        this.byKey = new Map();
         return;
       }
       this.pass = this.newPass();

@@ -181,11 +181,14 @@ describe('not-converged index: sweeps while read', () => {
       touchClock = 5000;
       await new Promise((r) => setTimeout(r, 50)); // ten intervals: the sweeper goes idle
       const v0 = versions();
+      assert.equal(index.snapshot().sweptAt, -1, 'an idle index keeps no snapshot');
+      assert.equal(index.snapshot().items.length, 0);
       state.addDesiredPod(state.findVolume('kubernetes.io/csi/d^v1')!, state.findNode('node-0')!, 'pod-new');
       await new Promise((r) => setTimeout(r, 50));
       assert.equal(versions(), v0, 'no sweep while idle');
       index.touch();
-      await settle('a sweep after the touch', () => versions() > v0);
+      await settle('a sweep after the touch', () => versions() > v0 && index.snapshot().sweptAt >= 0);
+      assert.ok(index.snapshot().items.length > 0, 'the sweep after the touch finds the waiting pairs again');
     } finally {
       index.stop();
     }
