@@ -328,7 +328,7 @@ test('a delivered event keeps no frame bytes: subscribers share one frame, a lat
   assert.equal(seen.length, 3);
   assert.ok(seen[0] === seen[1] && seen[1] === seen[2], 'one frame shared while the event is delivered');
   const replayed = s.eventsAfter('pods', start)?.[0];
-  assert.equal(replayed, delivered);
+  assert.deepEqual(replayed, delivered, 'the window replays the delivered event, rebuilt from its packed record');
   const again = replayed!.frame();
   assert.notEqual(again, seen[0], 'the window does not hold the delivered frame');
   assert.notEqual(replayed!.frame(), again, 'nor a replayed one');

@@ -8,7 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CommitBus } from './commit-bus.js';
-import { CommittedEvent, EventWindow } from './event-window.js';
+import { CommittedEvent } from './committed-event.js';
+import { EventWindow } from './event-window.js';
 import { generateName, hasFinalizers, keepServerOwnedMeta, podGracePeriod, podNodeName, rfc3339, validateObject, invalid, kindDetails, resourceDetails, applyCreateDefaults, checkImmutable } from './object-rules.js';
 import { ObjectTables, keyOf } from './object-tables.js';
 import { RESOURCES, type ResourceInfo } from './resources.js';
@@ -265,7 +266,7 @@ class MemoryStore implements ServableStore {
     const rv = ++this.rv;
     const ev = new CommittedEvent(type, info.name, rv, info.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name, json, prevJson);
     let window = this.windows.get(info.name);
-    if (!window) this.windows.set(info.name, (window = new EventWindow(this.windowCapacity)));
+    if (!window) this.windows.set(info.name, (window = new EventWindow(this.windowCapacity, info.name)));
     window.push(ev);
     this.bus.deliver(ev, obj);
     return { obj, json };

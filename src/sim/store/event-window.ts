@@ -1,103 +1,59 @@
 /**
- * The bounded history of committed changes that watches resume from: the last `capacity`
- * events, oldest first. A watch from resourceVersion R can be served only if no event after
- * R has been dropped; otherwise the caller answers 410 Gone and the client relists.
+ * The bounded history of committed changes of one resource that watches resume from: the last
+ * `capacity` events, oldest first. A watch from resourceVersion R can be served only if no event
+ * after R has been dropped; otherwise the caller answers 410 Gone and the client relists.
+ *
+ * The events are packed, not kept as objects: a ring of typed arrays (type and flags, rv) whose
+ * position i is slot i of a ByteArena holding the event's key, JSON and, for MODIFIED, the JSON
+ * before. The ring is FIFO, so the arena frees its records in write order and needs no
+ * compaction. `after` builds CommittedEvents, with frames built on demand, for the events it
+ * answers.
  */
-import type { KubeObject, ResourceName, StoreEvent, StoreEventType } from './sim-store.js';
+import { ByteArena } from './byte-arena.js';
+import { CommittedEvent } from './committed-event.js';
+import type { ResourceName, StoreEventType } from './sim-store.js';
 
-/** A committed change, with its wire frame built once and shared by every watcher. */
-export class CommittedEvent implements StoreEvent {
-  private frameBytes: Buffer | undefined;
-  private delivered = false;
-  private lent: KubeObject | undefined;
-
-  constructor(
-    readonly type: StoreEventType,
-    readonly resource: ResourceName,
-    readonly rv: number,
-    readonly namespace: string | undefined,
-    readonly name: string,
-    readonly json: string,
-    /** For MODIFIED: the object as it was before, so filtered watches can tell entering from leaving. */
-    readonly prevJson?: string,
-  ) {}
-
-  object(): KubeObject {
-    return JSON.parse(this.json) as KubeObject;
-  }
-
-  /**
-   * The committed object, read only: while the store delivers this event, the object the JSON
-   * was serialised from (no parse); otherwise a fresh parse.
-   */
-  view(): KubeObject {
-    return this.lent ?? this.object();
-  }
-
-  /** Lends the committed object for the time of delivery (the store's CommitBus only). */
-  lend(obj: KubeObject | undefined): void {
-    this.lent = obj;
-  }
-
-  /** Parses `prevJson` (MODIFIED only; a fresh copy each call). Not cached: window events would keep it alive. */
-  previous(): KubeObject | undefined {
-    return this.prevJson === undefined ? undefined : (JSON.parse(this.prevJson) as KubeObject);
-  }
-
-  /** The wire frame of this change with another type (a filtered watch sees MODIFIED as ADDED or DELETED). */
-  frameAs(type: StoreEventType): Buffer {
-    return type === this.type ? this.frame() : this.build(type);
-  }
-
-  /**
-   * `{"type":…,"object":…}\n`, the watch stream line for this event: one Buffer shared by the
-   * live watchers while the event is delivered, a new one for each replay after.
-   */
-  frame(): Buffer {
-    if (this.frameBytes) return this.frameBytes;
-    const bytes = this.build(this.type);
-    if (!this.delivered) this.frameBytes = bytes;
-    return bytes;
-  }
-
-  private build(type: StoreEventType): Buffer {
-    return Buffer.from(`{"type":"${type}","object":${this.json}}\n`);
-  }
-
-  /**
-   * Called once the event has been delivered: the live watchers hold their own reference to the
-   * frame until it is written, and the window keeps none. Kept, the frames of full windows were
-   * ~1 KB of Buffer memory per event outside the JS heap, whose growth made V8 run a full GC
-   * every few seconds in the simulator under churn (70–120 ms pauses every ~7 s at 10k nodes).
-   */
-  releaseFrame(): void {
-    this.frameBytes = undefined;
-    this.delivered = true;
-  }
-}
+const TYPES: readonly StoreEventType[] = ['ADDED', 'MODIFIED', 'DELETED'];
+const TYPE_MASK = 3;
+/** The event's object is namespaced: its key is `namespace/name`. */
+const NAMESPACED = 4;
+/** The event carries the JSON before (MODIFIED). */
+const HAS_PREV = 8;
 
 export class EventWindow {
-  private readonly ring: Array<CommittedEvent | undefined>;
-  private head = 0; // index of the oldest event
+  private readonly arena = new ByteArena({ compact: false });
+  private readonly cap: number;
+  private flags = new Uint8Array(16);
+  private rvs = new Float64Array(16);
+  private head = 0; // ring position of the oldest event
   private length = 0;
   /** rv of the newest dropped event (0 while nothing was dropped). */
   private droppedRv = 0;
 
-  constructor(readonly capacity: number) {
-    this.ring = new Array<CommittedEvent | undefined>(Math.max(1, capacity));
+  constructor(
+    readonly capacity: number,
+    private readonly resource: ResourceName,
+  ) {
+    this.cap = Math.max(1, capacity);
   }
 
   push(ev: CommittedEvent): void {
-    const cap = this.ring.length;
-    if (this.length === cap) {
-      const oldest = this.ring[this.head];
-      if (oldest) this.droppedRv = oldest.rv;
-      this.ring[this.head] = ev;
-      this.head = (this.head + 1) % cap;
-      return;
+    let pos: number;
+    if (this.length === this.cap) {
+      pos = this.head;
+      this.droppedRv = this.rvs[pos];
+      this.head = (this.head + 1) % this.cap;
+    } else {
+      // Not yet full: nothing was dropped, so the ring has not wrapped and head is 0.
+      pos = this.length++;
+      if (pos === this.rvs.length) this.grow();
+      while (this.arena.slotLimit <= pos) this.arena.newSlot();
     }
-    this.ring[(this.head + this.length) % cap] = ev;
-    this.length++;
+    const ns = ev.namespace;
+    const prev = ev.prevJson;
+    this.flags[pos] = TYPES.indexOf(ev.type) | (ns !== undefined ? NAMESPACED : 0) | (prev !== undefined ? HAS_PREV : 0);
+    this.rvs[pos] = ev.rv;
+    this.arena.set(pos, ns !== undefined ? `${ns}/${ev.name}` : ev.name, ev.json, prev ?? '');
   }
 
   /** The oldest resourceVersion a watch can start from. */
@@ -108,17 +64,41 @@ export class EventWindow {
   /** Retained events with rv > `rv`, oldest first; undefined when some of them were dropped. */
   after(rv: number): CommittedEvent[] | undefined {
     if (rv < this.droppedRv) return undefined;
-    const cap = this.ring.length;
+    const cap = this.cap;
     // Binary search for the first event with rv > `rv` (the ring is ordered by rv).
     let lo = 0;
     let hi = this.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if ((this.ring[(this.head + mid) % cap] as CommittedEvent).rv <= rv) lo = mid + 1;
+      if (this.rvs[(this.head + mid) % cap] <= rv) lo = mid + 1;
       else hi = mid;
     }
     const out: CommittedEvent[] = [];
-    for (let i = lo; i < this.length; i++) out.push(this.ring[(this.head + i) % cap] as CommittedEvent);
+    for (let i = lo; i < this.length; i++) out.push(this.event((this.head + i) % cap));
     return out;
+  }
+
+  /** The event at ring position `pos`, as a delivered event (its frames built on each call). */
+  private event(pos: number): CommittedEvent {
+    const f = this.flags[pos];
+    const key = this.arena.text(pos, 0);
+    const slash = f & NAMESPACED ? key.lastIndexOf('/') : -1; // names never hold '/', namespaces might
+    const ns = slash >= 0 ? key.slice(0, slash) : undefined;
+    const name = slash >= 0 ? key.slice(slash + 1) : key;
+    const prev = f & HAS_PREV ? this.arena.text(pos, 2) : undefined;
+    const ev = new CommittedEvent(TYPES[f & TYPE_MASK], this.resource, this.rvs[pos], ns, name, this.arena.text(pos, 1), prev);
+    ev.releaseFrame();
+    return ev;
+  }
+
+  /** Doubles the ring's arrays (only while it fills, before it ever wraps). */
+  private grow(): void {
+    const n = Math.min(this.cap, this.rvs.length * 2);
+    const flags = new Uint8Array(n);
+    flags.set(this.flags);
+    const rvs = new Float64Array(n);
+    rvs.set(this.rvs);
+    this.flags = flags;
+    this.rvs = rvs;
   }
 }

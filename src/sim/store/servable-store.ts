@@ -2,7 +2,7 @@
  * What the in-memory store offers beyond the SimStore contract: the API server's paginated
  * lists, watch resumption from the event window, and size figures for the benches.
  */
-import type { CommittedEvent } from './event-window.js';
+import type { CommittedEvent } from './committed-event.js';
 import type { DeleteOptions, KubeObject, ResourceName, SimStore } from './sim-store.js';
 
 export interface SimStoreOptions {

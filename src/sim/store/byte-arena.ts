@@ -1,0 +1,278 @@
+/**
+ * Text held outside the JavaScript heap: records of up to three UTF-8 strings (a key, a body
+ * and an optional tail), each addressed by an integer slot, stored back to back in large
+ * Buffers ("chunks"). A slot's chunk, offset and part lengths live in typed arrays, so a
+ * million records cost a few hundred chunks and a dozen typed arrays, not a million strings:
+ * a major collection marks none of them.
+ *
+ * Each record is preceded in its chunk by an 8-byte header (its slot, its payload length), so
+ * a chunk can be walked: a record is live when its slot still points at it. Rewriting a slot
+ * appends the new record and frees the old one. A chunk whose live bytes fall to zero is
+ * released; with `compact`, a chunk that is no longer written to and whose live bytes fall
+ * below half of what it holds has its live records moved to the chunk being written, so the
+ * held bytes stay within about twice the live ones whatever the order of frees. A FIFO user
+ * (the watch window) frees in write order, so its chunks empty on their own and it needs no
+ * compaction.
+ *
+ * Lengths are in bytes of UTF-8; strings are encoded with Buffer.write and decoded with
+ * toString('utf8'), so any text (not only ASCII) round-trips.
+ */
+const HEADER = 8;
+const NONE = 0xffffffff;
+const DEFAULT_CHUNK = 1 << 20;
+
+export interface ByteArenaOptions {
+  /** Bytes of a chunk (a larger record gets a chunk of its own size). */
+  chunkBytes?: number;
+  /** Move the live records out of chunks under half live (see above). */
+  compact?: boolean;
+}
+
+export class ByteArena {
+  private readonly chunkBytes: number;
+  private readonly compact: boolean;
+  private chunks: Array<Buffer | undefined> = [];
+  /** Bytes written into each chunk (its append position), and of those the live ones. */
+  private used = new Uint32Array(8);
+  private live = new Uint32Array(8);
+  private readonly freeChunks: number[] = [];
+  private current = -1;
+  private slotChunk = new Uint32Array(64).fill(NONE);
+  private slotOffset = new Uint32Array(64);
+  private lenA = new Uint32Array(64);
+  private lenB = new Uint32Array(64);
+  private lenC = new Uint32Array(64);
+  private freeSlots = new Int32Array(64);
+  private freeSlotCount = 0;
+  private slotsIssued = 0;
+  private liveBytes = 0;
+
+  constructor(opts: ByteArenaOptions = {}) {
+    this.chunkBytes = opts.chunkBytes ?? DEFAULT_CHUNK;
+    this.compact = opts.compact ?? true;
+  }
+
+  /** One past the highest slot ever issued: per-slot arrays of users are sized by it. */
+  get slotLimit(): number {
+    return this.slotsIssued;
+  }
+
+  /** Payload bytes of the live records. */
+  get bytes(): number {
+    return this.liveBytes;
+  }
+
+  /** Bytes held in chunks (live, dead and unwritten). */
+  get heldBytes(): number {
+    let n = 0;
+    for (const c of this.chunks) if (c) n += c.length;
+    return n;
+  }
+
+  /** A slot with no record; the lowest freed one first. */
+  newSlot(): number {
+    if (this.freeSlotCount > 0) return this.freeSlots[--this.freeSlotCount];
+    const s = this.slotsIssued++;
+    if (s === this.slotChunk.length) this.growSlots();
+    return s;
+  }
+
+  /** Frees the slot's record and the slot itself (it may be issued again). */
+  releaseSlot(slot: number): void {
+    this.clear(slot);
+    if (this.freeSlotCount === this.freeSlots.length) this.freeSlots = grownInt32(this.freeSlots, this.freeSlots.length * 2);
+    this.freeSlots[this.freeSlotCount++] = slot;
+  }
+
+  has(slot: number): boolean {
+    return slot < this.slotsIssued && this.slotChunk[slot] !== NONE;
+  }
+
+  /** Stores `a`, `b` and `c` as the slot's record, replacing the one it had. */
+  set(slot: number, a: string, b: string, c = ''): void {
+    const la = Buffer.byteLength(a, 'utf8');
+    const lb = Buffer.byteLength(b, 'utf8');
+    const lc = c === '' ? 0 : Buffer.byteLength(c, 'utf8');
+    const total = la + lb + lc;
+    const [chunk, at] = this.reserve(total);
+    const buf = this.chunks[chunk] as Buffer;
+    buf.writeUInt32LE(slot, at);
+    buf.writeUInt32LE(total, at + 4);
+    const p = at + HEADER;
+    if (la > 0) buf.write(a, p, la, 'utf8');
+    if (lb > 0) buf.write(b, p + la, lb, 'utf8');
+    if (lc > 0) buf.write(c, p + la + lb, lc, 'utf8');
+    this.clear(slot);
+    this.slotChunk[slot] = chunk;
+    this.slotOffset[slot] = p;
+    this.lenA[slot] = la;
+    this.lenB[slot] = lb;
+    this.lenC[slot] = lc;
+    this.live[chunk] += total + HEADER;
+    this.liveBytes += total;
+  }
+
+  /** Frees the slot's record (the slot stays issued, with no record). */
+  clear(slot: number): void {
+    const chunk = this.slotChunk[slot];
+    if (chunk === NONE) return;
+    const total = this.lenA[slot] + this.lenB[slot] + this.lenC[slot];
+    this.slotChunk[slot] = NONE;
+    this.live[chunk] -= total + HEADER;
+    this.liveBytes -= total;
+    if (chunk === this.current) return;
+    if (this.live[chunk] === 0) this.releaseChunk(chunk);
+    else if (this.compact && this.live[chunk] * 2 < this.used[chunk]) this.compactChunk(chunk);
+  }
+
+  /** Part `part` (0: a, 1: b, 2: c) of the slot's record as a string ('' when it has none). */
+  text(slot: number, part: 0 | 1 | 2): string {
+    const chunk = this.slotChunk[slot];
+    if (chunk === NONE) return '';
+    const [start, len] = this.span(slot, part);
+    return len === 0 ? '' : (this.chunks[chunk] as Buffer).toString('utf8', start, start + len);
+  }
+
+  /** Byte length of part `part` of the slot's record. */
+  length(slot: number, part: 0 | 1 | 2): number {
+    return part === 0 ? this.lenA[slot] : part === 1 ? this.lenB[slot] : this.lenC[slot];
+  }
+
+  /** Compares part a of the slot's record with `bytes[0, len)`, bytewise (UTF-8 order is code point order). */
+  compareKey(slot: number, bytes: Uint8Array, len: number): number {
+    const buf = this.chunks[this.slotChunk[slot]] as Buffer;
+    const start = this.slotOffset[slot];
+    const la = this.lenA[slot];
+    const n = la < len ? la : len;
+    for (let i = 0; i < n; i++) {
+      const d = buf[start + i] - bytes[i];
+      if (d !== 0) return d;
+    }
+    return la - len;
+  }
+
+  /** Compares part a of two slots' records, bytewise. */
+  compareKeys(x: number, y: number): number {
+    const bx = this.chunks[this.slotChunk[x]] as Buffer;
+    const by = this.chunks[this.slotChunk[y]] as Buffer;
+    const sx = this.slotOffset[x];
+    const sy = this.slotOffset[y];
+    const lx = this.lenA[x];
+    const ly = this.lenA[y];
+    const n = lx < ly ? lx : ly;
+    for (let i = 0; i < n; i++) {
+      const d = bx[sx + i] - by[sy + i];
+      if (d !== 0) return d;
+    }
+    return lx - ly;
+  }
+
+  /** FNV-1a over part a of the slot's record (equal to `hashBytes` of the same bytes). */
+  hashKey(slot: number): number {
+    return hashBytes(this.chunks[this.slotChunk[slot]] as Buffer, this.slotOffset[slot], this.lenA[slot]);
+  }
+
+  private span(slot: number, part: 0 | 1 | 2): [number, number] {
+    const start = this.slotOffset[slot];
+    if (part === 0) return [start, this.lenA[slot]];
+    if (part === 1) return [start + this.lenA[slot], this.lenB[slot]];
+    return [start + this.lenA[slot] + this.lenB[slot], this.lenC[slot]];
+  }
+
+  /** Room for a record of `total` payload bytes: its chunk and header offset. */
+  private reserve(total: number): [number, number] {
+    const need = total + HEADER;
+    const cur = this.current;
+    if (cur >= 0) {
+      const buf = this.chunks[cur] as Buffer;
+      const at = this.used[cur];
+      if (at + need <= buf.length) {
+        this.used[cur] = at + need;
+        return [cur, at];
+      }
+      this.retire(cur);
+    }
+    const chunk = this.openChunk(Math.max(need, this.chunkBytes));
+    this.used[chunk] = need;
+    return [chunk, 0];
+  }
+
+  /** `chunk` stops being written to: release or compact it now if its frees already call for it. */
+  private retire(chunk: number): void {
+    this.current = -1;
+    if (this.live[chunk] === 0) this.releaseChunk(chunk);
+    else if (this.compact && this.live[chunk] * 2 < this.used[chunk]) this.compactChunk(chunk);
+  }
+
+  private openChunk(size: number): number {
+    const chunk = this.freeChunks.length > 0 ? (this.freeChunks.pop() as number) : this.chunks.length;
+    if (chunk === this.used.length) {
+      this.used = grownUint32(this.used, chunk * 2);
+      this.live = grownUint32(this.live, chunk * 2);
+    }
+    this.chunks[chunk] = Buffer.allocUnsafeSlow(size);
+    this.used[chunk] = 0;
+    this.live[chunk] = 0;
+    this.current = chunk;
+    return chunk;
+  }
+
+  private releaseChunk(chunk: number): void {
+    this.chunks[chunk] = undefined;
+    this.used[chunk] = 0;
+    this.live[chunk] = 0;
+    this.freeChunks.push(chunk);
+  }
+
+  /** Moves the chunk's live records to the chunk being written, then releases it. */
+  private compactChunk(chunk: number): void {
+    const buf = this.chunks[chunk] as Buffer;
+    const end = this.used[chunk];
+    // Out of the arena while it is walked: a record moved below can never land in it.
+    this.chunks[chunk] = undefined;
+    for (let at = 0; at < end; ) {
+      const slot = buf.readUInt32LE(at);
+      const total = buf.readUInt32LE(at + 4);
+      if (slot < this.slotsIssued && this.slotChunk[slot] === chunk && this.slotOffset[slot] === at + HEADER) {
+        const [to, toAt] = this.reserve(total);
+        const dst = this.chunks[to] as Buffer;
+        buf.copy(dst, toAt, at, at + HEADER + total);
+        this.slotChunk[slot] = to;
+        this.slotOffset[slot] = toAt + HEADER;
+        this.live[to] += total + HEADER;
+      }
+      at += HEADER + total;
+    }
+    this.releaseChunk(chunk);
+  }
+
+  private growSlots(): void {
+    const n = this.slotChunk.length * 2;
+    const chunk = grownUint32(this.slotChunk, n);
+    chunk.fill(NONE, this.slotChunk.length);
+    this.slotChunk = chunk;
+    this.slotOffset = grownUint32(this.slotOffset, n);
+    this.lenA = grownUint32(this.lenA, n);
+    this.lenB = grownUint32(this.lenB, n);
+    this.lenC = grownUint32(this.lenC, n);
+  }
+}
+
+/** FNV-1a (32-bit) over `bytes[start, start + len)`. */
+export function hashBytes(bytes: Uint8Array, start: number, len: number): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < start + len; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
+  return h >>> 0;
+}
+
+export function grownUint32(a: Uint32Array, n: number) {
+  const b = new Uint32Array(n);
+  b.set(a);
+  return b;
+}
+
+export function grownInt32(a: Int32Array, n: number) {
+  const b = new Int32Array(n);
+  b.set(a);
+  return b;
+}
