@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { ByteArena } from '../../src/sim/store/byte-arena.js';
+import { KeyIndex } from '../../src/sim/store/key-index.js';
+
+/** Text with non-ASCII (two-, three- and four-byte UTF-8) characters, so byte and char lengths differ. */
+const text = fc.string({ unit: fc.constantFrom('a', 'z', '/', '"', 'é', '€', '😀', '0'), maxLength: 40 });
+
+test('ByteArena: records round-trip through set, clear, release and compaction, against a Map', () => {
+  fc.assert(
+    fc.property(
+      fc.boolean(),
+      fc.array(fc.tuple(fc.nat(30), fc.constantFrom('set', 'set', 'set', 'clear', 'release'), text, text, text), { maxLength: 300 }),
+      (compact, ops) => {
+        // Small chunks so that compaction and chunk release happen within a few hundred writes.
+        const arena = new ByteArena({ chunkBytes: 256, compact });
+        const ref = new Map<number, [string, string, string]>();
+        const slots: number[] = [];
+        for (const [pick, op, a, b, c] of ops) {
+          if (op === 'set' || slots.length === 0) {
+            const slot = slots.length > 0 && pick % 2 === 0 ? slots[pick % slots.length] : arena.newSlot();
+            if (!slots.includes(slot)) slots.push(slot);
+            arena.set(slot, a, b, c);
+            ref.set(slot, [a, b, c]);
+          } else if (op === 'clear') {
+            const slot = slots[pick % slots.length];
+            arena.clear(slot);
+            ref.delete(slot);
+          } else {
+            const slot = slots.splice(pick % slots.length, 1)[0];
+            arena.releaseSlot(slot);
+            ref.delete(slot);
+          }
+          let bytes = 0;
+          for (const s of slots) {
+            const want = ref.get(s);
+            assert.equal(arena.has(s), want !== undefined);
+            if (!want) continue;
+            for (const part of [0, 1, 2] as const) {
+              assert.equal(arena.text(s, part), want[part]);
+              assert.equal(arena.length(s, part), Buffer.byteLength(want[part]));
+              bytes += Buffer.byteLength(want[part]);
+            }
+          }
+          assert.equal(arena.bytes, bytes);
+          if (compact) assert.ok(arena.heldBytes <= 2 * (bytes + 8 * ref.size) + 2 * 256 + 8 * 64, `held ${arena.heldBytes} for ${bytes} live`);
+        }
+      },
+    ),
+    { numRuns: 200 },
+  );
+});
+
+test('ByteArena: compares keys bytewise, in code point order', () => {
+  const arena = new ByteArena();
+  const keys = ['a', 'ab', 'b', 'é', '€', '😀', '\uffff', ''];
+  const slots = keys.map((k) => {
+    const s = arena.newSlot();
+    arena.set(s, k, 'body');
+    return s;
+  });
+  const byCodePoint = (x: string, y: string) => Buffer.compare(Buffer.from(x), Buffer.from(y));
+  for (let i = 0; i < keys.length; i++) {
+    for (let j = 0; j < keys.length; j++) {
+      assert.equal(Math.sign(arena.compareKeys(slots[i], slots[j])), byCodePoint(keys[i], keys[j]), `${keys[i]} vs ${keys[j]}`);
+      const b = Buffer.from(keys[j]);
+      assert.equal(Math.sign(arena.compareKey(slots[i], b, b.length)), byCodePoint(keys[i], keys[j]));
+    }
+  }
+});
+
+test('KeyIndex: find, insert and remove agree with a Map', () => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.boolean(), text), { maxLength: 400 }), (ops) => {
+      const arena = new ByteArena({ chunkBytes: 512 });
+      const index = new KeyIndex(arena);
+      const ref = new Map<string, number>();
+      for (const [add, key] of ops) {
+        const had = ref.get(key);
+        assert.equal(index.find(key), had ?? -1);
+        if (add && had === undefined) {
+          const slot = arena.newSlot();
+          arena.set(slot, key, `{"k":${JSON.stringify(key)}}`);
+          index.insert(slot);
+          ref.set(key, slot);
+        } else if (!add && had !== undefined) {
+          index.remove(had);
+          arena.releaseSlot(had);
+          ref.delete(key);
+        }
+        assert.equal(index.count, ref.size);
+      }
+      for (const [key, slot] of ref) {
+        assert.equal(index.find(key), slot);
+        assert.equal(arena.text(slot, 1), `{"k":${JSON.stringify(key)}}`);
+      }
+    }),
+    { numRuns: 200 },
+  );
+});
