@@ -25,7 +25,7 @@ import type { SimChildMessage } from './lib/sim-child.js';
 
 const PODS_PER_NODE = 10;
 /** The simulator process at the same moment: its live heap and the objects its store holds. */
-interface SimMeasured { stored_objects: number; heap_bytes: number; objects: number; by_kind: Kinds }
+interface SimMeasured { stored_objects: number; heap_bytes: number; native_bytes: number; objects: number; by_kind: Kinds }
 interface Measured { nodes: number; pods: number; heap_bytes: number; objects: number; by_kind: Kinds; converge_s: number; sim: SimMeasured }
 
 async function measure(nodes: number, snapshotDir: string | undefined): Promise<Measured> {
@@ -55,7 +55,7 @@ async function measure(nodes: number, snapshotDir: string | undefined): Promise<
     sim.process.send({ type: 'heap', ...(snapshotDir ? { file: join(snapshotDir, `sim-${nodes}.heapsnapshot`) } : {}) });
     const s = await simHeap;
     await running.stop();
-    const simMeasured: SimMeasured = { stored_objects: s.stored, heap_bytes: s.count.bytes, objects: s.count.objects, by_kind: s.count.byKind };
+    const simMeasured: SimMeasured = { stored_objects: s.stored, heap_bytes: s.count.bytes, native_bytes: s.count.nativeBytes, objects: s.count.objects, by_kind: s.count.byKind };
     return { nodes, pods, heap_bytes: counted.bytes, objects: counted.objects, by_kind: counted.byKind, converge_s: Math.round(convergeS * 10) / 10, sim: simMeasured };
   } finally {
     await sim.stop(10_000);
@@ -100,6 +100,7 @@ async function main(): Promise<void> {
     },
     sim_per_object: {
       heap_bytes: Math.round((b.sim.heap_bytes - a.sim.heap_bytes) / ds),
+      native_bytes: Math.round((b.sim.native_bytes - a.sim.native_bytes) / ds),
       objects: Math.round(((b.sim.objects - a.sim.objects) / ds) * 100) / 100,
       strings: perStored('string'), ropes: perStored('rope'), objects_plain: perStored('object'), arrays: perStored('array'), other: perStored('other'),
     },

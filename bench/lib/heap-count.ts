@@ -12,6 +12,8 @@ export type HeapKinds = Record<'string' | 'rope' | 'object' | 'array' | 'other',
 export interface HeapCount {
   objects: number;
   bytes: number;
+  /** Of `bytes`, those of native nodes: the backing stores of ArrayBuffers and Buffers (memory outside the JavaScript heap that a collection does not mark). */
+  nativeBytes: number;
   byKind: HeapKinds;
 }
 
@@ -25,16 +27,18 @@ export function countSnapshot(json: string): HeapCount {
   const types = meta.node_types[0];
   const byKind: HeapKinds = { string: 0, rope: 0, object: 0, array: 0, other: 0 };
   let bytes = 0;
+  let nativeBytes = 0;
   for (let i = 0; i < s.nodes.length; i += width) {
     const t = types[s.nodes[i + iType]!];
     bytes += s.nodes[i + iSize]!;
+    if (t === 'native') nativeBytes += s.nodes[i + iSize]!;
     if (t === 'string' || t === 'sliced string') byKind.string++;
     else if (t === 'concatenated string') byKind.rope++;
     else if (t === 'object' || t === 'closure') byKind.object++;
     else if (t === 'array') byKind.array++;
     else byKind.other++;
   }
-  return { objects: s.nodes.length / width, bytes, byKind };
+  return { objects: s.nodes.length / width, bytes, nativeBytes, byKind };
 }
 
 /** Collects twice (weak cells, finalizers), snapshots this process's heap and counts it; keeps the snapshot in `file` when given. */

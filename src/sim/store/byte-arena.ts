@@ -20,6 +20,12 @@
 const HEADER = 8;
 const NONE = 0xffffffff;
 const DEFAULT_CHUNK = 1 << 20;
+/**
+ * Released chunks of the standard size kept for reuse. A fresh chunk's pages fault in as it is
+ * first written (and a freed one goes back to the system): with chunks released and opened at
+ * the pace of the writes, those faults were the largest part of a rewrite's cost.
+ */
+const SPARE_CHUNKS = 4;
 
 export interface ByteArenaOptions {
   /** Bytes of a chunk (a larger record gets a chunk of its own size). */
@@ -36,6 +42,7 @@ export class ByteArena {
   private used = new Uint32Array(8);
   private live = new Uint32Array(8);
   private readonly freeChunks: number[] = [];
+  private readonly spares: Buffer[] = [];
   private current = -1;
   private slotChunk = new Uint32Array(64).fill(NONE);
   private slotOffset = new Uint32Array(64);
@@ -99,9 +106,9 @@ export class ByteArena {
     buf.writeUInt32LE(slot, at);
     buf.writeUInt32LE(total, at + 4);
     const p = at + HEADER;
-    if (la > 0) buf.write(a, p, la, 'utf8');
-    if (lb > 0) buf.write(b, p + la, lb, 'utf8');
-    if (lc > 0) buf.write(c, p + la + lb, lc, 'utf8');
+    if (la > 0) writeUtf8(buf, a, p, la);
+    if (lb > 0) writeUtf8(buf, b, p + la, lb);
+    if (lc > 0) writeUtf8(buf, c, p + la + lb, lc);
     this.clear(slot);
     this.slotChunk[slot] = chunk;
     this.slotOffset[slot] = p;
@@ -129,7 +136,16 @@ export class ByteArena {
   text(slot: number, part: 0 | 1 | 2): string {
     const chunk = this.slotChunk[slot];
     if (chunk === NONE) return '';
-    const [start, len] = this.span(slot, part);
+    let start = this.slotOffset[slot];
+    let len = this.lenA[slot];
+    if (part > 0) {
+      start += len;
+      len = this.lenB[slot];
+      if (part === 2) {
+        start += len;
+        len = this.lenC[slot];
+      }
+    }
     return len === 0 ? '' : (this.chunks[chunk] as Buffer).toString('utf8', start, start + len);
   }
 
@@ -151,6 +167,16 @@ export class ByteArena {
     return la - len;
   }
 
+  /** True when part a of the slot's record is `key`, an ASCII string (its chars are its bytes). */
+  keyEqualsAscii(slot: number, key: string): boolean {
+    const len = key.length;
+    if (this.lenA[slot] !== len) return false;
+    const buf = this.chunks[this.slotChunk[slot]] as Buffer;
+    const start = this.slotOffset[slot];
+    for (let i = 0; i < len; i++) if (buf[start + i] !== key.charCodeAt(i)) return false;
+    return true;
+  }
+
   /** Compares part a of two slots' records, bytewise. */
   compareKeys(x: number, y: number): number {
     const bx = this.chunks[this.slotChunk[x]] as Buffer;
@@ -170,13 +196,6 @@ export class ByteArena {
   /** FNV-1a over part a of the slot's record (equal to `hashBytes` of the same bytes). */
   hashKey(slot: number): number {
     return hashBytes(this.chunks[this.slotChunk[slot]] as Buffer, this.slotOffset[slot], this.lenA[slot]);
-  }
-
-  private span(slot: number, part: 0 | 1 | 2): [number, number] {
-    const start = this.slotOffset[slot];
-    if (part === 0) return [start, this.lenA[slot]];
-    if (part === 1) return [start + this.lenA[slot], this.lenB[slot]];
-    return [start + this.lenA[slot] + this.lenB[slot], this.lenC[slot]];
   }
 
   /** Room for a record of `total` payload bytes: its chunk and header offset. */
@@ -210,14 +229,15 @@ export class ByteArena {
       this.used = grownUint32(this.used, chunk * 2);
       this.live = grownUint32(this.live, chunk * 2);
     }
-    this.chunks[chunk] = Buffer.allocUnsafeSlow(size);
+    this.chunks[chunk] = size === this.chunkBytes && this.spares.length > 0 ? (this.spares.pop() as Buffer) : Buffer.allocUnsafeSlow(size);
     this.used[chunk] = 0;
     this.live[chunk] = 0;
     this.current = chunk;
     return chunk;
   }
 
-  private releaseChunk(chunk: number): void {
+  private releaseChunk(chunk: number, buf = this.chunks[chunk]): void {
+    if (buf && buf.length === this.chunkBytes && this.spares.length < SPARE_CHUNKS) this.spares.push(buf);
     this.chunks[chunk] = undefined;
     this.used[chunk] = 0;
     this.live[chunk] = 0;
@@ -243,7 +263,7 @@ export class ByteArena {
       }
       at += HEADER + total;
     }
-    this.releaseChunk(chunk);
+    this.releaseChunk(chunk, buf);
   }
 
   private growSlots(): void {
@@ -256,6 +276,18 @@ export class ByteArena {
     this.lenB = grownUint32(this.lenB, n);
     this.lenC = grownUint32(this.lenC, n);
   }
+}
+
+type Utf8Writer = { utf8Write?: (s: string, offset: number, length: number) => number };
+
+/**
+ * `s` as UTF-8 into `buf[offset, offset + length)`. Buffer's own utf8Write where Node has it:
+ * `write(s, offset, length, 'utf8')` normalises its arguments on every call, which made it
+ * the simulator's top frame on a rewrite-heavy profile (~5× the encode itself).
+ */
+export function writeUtf8(buf: Buffer, s: string, offset: number, length: number): number {
+  const w = buf as unknown as Utf8Writer;
+  return w.utf8Write ? w.utf8Write(s, offset, length) : buf.write(s, offset, length, 'utf8');
 }
 
 /** FNV-1a (32-bit) over `bytes[start, start + len)`. */

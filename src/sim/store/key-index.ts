@@ -7,7 +7,7 @@
  * Keys are looked up as strings: each lookup encodes its key once into a scratch buffer
  * (UTF-8), and hashes and compares those bytes.
  */
-import { hashBytes, type ByteArena } from './byte-arena.js';
+import { hashBytes, writeUtf8, type ByteArena } from './byte-arena.js';
 
 const EMPTY = -1;
 
@@ -28,6 +28,17 @@ export class KeyIndex {
 
   /** The slot of `key`, or -1. */
   find(key: string): number {
+    const h = asciiHash(key);
+    if (h < 0) return this.findEncoded(key);
+    for (let i = h & this.mask; ; i = (i + 1) & this.mask) {
+      const s = this.table[i];
+      if (s === EMPTY) return -1;
+      if (this.hashes[s] === h && this.arena.keyEqualsAscii(s, key)) return s;
+    }
+  }
+
+  /** `find` for a key with non-ASCII characters: hashed and compared as UTF-8 bytes. */
+  private findEncoded(key: string): number {
     const h = this.encode(key);
     for (let i = h & this.mask; ; i = (i + 1) & this.mask) {
       const s = this.table[i];
@@ -90,9 +101,25 @@ export class KeyIndex {
   }
 
   private encode(key: string): number {
+    // Keys are mostly ASCII (Kubernetes names); this path is for the rest.
     const need = Buffer.byteLength(key, 'utf8');
     if (need > this.scratch.length) this.scratch = Buffer.allocUnsafeSlow(need * 2);
-    this.scratchLen = this.scratch.write(key, 0, need, 'utf8');
+    this.scratchLen = writeUtf8(this.scratch, key, 0, need);
     return hashBytes(this.scratch, 0, this.scratchLen);
   }
+}
+
+/**
+ * FNV-1a of an ASCII key's characters, which are its UTF-8 bytes (so equal to `hashBytes` of
+ * its record), or -1 when it has a non-ASCII character. No encoding: most lookups are of short
+ * keys, for which a call into Buffer's encoder costs more than the lookup.
+ */
+function asciiHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c >= 0x80) return -1;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  return h >>> 0;
 }

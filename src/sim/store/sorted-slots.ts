@@ -14,7 +14,7 @@
  * The pending slots are kept as a list that may hold a slot more than once, or a slot removed
  * since; a per-slot state (not indexed / in the chunks / pending) decides what a flush takes.
  */
-import type { ByteArena } from './byte-arena.js';
+import { writeUtf8, type ByteArena } from './byte-arena.js';
 
 const MAX_CHUNK = 1024;
 /** A flush merges everything in one pass when at least 1/BULK of the set is pending; fewer are inserted one by one. */
@@ -260,6 +260,6 @@ export class SortedSlots {
   private encode(key: string): number {
     const need = Buffer.byteLength(key, 'utf8');
     if (need > this.scratch.length) this.scratch = Buffer.allocUnsafeSlow(need * 2);
-    return this.scratch.write(key, 0, need, 'utf8');
+    return writeUtf8(this.scratch, key, 0, need);
   }
 }
