@@ -11,7 +11,9 @@
 // The simulator child is counted the same way at the same moment (after the controller's
 // snapshot), and its figures per stored object (every object its store holds: pods, PVCs, PVs,
 // VolumeAttachments, nodes, leases, events, …) are the slope of its live heap against the store's
-// object count: what its store, watch windows and actors hold per object.
+// object count: what its store, watch windows and actors hold per object. `native_bytes` is the
+// part of its bytes in ArrayBuffer and Buffer backing stores (the store's byte arenas), which a
+// collection does not mark.
 // Why objects: a major GC marks every live object, and the pauses that miss the latency
 // targets at 50k–100k nodes are major GCs. Prints JSON; writes bench/results/heap.json unless --out.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
