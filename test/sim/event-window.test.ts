@@ -55,3 +55,45 @@ test('EventWindow: a replayed event builds the same frame as the delivered one',
   assert.deepEqual(again.previous(), { before: true });
   assert.deepEqual(again.frameAs('DELETED').toString(), frame.toString().replace('MODIFIED', 'DELETED'));
 });
+
+test('EventWindow: a MODIFIED event whose JSON before is an earlier event of the window refers to it, and keeps it once that one is dropped; replays already taken keep their bytes', () => {
+  const write = fc.record({ key: fc.constantFrom('a', 'b', 'c', 'd'), del: fc.boolean(), body: text });
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 30 }), fc.constantFrom(64, 256, 1 << 20), fc.array(write, { maxLength: 200 }), (capacity, chunkBytes, writes) => {
+      const w = new EventWindow(capacity, 'pods', chunkBytes);
+      const stored = new Map<string, { json: string; rv: number }>();
+      const pushed: CommittedEvent[] = [];
+      const taken: Array<{ events: CommittedEvent[]; expect: ReturnType<typeof fields>[]; frames: string[] }> = [];
+      let rv = 0;
+      for (const [i, op] of writes.entries()) {
+        rv++;
+        const before = stored.get(op.key);
+        const json = JSON.stringify({ k: op.key, rv, body: op.body });
+        let ev: CommittedEvent;
+        if (before && op.del) {
+          ev = new CommittedEvent('DELETED', 'pods', rv, 'ns', op.key, json);
+          stored.delete(op.key);
+          w.push(ev);
+        } else if (before) {
+          ev = new CommittedEvent('MODIFIED', 'pods', rv, 'ns', op.key, json, before.json);
+          stored.set(op.key, { json, rv });
+          w.push(ev, before.rv);
+        } else {
+          ev = new CommittedEvent('ADDED', 'pods', rv, 'ns', op.key, json);
+          stored.set(op.key, { json, rv });
+          w.push(ev);
+        }
+        pushed.push(ev);
+        const kept = pushed.slice(Math.max(0, pushed.length - capacity));
+        const got = w.after(w.oldestResumable()) ?? [];
+        assert.deepEqual(got.map(fields), kept.map(fields));
+        if (i % 7 === 0) taken.push({ events: got, expect: kept.map(fields), frames: kept.map((e) => e.frame().toString()) });
+      }
+      for (const t of taken) {
+        assert.deepEqual(t.events.map(fields), t.expect);
+        assert.deepEqual(t.events.map((e) => e.frame().toString()), t.frames);
+      }
+    }),
+    { numRuns: 300 },
+  );
+});

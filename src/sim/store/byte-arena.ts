@@ -41,6 +41,8 @@ export class ByteArena {
   /** Bytes written into each chunk (its append position), and of those the live ones. */
   private used = new Uint32Array(8);
   private live = new Uint32Array(8);
+  /** 1 for a chunk lent out by `lend`: once released it is left to the collector, never reused. */
+  private lent = new Uint8Array(8);
   private readonly freeChunks: number[] = [];
   private readonly spares: Buffer[] = [];
   private current = -1;
@@ -149,6 +151,43 @@ export class ByteArena {
     return len === 0 ? '' : (this.chunks[chunk] as Buffer).toString('utf8', start, start + len);
   }
 
+  /** The chunk holding the slot's record (see `start`); its record bytes never change while it is lent. */
+  chunkOf(slot: number): Buffer {
+    return this.chunks[this.slotChunk[slot]] as Buffer;
+  }
+
+  /** Offset of part `part` of the slot's record in `chunkOf(slot)`. */
+  start(slot: number, part: 0 | 1 | 2): number {
+    const p = this.slotOffset[slot];
+    return part === 0 ? p : part === 1 ? p + this.lenA[slot] : p + this.lenA[slot] + this.lenB[slot];
+  }
+
+  /**
+   * Marks the chunk of the slot's record as read outside the arena (`chunkOf`): records are
+   * appended, never written over, so its bytes stay as they are for as long as the reader holds
+   * the Buffer, provided it is not reused once released.
+   */
+  lend(slot: number): void {
+    this.lent[this.slotChunk[slot]] = 1;
+  }
+
+  /** Stores `src[start, start + len)` as part a of the slot's record (no parts b and c), bytewise. */
+  setBytes(slot: number, src: Uint8Array, start: number, len: number): void {
+    const [chunk, at] = this.reserve(len);
+    const buf = this.chunks[chunk] as Buffer;
+    buf.writeUInt32LE(slot, at);
+    buf.writeUInt32LE(len, at + 4);
+    buf.set(src.subarray(start, start + len), at + HEADER);
+    this.clear(slot);
+    this.slotChunk[slot] = chunk;
+    this.slotOffset[slot] = at + HEADER;
+    this.lenA[slot] = len;
+    this.lenB[slot] = 0;
+    this.lenC[slot] = 0;
+    this.live[chunk] += len + HEADER;
+    this.liveBytes += len;
+  }
+
   /** Byte length of part `part` of the slot's record. */
   length(slot: number, part: 0 | 1 | 2): number {
     return part === 0 ? this.lenA[slot] : part === 1 ? this.lenB[slot] : this.lenC[slot];
@@ -228,6 +267,9 @@ export class ByteArena {
     if (chunk === this.used.length) {
       this.used = grownUint32(this.used, chunk * 2);
       this.live = grownUint32(this.live, chunk * 2);
+      const lent = new Uint8Array(chunk * 2);
+      lent.set(this.lent);
+      this.lent = lent;
     }
     this.chunks[chunk] = size === this.chunkBytes && this.spares.length > 0 ? (this.spares.pop() as Buffer) : Buffer.allocUnsafeSlow(size);
     this.used[chunk] = 0;
@@ -237,7 +279,8 @@ export class ByteArena {
   }
 
   private releaseChunk(chunk: number, buf = this.chunks[chunk]): void {
-    if (buf && buf.length === this.chunkBytes && this.spares.length < SPARE_CHUNKS) this.spares.push(buf);
+    if (buf && buf.length === this.chunkBytes && this.spares.length < SPARE_CHUNKS && this.lent[chunk] === 0) this.spares.push(buf);
+    this.lent[chunk] = 0;
     this.chunks[chunk] = undefined;
     this.used[chunk] = 0;
     this.live[chunk] = 0;

@@ -17,10 +17,18 @@ export class CommittedEvent implements StoreEvent {
     readonly rv: number,
     readonly namespace: string | undefined,
     readonly name: string,
-    readonly json: string,
-    /** For MODIFIED: the object as it was before, so filtered watches can tell entering from leaving. */
-    readonly prevJson?: string,
+    private readonly jsonText: string,
+    private readonly prevText?: string,
   ) {}
+
+  get json(): string {
+    return this.jsonText;
+  }
+
+  /** For MODIFIED: the object as it was before, so filtered watches can tell entering from leaving. */
+  get prevJson(): string | undefined {
+    return this.prevText;
+  }
 
   object(): KubeObject {
     return JSON.parse(this.json) as KubeObject;
@@ -60,7 +68,7 @@ export class CommittedEvent implements StoreEvent {
     return bytes;
   }
 
-  private build(type: StoreEventType): Buffer {
+  protected build(type: StoreEventType): Buffer {
     return Buffer.from(`{"type":"${type}","object":${this.json}}\n`);
   }
 

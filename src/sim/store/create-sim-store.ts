@@ -248,7 +248,7 @@ class MemoryStore implements ServableStore {
     o.metadata.resourceVersion = rv;
     const json = withResourceVersion(same, oldRv, rv) ?? JSON.stringify(o);
     this.tables.put(info.name, key, json, prevNode, info.name === 'pods' ? podNodeName(o) : undefined);
-    return this.publish('MODIFIED', info, o, json, before);
+    return this.publish('MODIFIED', info, o, json, before, Number(oldRv));
   }
 
   /** Removes the object; `lastJson`, when given, is `last` as stored (the DELETED event's text then needs no serialisation). */
@@ -261,13 +261,16 @@ class MemoryStore implements ServableStore {
     return this.publish('DELETED', info, last, json, undefined);
   }
 
-  /** Takes the next resourceVersion (already written into `obj` and `json`), records and delivers the event. */
-  private publish(type: StoreEventType, info: ResourceInfo, obj: KubeObject, json: string, prevJson: string | undefined): Committed {
+  /**
+   * Takes the next resourceVersion (already written into `obj` and `json`), records and delivers
+   * the event. `prevRv` is the resourceVersion of `prevJson`, which the window finds it under.
+   */
+  private publish(type: StoreEventType, info: ResourceInfo, obj: KubeObject, json: string, prevJson: string | undefined, prevRv?: number): Committed {
     const rv = ++this.rv;
     const ev = new CommittedEvent(type, info.name, rv, info.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name, json, prevJson);
     let window = this.windows.get(info.name);
     if (!window) this.windows.set(info.name, (window = new EventWindow(this.windowCapacity, info.name)));
-    window.push(ev);
+    window.push(ev, prevRv);
     this.bus.deliver(ev, obj);
     return { obj, json };
   }
