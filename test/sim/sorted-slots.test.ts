@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { ByteArena } from '../../src/sim/store/byte-arena.js';
+import { ByteArena } from '../../src/packed/byte-arena.js';
 import { PodNodeIndex } from '../../src/sim/store/pod-node-index.js';
 import { SortedSlots } from '../../src/sim/store/sorted-slots.js';
 

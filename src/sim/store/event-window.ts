@@ -17,7 +17,7 @@
  * bytes copied behind the frame's head, with no decode and encode. The chunks they read are
  * lent: released, they are left to the collector, never reused for new records.
  */
-import { ByteArena } from './byte-arena.js';
+import { ByteArena } from '../../packed/byte-arena.js';
 import { CommittedEvent } from './committed-event.js';
 import type { ResourceName, StoreEventType } from './sim-store.js';
 

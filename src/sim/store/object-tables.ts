@@ -10,8 +10,8 @@
  * string: the store holds no JavaScript object per stored object, so a major collection has
  * none of them to mark.
  */
-import { ByteArena } from './byte-arena.js';
-import { KeyIndex } from './key-index.js';
+import { ByteArena } from '../../packed/byte-arena.js';
+import { KeyIndex } from '../../packed/key-index.js';
 import { PodNodeIndex } from './pod-node-index.js';
 import { RESOURCE_NAMES, type ResourceInfo } from './resources.js';
 import type { ListPage, ListPageOptions } from './servable-store.js';

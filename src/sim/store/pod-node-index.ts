@@ -5,8 +5,8 @@
  * interned in an arena of their own (an id per node with pods, freed when its last pod leaves).
  * No JavaScript object per pod or per node.
  */
-import { ByteArena, grownInt32 } from './byte-arena.js';
-import { KeyIndex } from './key-index.js';
+import { ByteArena, grownInt32 } from '../../packed/byte-arena.js';
+import { KeyIndex } from '../../packed/key-index.js';
 
 const NIL = -1;
 

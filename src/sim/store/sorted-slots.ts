@@ -14,7 +14,7 @@
  * The pending slots are kept as a list that may hold a slot more than once, or a slot removed
  * since; a per-slot state (not indexed / in the chunks / pending) decides what a flush takes.
  */
-import { writeUtf8, type ByteArena } from './byte-arena.js';
+import { writeUtf8, type ByteArena } from '../../packed/byte-arena.js';
 
 const MAX_CHUNK = 1024;
 /** A flush merges everything in one pass when at least 1/BULK of the set is pending; fewer are inserted one by one. */
