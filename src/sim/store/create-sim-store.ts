@@ -13,8 +13,10 @@ import { EventWindow } from './event-window.js';
 import { generateName, hasFinalizers, keepServerOwnedMeta, podGracePeriod, podNodeName, rfc3339, validateObject, invalid, kindDetails, resourceDetails, applyCreateDefaults, checkImmutable } from './object-rules.js';
 import { ObjectTables, keyOf } from './object-tables.js';
 import { RESOURCES, type ResourceInfo } from './resources.js';
-import type { ListPage, ListPageOptions, ServableStore, SimStoreOptions } from './servable-store.js';
+import type { BytePage, ListPage, ListPageOptions, ServableStore, SimStoreOptions } from './servable-store.js';
 import { StoreError, type DeleteOptions, type KubeObject, type ObjectMeta, type ResourceName, type StoreEventType } from './sim-store.js';
+
+const COMMA = 0x2c;
 
 export function createSimStore(opts: SimStoreOptions = {}): ServableStore {
   return new MemoryStore(opts);
@@ -67,12 +69,38 @@ class MemoryStore implements ServableStore {
     return this.tables.json(resource, keyOf(RESOURCES[resource], namespace, name));
   }
 
+  getBytes(resource: ResourceName, namespace: string | undefined, name: string): Buffer | undefined {
+    return this.tables.jsonBytes(resource, keyOf(RESOURCES[resource], namespace, name));
+  }
+
   list(resource: ResourceName, namespace?: string): KubeObject[] {
     return this.listPage(resource, { namespace }).items.map((j) => JSON.parse(j) as KubeObject);
   }
 
   listPage(resource: ResourceName, opts: ListPageOptions = {}): ListPage {
     return this.tables.page(RESOURCES[resource], opts);
+  }
+
+  listPageBytes(resource: ResourceName, opts: ListPageOptions = {}): BytePage {
+    const tables = this.tables;
+    const p = tables.pageSlots(RESOURCES[resource], opts);
+    const slots = p.slots.slice(0, p.count);
+    let bytes = 0;
+    for (let i = 0; i < slots.length; i++) bytes += tables.jsonLength(slots[i]);
+    return {
+      count: slots.length,
+      bytes,
+      lastKey: p.lastKey,
+      more: p.more,
+      copyItems(buf: Buffer, at: number): number {
+        for (let i = 0; i < slots.length; i++) {
+          if (i > 0) buf[at++] = COMMA;
+          at = tables.copyJson(slots[i], buf, at);
+        }
+        return at;
+      },
+      strings: () => Array.from(slots, (s) => tables.jsonAt(s)),
+    };
   }
 
   create(resource: ResourceName, obj: KubeObject): KubeObject {
