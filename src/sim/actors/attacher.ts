@@ -114,6 +114,8 @@ class Attacher implements FleetActor {
       const due = this.queue.popDue(now, 64);
       if (due.length === 0) return;
       for (const id of due) {
+        // Work done earlier in this batch may have removed the VA (its write's event).
+        if (!this.vas.live(id)) continue;
         this.vas.setQueued(id, undefined);
         this.work(id, now);
       }

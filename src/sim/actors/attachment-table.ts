@@ -91,6 +91,11 @@ export class AttachmentTable {
     return emptied;
   }
 
+  /** Whether `id` is a VA in the table now. */
+  live(id: number): boolean {
+    return this.vaIds.has(id);
+  }
+
   name(id: number): string {
     return this.vaIds.text(id);
   }

@@ -11,70 +11,15 @@
  */
 import { grownInt32 } from '../../packed/byte-arena.js';
 import { StringIds } from '../../packed/string-ids.js';
+import { ClaimVolumes } from './claim-volumes.js';
+import { PodRec } from './pod-rec.js';
 import type { KubeObject, ResourceName, StoreEventType } from '../store/sim-store.js';
 import { nodeHasTaint, nodeIsReady, podClaimNames, podNodeName, podPhaseTerminal, pvClaimRef, pvCsiSource, pvMultiAttachForbidden } from './fields.js';
 import { OUT_OF_SERVICE_TAINT, objectKey, uniqueVolumeName } from './names.js';
 import type { Prng } from './prng.js';
 
-/**
- * A pod as the actors see it: a view of its id in the index, read through to the index's
- * current state. Valid while the pod is indexed (a removed pod's id may be reused): keep the
- * key, not the view.
- */
-export class PodRec {
-  constructor(
-    private readonly index: FleetIndex,
-    readonly id: number,
-  ) {}
+export { PodRec } from './pod-rec.js';
 
-  /** `namespace/name`. */
-  get key(): string {
-    return this.index.podKey(this.id);
-  }
-
-  get namespace(): string {
-    const key = this.key;
-    return key.slice(0, key.indexOf('/'));
-  }
-
-  get name(): string {
-    const key = this.key;
-    return key.slice(key.indexOf('/') + 1);
-  }
-
-  /** Node id, or -1 when unscheduled. */
-  get node(): number {
-    return this.index.podNode(this.id);
-  }
-
-  /** deletionTimestamp is set. */
-  get deleting(): boolean {
-    return this.index.podDeleting(this.id);
-  }
-
-  /** Phase Succeeded or Failed. */
-  get terminal(): boolean {
-    return this.index.podTerminal(this.id);
-  }
-
-  /** The claims' keys (`namespace/claim`). */
-  get claimKeys(): string[] {
-    return Array.from(this.index.podClaimIds(this.id), (c) => this.index.claimKey(c));
-  }
-
-  /** The claims' names. */
-  get claims(): string[] {
-    return this.claimKeys.map((k) => k.slice(k.indexOf('/') + 1));
-  }
-}
-
-// A claim's PV packed into one small integer (a million of them cost no objects): the interned
-// unique volume name (-1 for a volume that is not CSI) and whether multi-attach is forbidden
-// (every access mode ReadWriteOnce(-Pod)). UNBOUND: no PV names the claim.
-const packPv = (vid: number, rwo: boolean): number => (vid + 1) * 2 + (rwo ? 1 : 0);
-const pvVid = (v: number): number => Math.floor(v / 2) - 1;
-const pvRwo = (v: number): boolean => v % 2 === 1;
-const UNBOUND = -1;
 const NIL = -1;
 const DELETING = 1;
 const TERMINAL = 2;
@@ -105,22 +50,8 @@ export class FleetIndex {
   private pickIds = new Int32Array(64);
   private podTotal = 0;
 
-  /**
-   * Claim keys (`namespace/claim`) of pods and of PVs' claimRefs. Per claim id: its PV packed
-   * (UNBOUND before one names it), whether one names it now, and how many pods name it; an
-   * unbound claim no pod names is released.
-   * Claims resolve through the PV's claimRef alone (PVC events are not followed): no PVC parse.
-   */
-  private readonly claimIds = new StringIds();
-  private claimPv = new Int32Array(64);
-  /** 1 while a PV names the claim; `claimPv` keeps the last one's volume after it is gone. */
-  private claimBound = new Uint8Array(64);
-  private claimRefs = new Int32Array(64);
-  private bound = 0;
-  /** Bumped when a claim's volume changes to another (not when one is bound or deleted): it voids the kubelets' cached resolutions. */
-  private mappingGen = 0;
-  /** Unique volume names; ids are never released. */
-  private readonly volumes = new StringIds();
+  /** Claims (the pods' and the PVs' claimRefs) and their volumes. */
+  private readonly claims = new ClaimVolumes();
 
   /**
    * Applies one committed change (or, at start, an existing object as ADDED). False only for a
@@ -139,24 +70,11 @@ export class FleetIndex {
         const claim = pvClaimRef(o);
         if (!claim) return true;
         const key = objectKey(claim.namespace, claim.name);
-        if (gone) {
-          // The claim's last volume is kept for the pods that resolved it (see podVolumes).
-          const c = this.claimIds.find(key);
-          if (c >= 0 && this.claimBound[c] === 1) {
-            this.claimBound[c] = 0;
-            this.bound--;
-            this.releaseClaimIfUnused(c);
-          }
-          return true;
+        if (gone) this.claims.unbind(key);
+        else {
+          const csi = pvCsiSource(o);
+          this.claims.bind(key, csi ? uniqueVolumeName(csi.driver, csi.handle) : undefined, pvMultiAttachForbidden(o));
         }
-        const csi = pvCsiSource(o);
-        const next = packPv(csi ? this.intern(uniqueVolumeName(csi.driver, csi.handle)) : -1, pvMultiAttachForbidden(o));
-        const c = this.claimId(key);
-        const prev = this.claimPv[c];
-        if (prev !== UNBOUND && prev !== next) this.mappingGen++;
-        if (this.claimBound[c] === 0) this.bound++;
-        this.claimBound[c] = 1;
-        this.claimPv[c] = next;
         return true;
       }
       default:
@@ -233,41 +151,17 @@ export class FleetIndex {
 
   /** Sets the pod's claims (names in `namespace`); true when they differ from what it had. */
   private setClaims(id: number, namespace: string, names: readonly string[]): boolean {
+    const claims = this.claims;
     const prev = this.podClaimIds(id);
-    if (prev.length === names.length && prev.every((c, i) => this.claimIds.is(c, objectKey(namespace, names[i])))) return false;
-    const next = names.map((n) => this.claimId(objectKey(namespace, n)));
-    for (const c of next) this.claimRefs[c]++;
+    if (prev.length === names.length && prev.every((c, i) => claims.is(c, objectKey(namespace, names[i])))) return false;
+    const next = names.map((n) => claims.claimId(objectKey(namespace, n)));
+    for (const c of next) claims.ref(c);
     this.podResolvedGen[id] = -1;
     this.podClaim[id] = next.length === 1 ? next[0] : NIL;
     if (next.length > 1) this.podClaimList.set(id, Int32Array.from(next));
     else this.podClaimList.delete(id);
-    for (const c of prev) {
-      this.claimRefs[c]--;
-      this.releaseClaimIfUnused(c);
-    }
+    for (const c of prev) claims.unref(c);
     return true;
-  }
-
-  private claimId(key: string): number {
-    const c = this.claimIds.find(key);
-    if (c >= 0) return c;
-    const id = this.claimIds.intern(key);
-    if (id >= this.claimPv.length) {
-      const n = Math.max(id + 1, this.claimPv.length * 2);
-      this.claimPv = grownInt32(this.claimPv, n);
-      this.claimRefs = grownInt32(this.claimRefs, n);
-      const b = new Uint8Array(n);
-      b.set(this.claimBound);
-      this.claimBound = b;
-    }
-    this.claimPv[id] = UNBOUND;
-    this.claimBound[id] = 0;
-    this.claimRefs[id] = 0;
-    return id;
-  }
-
-  private releaseClaimIfUnused(c: number): void {
-    if (this.claimRefs[c] === 0 && this.claimBound[c] === 0) this.claimIds.release(c);
   }
 
   private link(id: number, node: number): void {
@@ -377,7 +271,7 @@ export class FleetIndex {
 
   /** The key (`namespace/claim`) of a claim id. */
   claimKey(c: number): string {
-    return this.claimIds.text(c);
+    return this.claims.claimKey(c);
   }
 
   podCount(): number {
@@ -403,21 +297,21 @@ export class FleetIndex {
   allClaimsRwo(pod: PodRec | number): boolean {
     const claims = this.podClaimIds(idOf(pod));
     if (claims.length === 0) return false;
-    for (const c of claims) if (this.claimBound[c] === 0 || !pvRwo(this.claimPv[c])) return false;
+    for (const c of claims) if (!this.claims.isBound(c) || !this.claims.isRwo(c)) return false;
     return true;
   }
 
   boundVolumeCount(): number {
-    return this.bound;
+    return this.claims.boundCount;
   }
 
   /** Interned id of a unique volume name. */
   intern(u: string): number {
-    return this.volumes.intern(u);
+    return this.claims.intern(u);
   }
 
   volumeName(vid: number): string {
-    return this.volumes.text(vid);
+    return this.claims.volumeName(vid);
   }
 
   /**
@@ -429,26 +323,26 @@ export class FleetIndex {
    */
   podVolumes(pod: PodRec | number): number[] | undefined {
     const id = idOf(pod);
-    const resolved = this.podResolvedGen[id] === this.mappingGen;
+    const claims = this.claims;
+    const resolved = this.podResolvedGen[id] === claims.volumeGeneration;
     const out: number[] = [];
     for (const c of this.podClaimIds(id)) {
-      const v = this.claimPv[c];
-      if (v === UNBOUND || (this.claimBound[c] === 0 && !resolved)) return undefined;
-      const vid = pvVid(v);
+      if (!claims.isResolved(c) || (!claims.isBound(c) && !resolved)) return undefined;
+      const vid = claims.volumeOf(c);
       if (vid >= 0) out.push(vid);
     }
-    this.podResolvedGen[id] = this.mappingGen;
+    this.podResolvedGen[id] = claims.volumeGeneration;
     return out;
   }
 
   /** Changes whenever a resolution of pod volumes a caller keeps may be stale (see podVolumes). */
   volumeGeneration(): number {
-    return this.mappingGen;
+    return this.claims.volumeGeneration;
   }
 
   /** The key of a claim of the pod that is not bound yet, if any. */
   unboundClaim(pod: PodRec | number): string | undefined {
-    for (const c of this.podClaimIds(idOf(pod))) if (this.claimBound[c] === 0) return this.claimIds.text(c);
+    for (const c of this.podClaimIds(idOf(pod))) if (!this.claims.isBound(c)) return this.claims.claimKey(c);
     return undefined;
   }
 
@@ -471,7 +365,7 @@ export class FleetIndex {
   /** `prev[i]` when it is the id of `name`. */
   private sameAt(prev: ArrayLike<number>, i: number, name: string): number | undefined {
     const p = i >= 0 && i < prev.length ? prev[i] : -1;
-    return p >= 0 && this.volumes.is(p, name) ? p : undefined;
+    return p >= 0 && this.claims.isVolume(p, name) ? p : undefined;
   }
 }
 

@@ -16,8 +16,6 @@ import { RESOURCES, type ResourceInfo } from './resources.js';
 import type { BytePage, ListPage, ListPageOptions, ServableStore, SimStoreOptions } from './servable-store.js';
 import { StoreError, type DeleteOptions, type KubeObject, type ObjectMeta, type ResourceName, type StoreEventType } from './sim-store.js';
 
-const COMMA = 0x2c;
-
 export function createSimStore(opts: SimStoreOptions = {}): ServableStore {
   return new MemoryStore(opts);
 }
@@ -82,25 +80,7 @@ class MemoryStore implements ServableStore {
   }
 
   listPageBytes(resource: ResourceName, opts: ListPageOptions = {}): BytePage {
-    const tables = this.tables;
-    const p = tables.pageSlots(RESOURCES[resource], opts);
-    const slots = p.slots.slice(0, p.count);
-    let bytes = 0;
-    for (let i = 0; i < slots.length; i++) bytes += tables.jsonLength(slots[i]);
-    return {
-      count: slots.length,
-      bytes,
-      lastKey: p.lastKey,
-      more: p.more,
-      copyItems(buf: Buffer, at: number): number {
-        for (let i = 0; i < slots.length; i++) {
-          if (i > 0) buf[at++] = COMMA;
-          at = tables.copyJson(slots[i], buf, at);
-        }
-        return at;
-      },
-      strings: () => Array.from(slots, (s) => tables.jsonAt(s)),
-    };
+    return this.tables.bytePage(RESOURCES[resource], opts);
   }
 
   create(resource: ResourceName, obj: KubeObject): KubeObject {

@@ -14,12 +14,13 @@ import { ByteArena, grownInt32 } from '../../packed/byte-arena.js';
 import { KeyIndex } from '../../packed/key-index.js';
 import { PodNodeIndex } from './pod-node-index.js';
 import { RESOURCE_NAMES, type ResourceInfo } from './resources.js';
-import type { ListPage, ListPageOptions } from './servable-store.js';
+import type { BytePage, ListPage, ListPageOptions } from './servable-store.js';
 import { StoreError, type ResourceName } from './sim-store.js';
 import { SortedSlots } from './sorted-slots.js';
 
 const KEY = 0;
 const JSON_PART = 1;
+const COMMA = 0x2c;
 
 type Latin1Slicer = Buffer & { latin1Slice(start: number, end: number): string };
 const hasLatin1Slice = typeof (Buffer.prototype as Partial<Latin1Slicer>).latin1Slice === 'function';
@@ -148,6 +149,28 @@ export class ObjectTables {
     }
     const lastKey = count === 0 ? undefined : arena.text(this.pageBuf[count - 1], KEY);
     return { slots: this.pageBuf, count, lastKey, more };
+  }
+
+  /** One page as bytes (see BytePage): the slots' records are copied when asked, until the next write. */
+  bytePage(info: ResourceInfo, opts: ListPageOptions = {}): BytePage {
+    const p = this.pageSlots(info, opts);
+    const slots = p.slots.slice(0, p.count);
+    let bytes = 0;
+    for (let i = 0; i < slots.length; i++) bytes += this.jsonLength(slots[i]);
+    return {
+      count: slots.length,
+      bytes,
+      lastKey: p.lastKey,
+      more: p.more,
+      copyItems: (buf: Buffer, at: number): number => {
+        for (let i = 0; i < slots.length; i++) {
+          if (i > 0) buf[at++] = COMMA;
+          at = this.copyJson(slots[i], buf, at);
+        }
+        return at;
+      },
+      strings: () => Array.from(slots, (s) => this.jsonAt(s)),
+    };
   }
 
   /** Byte length of the slot's stored JSON. */
