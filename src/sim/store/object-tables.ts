@@ -62,16 +62,17 @@ export class ObjectTables {
   }
 
   /**
-   * The stored JSON of `key` as bytes: a view of the arena's record, or undefined. The view's
-   * bytes stay as they are for as long as it is held (the chunk is lent: records are appended,
-   * never written over, and a lent chunk is never reused).
+   * The stored JSON of `key` as bytes, or undefined: a copy (from Buffer's pool for JSON of a
+   * few KB). Not a view of the arena: a chunk lent to a view is never reused once released, and
+   * with GETs between writes every chunk would be (each rewrite then pays a fresh chunk's page
+   * faults).
    */
   jsonBytes(resource: ResourceName, key: string): Buffer | undefined {
     const slot = this.table(resource).byKey.find(key);
     if (slot < 0) return undefined;
-    const start = this.arena.start(slot, JSON_PART);
-    this.arena.lend(slot);
-    return this.arena.chunkOf(slot).subarray(start, start + this.arena.length(slot, JSON_PART));
+    const out = Buffer.allocUnsafe(this.arena.length(slot, JSON_PART));
+    this.copyJson(slot, out, 0);
+    return out;
   }
 
   /**
@@ -182,7 +183,9 @@ export class ObjectTables {
   copyJson(slot: number, buf: Buffer, at: number): number {
     const start = this.arena.start(slot, JSON_PART);
     const len = this.arena.length(slot, JSON_PART);
-    this.arena.chunkOf(slot).copy(buf, at, start, start + len);
+    const chunk = this.arena.chunkOf(slot);
+    // A view and TypedArray#set: Buffer#copy validates its arguments, then does the same (~1.5× the time).
+    buf.set(new Uint8Array(chunk.buffer, chunk.byteOffset + start, len), at);
     return at + len;
   }
 

@@ -81,7 +81,7 @@ export interface ServableStore extends SimStore {
   listPage(resource: ResourceName, opts?: ListPageOptions): ListPage;
   /** `listPage` as bytes: what the API server sends for a list. */
   listPageBytes(resource: ResourceName, opts?: ListPageOptions): BytePage;
-  /** The stored JSON of an object as bytes (a view that stays valid while held), or undefined. */
+  /** The stored JSON of an object as bytes (the caller's to keep), or undefined. */
   getBytes(resource: ResourceName, namespace: string | undefined, name: string): Buffer | undefined;
   /** Retained events of `resource` after `rv`, oldest first; undefined if `rv` is older than that
    * resource's window (410 Gone). Each resource keeps its own `watchWindow` events. */
