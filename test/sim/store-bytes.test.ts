@@ -66,17 +66,17 @@ test('listPageBytes and getBytes answer the bytes of listPage and getJson, page 
   );
 });
 
-test('a byte view from getBytes keeps its bytes while the object is rewritten and the arena reuses its space', () => {
+test('the bytes getBytes answers stay as they were while the object is rewritten and the arena reuses its space', () => {
   const s = createSimStore({ namespaces: [] });
   s.create('pods', { metadata: { name: 'kept', namespace: 'a' }, spec: { v: 0 } });
-  const view = s.getBytes('pods', 'a', 'kept') as Buffer;
-  const before = view.toString('utf8');
+  const bytes = s.getBytes('pods', 'a', 'kept') as Buffer;
+  const before = bytes.toString('utf8');
   const filler = 'x'.repeat(4000);
   for (let i = 1; i < 2000; i++) {
     s.mutate('pods', 'a', 'kept', (p) => ({ ...p, spec: { v: i, filler } }));
     s.create('pods', { metadata: { name: `p${i}`, namespace: 'a' }, spec: { filler } });
     s.delete('pods', 'a', `p${i}`, { gracePeriodSeconds: 0 });
   }
-  assert.equal(view.toString('utf8'), before);
+  assert.equal(bytes.toString('utf8'), before);
   assert.match(s.getJson('pods', 'a', 'kept') as string, /"v":1999/);
 });
