@@ -8,46 +8,32 @@
 // by kind (strings, ropes, plain objects, arrays, other). Each size runs in a process of its own
 // (this file, role `measure`), and the per-pod figures are the slope between the two sizes, so the
 // process's constant part (code, modules, caches bounded by count) is not charged to pods.
+// The simulator child is counted the same way at the same moment (after the controller's
+// snapshot), and its figures per stored object (every object its store holds: pods, PVCs, PVs,
+// VolumeAttachments, nodes, leases, events, …) are the slope of its live heap against the store's
+// object count: what its store, watch windows and actors hold per object. `native_bytes` is the
+// part of its bytes in ArrayBuffer and Buffer backing stores (the store's byte arenas), which a
+// collection does not mark.
 // Why objects: a major GC marks every live object, and the pauses that miss the latency
 // targets at 50k–100k nodes are major GCs. Prints JSON; writes bench/results/heap.json unless --out.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import v8 from 'node:v8';
 import { commandLine } from './lib/args.js';
 import { forkTs, nextMessage, runChild, runMain, SEMI_SPACE_FLAG } from './lib/children.js';
+import { countLiveHeap, type HeapKinds as Kinds } from './lib/heap-count.js';
+import type { SimChildMessage } from './lib/sim-child.js';
 
 const PODS_PER_NODE = 10;
-type Kinds = Record<'string' | 'rope' | 'object' | 'array' | 'other', number>;
-interface Measured { nodes: number; pods: number; heap_bytes: number; objects: number; by_kind: Kinds; converge_s: number }
-
-/** Counts a snapshot's nodes by kind (type names from the snapshot's own meta). */
-function countSnapshot(json: string): { objects: number; bytes: number; byKind: Kinds } {
-  const s = JSON.parse(json) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
-  const meta = s.snapshot.meta;
-  const width = meta.node_fields.length;
-  const iType = meta.node_fields.indexOf('type');
-  const iSize = meta.node_fields.indexOf('self_size');
-  const types = meta.node_types[0];
-  const byKind: Kinds = { string: 0, rope: 0, object: 0, array: 0, other: 0 };
-  let bytes = 0;
-  for (let i = 0; i < s.nodes.length; i += width) {
-    const t = types[s.nodes[i + iType]!];
-    bytes += s.nodes[i + iSize]!;
-    if (t === 'string' || t === 'sliced string') byKind.string++;
-    else if (t === 'concatenated string') byKind.rope++;
-    else if (t === 'object' || t === 'closure') byKind.object++;
-    else if (t === 'array') byKind.array++;
-    else byKind.other++;
-  }
-  return { objects: s.nodes.length / width, bytes, byKind };
-}
+/** The simulator process at the same moment: its live heap and the objects its store holds. */
+interface SimMeasured { stored_objects: number; heap_bytes: number; native_bytes: number; objects: number; by_kind: Kinds }
+interface Measured { nodes: number; pods: number; heap_bytes: number; objects: number; by_kind: Kinds; converge_s: number; sim: SimMeasured }
 
 async function measure(nodes: number, snapshotDir: string | undefined): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), 'fa-heap-bench-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  const sim = forkTs(new URL('./lib/sim-child.ts', import.meta.url).pathname, ['--max-old-space-size=4096', SEMI_SPACE_FLAG], {
+  const sim = forkTs(new URL('./lib/sim-child.ts', import.meta.url).pathname, ['--max-old-space-size=4096', '--expose-gc', SEMI_SPACE_FLAG], {
     FA_SIM_CHILD: JSON.stringify({ nodes, podsPerNode: PODS_PER_NODE, seed: 1, kubeconfigOut: kubeconfig }),
     LOG_LEVEL: 'error',
   });
@@ -66,17 +52,13 @@ async function measure(nodes: number, snapshotDir: string | undefined): Promise<
     const convergeS = (performance.now() - t0) / 1000;
     // Let in-flight event writes and status patches settle, then collect twice (weak cells, finalizers).
     await new Promise((r) => setTimeout(r, 3000));
-    const gc = (globalThis as { gc?: () => void }).gc;
-    if (!gc) throw new Error('run with --expose-gc (npm run bench:heap does)');
-    gc();
-    gc();
-    const chunks: Buffer[] = [];
-    for await (const c of v8.getHeapSnapshot()) chunks.push(c as Buffer);
-    const json = Buffer.concat(chunks).toString('utf8');
-    if (snapshotDir) writeFileSync(join(snapshotDir, `controller-${nodes}.heapsnapshot`), json);
-    const counted = countSnapshot(json);
+    const counted = await countLiveHeap(snapshotDir ? join(snapshotDir, `controller-${nodes}.heapsnapshot`) : undefined);
+    const simHeap = nextMessage<Extract<SimChildMessage, { type: 'heap' }>>(sim, (m) => m.type === 'heap', 600_000);
+    sim.process.send({ type: 'heap', ...(snapshotDir ? { file: join(snapshotDir, `sim-${nodes}.heapsnapshot`) } : {}) });
+    const s = await simHeap;
     await running.stop();
-    return { nodes, pods, heap_bytes: counted.bytes, objects: counted.objects, by_kind: counted.byKind, converge_s: Math.round(convergeS * 10) / 10 };
+    const simMeasured: SimMeasured = { stored_objects: s.stored, heap_bytes: s.count.bytes, native_bytes: s.count.nativeBytes, objects: s.count.objects, by_kind: s.count.byKind };
+    return { nodes, pods, heap_bytes: counted.bytes, objects: counted.objects, by_kind: counted.byKind, converge_s: Math.round(convergeS * 10) / 10, sim: simMeasured };
   } finally {
     await sim.stop(10_000);
     rmSync(dir, { recursive: true, force: true });
@@ -101,11 +83,13 @@ async function main(): Promise<void> {
     const m = await nextMessage<{ type: 'result'; result: Measured }>(child, (x) => x.type === 'result', 1_200_000);
     await child.exited;
     runs.push(m.result);
-    console.error(`${nodes} nodes: ${(m.result.heap_bytes / 2 ** 20).toFixed(1)} MB, ${m.result.objects} objects (converged in ${m.result.converge_s} s)`);
+    console.error(`${nodes} nodes: ${(m.result.heap_bytes / 2 ** 20).toFixed(1)} MB, ${m.result.objects} objects (converged in ${m.result.converge_s} s); simulator ${(m.result.sim.heap_bytes / 2 ** 20).toFixed(1)} MB, ${m.result.sim.objects} objects for ${m.result.sim.stored_objects} stored`);
   }
   const [a, b] = runs as [Measured, Measured];
   const dp = b.pods - a.pods;
   const perPod = (k: keyof Kinds) => Math.round(((b.by_kind[k] - a.by_kind[k]) / dp) * 100) / 100;
+  const ds = b.sim.stored_objects - a.sim.stored_objects;
+  const perStored = (k: keyof Kinds) => Math.round(((b.sim.by_kind[k] - a.sim.by_kind[k]) / ds) * 100) / 100;
   const result = {
     bench: 'heap',
     command: cli.command,
@@ -115,6 +99,12 @@ async function main(): Promise<void> {
       heap_bytes: Math.round((b.heap_bytes - a.heap_bytes) / dp),
       objects: Math.round(((b.objects - a.objects) / dp) * 100) / 100,
       strings: perPod('string'), ropes: perPod('rope'), objects_plain: perPod('object'), arrays: perPod('array'), other: perPod('other'),
+    },
+    sim_per_object: {
+      heap_bytes: Math.round((b.sim.heap_bytes - a.sim.heap_bytes) / ds),
+      native_bytes: Math.round((b.sim.native_bytes - a.sim.native_bytes) / ds),
+      objects: Math.round(((b.sim.objects - a.sim.objects) / ds) * 100) / 100,
+      strings: perStored('string'), ropes: perStored('rope'), objects_plain: perStored('object'), arrays: perStored('array'), other: perStored('other'),
     },
   };
   console.log(JSON.stringify(result, null, 2));

@@ -9,11 +9,13 @@
  * Run by fork() with an IPC channel. Messages:
  *   parent → child  { type: 'churn', rate } | { type: 'churn-stop' } | { type: 'stats' }
  *                   | { type: 'pod-va', op, … } | { type: 'watch-burst', count, round }
- *                   | { type: 'watch-burst-lines', rv0, file }
+ *                   | { type: 'watch-burst-lines', rv0, file } | { type: 'heap', file? }
  *   child → parent  { type: 'progress', done, total } | { type: 'ready', url, token, ca, population }
  *                   | { type: 'churn-started', indexMs } | { type: 'churn-stopped', stopped }
  *                   | { type: 'stats', stats, loop } | { type: 'pod-va', op, … } (the answer to
  *                   each pod-va command) | { type: 'watch-burst', … } | { type: 'watch-burst-lines', lines }
+ *                   | { type: 'heap', count, stored } (the live heap, counted from a snapshot;
+ *                   needs --expose-gc)
  * The pod-va commands drive new-pod-to-VolumeAttachment timing on the store's commits
  * (pod-va-commit-tracker.ts): start, begin and end the window, then the result and the pod
  * changes as watch lines, written to the file the parent names.
@@ -23,6 +25,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startSimulator } from '../../src/sim/server/index.js';
 import { createGcRecorder, type GcPauseStats } from './gc-pauses.js';
+import { countLiveHeap, type HeapCount } from './heap-count.js';
 import { createCommitPodVa, type CommitPodVa } from './pod-va-commit-tracker.js';
 import type { PodVaResult } from './pod-va-latency.js';
 import { commitWatchBurst, writeBurstLines, type WatchBurstCommit } from './watch-burst.js';
@@ -42,6 +45,7 @@ export type SimChildMessage =
   | ({ type: 'watch-burst' } & WatchBurstCommit)
   | { type: 'watch-burst-lines'; lines: number }
   | { type: 'stats'; stats: Record<string, Record<string, number>>; loop: SimLoopStats }
+  | { type: 'heap'; count: HeapCount; stored: number }
   | { type: 'pod-va'; op: 'start' | 'begin' | 'end' | 'stop' }
   | { type: 'pod-va'; op: 'result'; result: PodVaResult; podLines: number };
 
@@ -65,6 +69,7 @@ export type SimChildCommand =
   | { type: 'watch-burst'; count: number; round: number }
   | { type: 'watch-burst-lines'; rv0: number; file: string }
   | { type: 'stats' }
+  | { type: 'heap'; file?: string }
   | { type: 'pod-va'; op: 'start' | 'begin' | 'end' | 'stop' }
   | { type: 'pod-va'; op: 'result'; podLinesFile: string };
 
@@ -134,6 +139,8 @@ async function main(): Promise<void> {
       send({ type: 'watch-burst', ...commitWatchBurst(sim, m.count, m.round) });
     } else if (m.type === 'watch-burst-lines') {
       send({ type: 'watch-burst-lines', lines: writeBurstLines(sim, m.rv0, m.file) });
+    } else if (m.type === 'heap') {
+      void countLiveHeap(m.file).then((count) => send({ type: 'heap', count, stored: sim.store.stats().objects }));
     } else if (m.type === 'stats') {
       send({ type: 'stats', stats: sim.actors?.stats() ?? {}, loop: loopStats() });
     }

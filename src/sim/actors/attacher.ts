@@ -17,6 +17,7 @@ import type { KubeObject, ResourceName, SimStore, StoreEventType } from '../stor
 import type { FleetActor } from './actor.js';
 import { createWriteErrorLog } from './actor.js';
 import { pvMultiAttachForbidden, vaAttached, vaSpec } from './fields.js';
+import { ATTACHED, AttachmentTable, DELETING, FINALIZED } from './attachment-table.js';
 import { DelayQueue } from './delay-queue.js';
 import { attacherFinalizer } from './names.js';
 import type { FleetFaults } from './fleet-faults.js';
@@ -37,17 +38,6 @@ export interface AttacherDeps {
 export const ATTACH_RETRY_INITIAL_MS = 500;
 export const ATTACH_RETRY_MAX_MS = 30_000;
 
-interface VaRec {
-  node: string;
-  pv: string | undefined;
-  attached: boolean;
-  deleting: boolean;
-  finalized: boolean;
-  failures: number;
-  /** What the queued entry is for: attach work or the detach of a deleting VA. */
-  queued: 'attach' | 'detach' | undefined;
-}
-
 /** Backoff after the n-th consecutive failure of one VolumeAttachment. */
 function retryDelay(failures: number): number {
   return Math.min(ATTACH_RETRY_MAX_MS, ATTACH_RETRY_INITIAL_MS * 2 ** Math.min(failures - 1, 20));
@@ -61,11 +51,10 @@ class Attacher implements FleetActor {
   readonly name = 'attacher';
   readonly resources: ReadonlySet<ResourceName> = new Set<ResourceName>(['volumeattachments', 'persistentvolumes']);
   readonly tickMs = 50;
-  private readonly vas = new Map<string, VaRec>();
-  private readonly byPv = new Map<string, Set<string>>();
-  /** Each PV's multi-attach ban, followed from PV events as external-attacher reads its PV informer. */
-  private readonly pvModes = new Map<string, boolean>();
-  private readonly queue = new DelayQueue<string>();
+  /** The driver's VolumeAttachments and, followed from PV events as external-attacher reads its PV informer, each PV's multi-attach ban. */
+  private readonly vas = new AttachmentTable();
+  /** VA ids with attach or detach work due. */
+  private readonly queue = new DelayQueue<number>();
   /** PVs whose last VolumeAttachment went: their finalizer comes off at the next tick. */
   private readonly pvReleases = new Set<string>();
   private readonly finalizer: string;
@@ -78,33 +67,31 @@ class Attacher implements FleetActor {
 
   onEvent(type: StoreEventType, resource: ResourceName, o: KubeObject): void {
     const name = o.metadata.name;
+    const vas = this.vas;
     if (resource === 'persistentvolumes') {
-      if (type === 'DELETED') this.pvModes.delete(name);
-      else this.pvModes.set(name, pvMultiAttachForbidden(o));
+      vas.setPvMode(name, type === 'DELETED' ? undefined : pvMultiAttachForbidden(o));
       return;
     }
     const spec = vaSpec(o);
     if (type === 'DELETED' || !spec || spec.attacher !== this.d.driver) return this.forget(name);
-    let rec = this.vas.get(name);
-    if (!rec) {
-      rec = { node: spec.nodeName, pv: spec.pvName, attached: false, deleting: false, finalized: false, failures: 0, queued: undefined };
-      this.vas.set(name, rec);
-      if (spec.pvName) this.pvSet(spec.pvName).add(name);
-    }
-    rec.attached = vaAttached(o);
-    const wasDeleting = rec.deleting;
-    rec.deleting = o.metadata.deletionTimestamp !== undefined;
-    rec.finalized = o.metadata.finalizers?.includes(this.finalizer) ?? false;
+    let id = vas.find(name);
+    if (id < 0) id = vas.add(name, spec.nodeName, spec.pvName);
+    vas.set(id, ATTACHED, vaAttached(o));
+    const wasDeleting = vas.has(id, DELETING);
+    const deleting = o.metadata.deletionTimestamp !== undefined;
+    vas.set(id, DELETING, deleting);
+    const finalized = o.metadata.finalizers?.includes(this.finalizer) ?? false;
+    vas.set(id, FINALIZED, finalized);
     const now = Date.now();
-    if (rec.deleting) {
-      if (!wasDeleting) rec.failures = 0;
-      if (rec.finalized && rec.queued !== 'detach') {
-        this.schedule(name, rec, 'detach', now + this.jitter(this.d.detachLatencyMs) + (this.d.faults?.extraDetachMs() ?? 0), true);
+    if (deleting) {
+      if (!wasDeleting) vas.setFailures(id, 0);
+      if (finalized && vas.queued(id) !== 'detach') {
+        this.schedule(id, 'detach', now + this.jitter(this.d.detachLatencyMs) + (this.d.faults?.extraDetachMs() ?? 0), true);
       }
-    } else if (!rec.finalized) {
-      this.schedule(name, rec, 'attach', now, true);
-    } else if (!rec.attached && rec.queued === undefined) {
-      this.schedule(name, rec, 'attach', now + this.jitter(this.d.attachLatencyMs), false);
+    } else if (!finalized) {
+      this.schedule(id, 'attach', now, true);
+    } else if (!vas.has(id, ATTACHED) && vas.queued(id) === undefined) {
+      this.schedule(id, 'attach', now + this.jitter(this.d.attachLatencyMs), false);
     }
   }
 
@@ -121,28 +108,30 @@ class Attacher implements FleetActor {
     for (const pv of this.pvReleases) {
       if (performance.now() > deadline) break;
       this.pvReleases.delete(pv);
-      if (!this.byPv.has(pv)) this.releasePv(pv);
+      if (!this.vas.pvInUse(pv)) this.releasePv(pv);
     }
     while (performance.now() < deadline) {
       const due = this.queue.popDue(now, 64);
       if (due.length === 0) return;
-      for (const name of due) {
-        const rec = this.vas.get(name);
-        if (!rec) continue;
-        rec.queued = undefined;
-        this.work(name, rec, now);
+      for (const id of due) {
+        // Work done earlier in this batch may have removed the VA (its write's event).
+        if (!this.vas.live(id)) continue;
+        this.vas.setQueued(id, undefined);
+        this.work(id, now);
       }
     }
   }
 
-  private work(name: string, rec: VaRec, now: number): void {
-    if (rec.deleting) {
-      if (!rec.finalized) return;
+  private work(id: number, now: number): void {
+    const vas = this.vas;
+    const name = vas.name(id);
+    if (vas.has(id, DELETING)) {
+      if (!vas.has(id, FINALIZED)) return;
       if (this.d.faults?.detachFails()) {
         this.counters.detachErrors++;
-        rec.failures++;
+        vas.setFailures(id, vas.failures(id) + 1);
         // Scheduled before the write, whose event would otherwise schedule a fresh detach.
-        this.schedule(name, rec, 'detach', now + retryDelay(rec.failures), true);
+        this.schedule(id, 'detach', now + retryDelay(vas.failures(id)), true);
         this.write(name, 'detachError', (o) => {
           o.status = { ...((o.status ?? {}) as Record<string, unknown>), detachError: { time: new Date(now).toISOString(), message: 'rpc error: code = Internal desc = simulated ControllerUnpublishVolume failure' } };
         });
@@ -151,16 +140,17 @@ class Attacher implements FleetActor {
       this.write(name, 'detach', (o) => { o.metadata.finalizers = o.metadata.finalizers?.filter((f) => f !== this.finalizer); }, () => this.counters.detached++);
       return;
     }
-    if (!rec.finalized) {
-      if (rec.pv) this.protectPv(rec.pv);
+    if (!vas.has(id, FINALIZED)) {
+      const pv = vas.pv(id);
+      if (pv >= 0) this.protectPv(vas.pvName(pv));
       this.write(name, 'finalize', (o) => {
         if (o.metadata.deletionTimestamp) return;
         o.metadata.finalizers = [...(o.metadata.finalizers ?? []), this.finalizer];
       }, () => this.counters.finalizersAdded++);
       return;
     }
-    if (rec.attached) return;
-    const error = this.attachError(name, rec);
+    if (vas.has(id, ATTACHED)) return;
+    const error = this.attachError(id);
     if (error === undefined) {
       this.write(name, 'attach', (o) => {
         if (o.metadata.deletionTimestamp) return;
@@ -169,30 +159,33 @@ class Attacher implements FleetActor {
         o.status = { ...status, attached: true, attachmentMetadata: {} };
       }, () => {
         this.counters.attached++;
-        rec.failures = 0;
+        // The write's own event may have removed the VA (and its id been reissued): only a VA still named so is reset.
+        if (vas.find(name) === id) vas.setFailures(id, 0);
       });
       return;
     }
     this.counters.attachErrors++;
-    rec.failures++;
+    vas.setFailures(id, vas.failures(id) + 1);
     this.write(name, 'attachError', (o) => {
       if (o.metadata.deletionTimestamp) return;
       o.status = { ...((o.status ?? {}) as Record<string, unknown>), attached: false, attachError: { time: new Date(now).toISOString(), message: error } };
     });
-    this.schedule(name, rec, 'attach', now + retryDelay(rec.failures), true);
+    if (vas.find(name) === id) this.schedule(id, 'attach', now + retryDelay(vas.failures(id)), true);
   }
 
   /** Why this attach fails now, or undefined to attach. */
-  private attachError(name: string, rec: VaRec): string | undefined {
-    if (!rec.pv) return 'simulated attacher supports only spec.source.persistentVolumeName';
-    const forbidden = this.pvModes.get(rec.pv);
-    if (forbidden === undefined) return `PersistentVolume "${rec.pv}" not found`;
+  private attachError(id: number): string | undefined {
+    const vas = this.vas;
+    const pv = vas.pv(id);
+    if (pv < 0) return 'simulated attacher supports only spec.source.persistentVolumeName';
+    const forbidden = vas.pvForbidden(pv);
+    if (forbidden === undefined) return `PersistentVolume "${vas.pvName(pv)}" not found`;
     if (forbidden) {
-      for (const other of this.byPv.get(rec.pv) ?? []) {
-        const o = this.vas.get(other);
-        if (other !== name && o && o.attached && o.node !== rec.node) {
+      const node = vas.node(id);
+      for (const other of vas.vasOf(pv)) {
+        if (other !== id && vas.has(other, ATTACHED) && vas.node(other) !== node) {
           this.counters.multiAttachRefused++;
-          return `Multi-Attach refused: ReadWriteOnce volume "${rec.pv}" is still attached to node "${o.node}"`;
+          return `Multi-Attach refused: ReadWriteOnce volume "${vas.pvName(pv)}" is still attached to node "${vas.nodeName(vas.node(other))}"`;
         }
       }
     }
@@ -209,24 +202,17 @@ class Attacher implements FleetActor {
     }
   }
 
-  private schedule(name: string, rec: VaRec, kind: 'attach' | 'detach', at: number, replace: boolean): void {
-    rec.queued = kind;
-    this.queue.add(name, at, replace);
+  private schedule(id: number, kind: 'attach' | 'detach', at: number, replace: boolean): void {
+    this.vas.setQueued(id, kind);
+    this.queue.add(id, at, replace);
   }
 
   private forget(name: string): void {
-    const rec = this.vas.get(name);
-    if (!rec) return;
-    this.vas.delete(name);
-    this.queue.delete(name);
-    if (rec.pv) {
-      const set = this.byPv.get(rec.pv);
-      set?.delete(name);
-      if (set?.size === 0) {
-        this.byPv.delete(rec.pv);
-        this.pvReleases.add(rec.pv);
-      }
-    }
+    const id = this.vas.find(name);
+    if (id < 0) return;
+    this.queue.delete(id);
+    const emptied = this.vas.remove(id);
+    if (emptied !== undefined) this.pvReleases.add(emptied);
   }
 
   /** Adds the finalizer to a PV not being deleted (no new finalizers on an object in deletion). */
@@ -253,12 +239,6 @@ class Attacher implements FleetActor {
       this.counters.writeErrors++;
       this.writeError(err, `release PersistentVolume ${pv}`);
     }
-  }
-
-  private pvSet(pv: string): Set<string> {
-    let s = this.byPv.get(pv);
-    if (!s) this.byPv.set(pv, (s = new Set()));
-    return s;
   }
 
   stats(): Record<string, number> {

@@ -143,9 +143,8 @@ class Kubelet implements FleetActor {
     this.counters.wantedComputed++;
     const out = new Set<number>();
     let resolved = true;
-    for (const key of index.podsOn(id)) {
-      const pod = index.pods.get(key);
-      if (!pod || pod.deleting || pod.terminal) continue;
+    for (const pod of index.podsOn(id)) {
+      if (index.podDeleting(pod) || index.podTerminal(pod)) continue;
       const vols = index.podVolumes(pod);
       if (vols) for (const vid of vols) out.add(vid);
       else {
@@ -177,7 +176,7 @@ class Kubelet implements FleetActor {
     const stop = this.toStop[id];
     if (stop !== undefined) {
       this.toStop[id] = undefined;
-      for (const key of stop) if (index.pods.get(key)?.deleting && !this.terminating.has(key)) this.stopPod(key, now);
+      for (const key of stop) if (index.pod(key)?.deleting && !this.terminating.has(key)) this.stopPod(key, now);
     }
     const v = this.vols[id];
     if (!v) return;
@@ -239,7 +238,7 @@ class Kubelet implements FleetActor {
 
   /** Stops the containers of a pod being deleted; it finishes once its volumes are unmounted. */
   private stopPod(key: string, now: number): void {
-    const pod = this.d.index.pods.get(key);
+    const pod = this.d.index.pod(key);
     if (!pod) return;
     this.terminating.add(key);
     this.finishQueue.add(key, now + this.d.unmountLatencyMs);
@@ -262,7 +261,7 @@ class Kubelet implements FleetActor {
   /** Deletes a terminating pod for good once none of its volumes is still mounted for it. */
   private finish(key: string, now: number): void {
     const { index } = this.d;
-    const pod = index.pods.get(key);
+    const pod = index.pod(key);
     if (!pod || !pod.deleting) {
       this.terminating.delete(key);
       return;

@@ -48,8 +48,9 @@ export interface EvictionDeps {
 export function evictPods(d: EvictionDeps, id: number, at: string, failed: WriteFailed): { deleted: number; recreated: number } {
   const { index, store, prng } = d;
   const out = { deleted: 0, recreated: 0 };
-  for (const key of [...index.podsOn(id)]) {
-    const pod = index.pods.get(key);
+  // Keys, not ids: the deletes and creates below release and reissue pod ids.
+  for (const key of index.podsOn(id).map((p) => index.podKey(p))) {
+    const pod = index.pod(key);
     if (!pod) continue;
     const { namespace, name, claims, deleting } = pod;
     try {

@@ -36,7 +36,7 @@ import type { ResourceKind } from '../../kube/projections/read.js';
 import { podClaimNames } from '../actors/fields.js';
 import { generateName } from '../store/object-rules.js';
 import { RESOURCES } from '../store/resources.js';
-import { CommittedEvent } from '../store/event-window.js';
+import { CommittedEvent } from '../store/committed-event.js';
 import { StoreError, type DeleteOptions, type KubeObject, type ResourceName, type SimStore, type StoreEvent, type StoreEventType } from '../store/sim-store.js';
 import { copyObject, predict, predictCreate, type WriteOp } from './predict.js';
 import { RemoteWriter, type Outcome, type WriterCounters } from './remote-writer.js';

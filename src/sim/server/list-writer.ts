@@ -11,6 +11,7 @@
  * list of every object never sits in memory twice. The bytes are identical either way.
  */
 import type { ServerResponse } from 'node:http';
+import type { BytePage } from '../store/servable-store.js';
 import type { ResourceInfo } from '../store/resources.js';
 import { responseGone } from './http-listener.js';
 
@@ -122,6 +123,22 @@ export async function writeList(res: ServerResponse, info: ResourceInfo, meta: L
     if (i > 0) enc.comma();
     enc.put(items[i]);
   }
+  enc.put(']}');
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': enc.at });
+  enc.finish((bytes, done) => res.end(bytes, done));
+}
+
+/**
+ * Sends a list whose items the store copies as bytes (a page that fits one write); a larger
+ * one is streamed from the items' strings.
+ */
+export async function writeListBytes(res: ServerResponse, info: ResourceInfo, meta: ListMeta, page: BytePage): Promise<void> {
+  const head = listHead(info, meta);
+  const size = Buffer.byteLength(head) + page.bytes + page.count + 2;
+  if (size > SINGLE_WRITE_BYTES) return streamList(res, head, page.strings());
+  const enc = new Encoder(size);
+  enc.put(head);
+  enc.at = page.copyItems(enc.buf, enc.at);
   enc.put(']}');
   res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': enc.at });
   enc.finish((bytes, done) => res.end(bytes, done));

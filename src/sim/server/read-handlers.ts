@@ -9,7 +9,7 @@
 import type { ServerResponse } from 'node:http';
 import { resourceDetails, type CommittedEvent, type KubeObject, type ServableStore } from '../store/index.js';
 import type { ResourceInfo } from '../store/resources.js';
-import { writeList } from './list-writer.js';
+import { writeList, writeListBytes } from './list-writer.js';
 import { compileSelector, type Selector } from './selectors.js';
 import { ApiError, badRequest, expired, notFound, sendJson, statusObject } from './status.js';
 import { includeObjectOf, toTable, wantsTable } from './table.js';
@@ -29,9 +29,14 @@ export interface ResourceTarget {
 
 export function handleGet(ctx: ReadContext, t: ResourceTarget, q: URLSearchParams, accept: string | undefined, res: ServerResponse): void {
   if (t.subresource !== undefined && !(t.subresource === 'status' && t.info.status)) throw notFound();
+  const notFoundHere = () => new ApiError(404, 'NotFound', `${qualifiedName(t.info)} "${t.name}" not found`, resourceDetails(t.info, t.name ?? ''));
+  if (!wantsTable(accept)) {
+    const bytes = ctx.store.getBytes(t.info.name, t.namespace, t.name as string);
+    if (bytes === undefined) throw notFoundHere();
+    return sendJson(res, 200, bytes);
+  }
   const json = ctx.store.getJson(t.info.name, t.namespace, t.name as string);
-  if (json === undefined) throw new ApiError(404, 'NotFound', `${qualifiedName(t.info)} "${t.name}" not found`, resourceDetails(t.info, t.name ?? ''));
-  if (!wantsTable(accept)) return sendJson(res, 200, json);
+  if (json === undefined) throw notFoundHere();
   const obj = JSON.parse(json) as KubeObject;
   sendJson(res, 200, toTable(t.info, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObjectOf(q)));
 }
@@ -100,6 +105,14 @@ export async function handleList(ctx: ReadContext, t: ResourceTarget, q: URLSear
       }
       if (q.get('resourceVersionMatch') === 'Exact' && rv !== current) throw expired(`too old resource version: ${rv} (${current})`);
     }
+  }
+  if (!wantsTable(accept) && (sel === undefined || sel.name === undefined)) {
+    // The stored bytes straight into the response: no string per item.
+    const namespace = t.namespace ?? (t.info.namespaced ? sel?.namespace : undefined);
+    const filter = sel ? (json: string) => sel.matches(JSON.parse(json) as KubeObject) : undefined;
+    const bp = ctx.store.listPageBytes(t.info.name, { namespace, after, limit, nodeName: sel?.nodeName, filter });
+    const next = bp.more && bp.lastKey !== undefined ? encodeContinue({ rv: listRv, key: bp.lastKey }) : undefined;
+    return writeListBytes(res, t.info, { resourceVersion: listRv, continueToken: next }, bp);
   }
   const p = page(ctx.store, t, sel, after, limit);
   const next = p.more && p.lastKey !== undefined ? encodeContinue({ rv: listRv, key: p.lastKey }) : undefined;

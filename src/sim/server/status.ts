@@ -60,7 +60,7 @@ export function isClientError(err: unknown): boolean {
   return (err instanceof ApiError || err instanceof StoreError) && err.code < 500;
 }
 
-export function sendJson(res: ServerResponse, code: number, body: string, extraHeaders?: Record<string, string>): void {
+export function sendJson(res: ServerResponse, code: number, body: string | Buffer, extraHeaders?: Record<string, string>): void {
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...extraHeaders });
   res.end(body);
 }

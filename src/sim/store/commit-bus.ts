@@ -9,7 +9,7 @@
  * delivered and may change it.
  */
 import { logger } from '../../log/logger.js';
-import type { CommittedEvent } from './event-window.js';
+import type { CommittedEvent } from './committed-event.js';
 import type { KubeObject } from './sim-store.js';
 
 const log = logger('sim-store');

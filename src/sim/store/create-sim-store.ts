@@ -8,11 +8,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CommitBus } from './commit-bus.js';
-import { CommittedEvent, EventWindow } from './event-window.js';
+import { CommittedEvent } from './committed-event.js';
+import { EventWindow } from './event-window.js';
 import { generateName, hasFinalizers, keepServerOwnedMeta, podGracePeriod, podNodeName, rfc3339, validateObject, invalid, kindDetails, resourceDetails, applyCreateDefaults, checkImmutable } from './object-rules.js';
 import { ObjectTables, keyOf } from './object-tables.js';
 import { RESOURCES, type ResourceInfo } from './resources.js';
-import type { ListPage, ListPageOptions, ServableStore, SimStoreOptions } from './servable-store.js';
+import type { BytePage, ListPage, ListPageOptions, ServableStore, SimStoreOptions } from './servable-store.js';
 import { StoreError, type DeleteOptions, type KubeObject, type ObjectMeta, type ResourceName, type StoreEventType } from './sim-store.js';
 
 export function createSimStore(opts: SimStoreOptions = {}): ServableStore {
@@ -66,12 +67,20 @@ class MemoryStore implements ServableStore {
     return this.tables.json(resource, keyOf(RESOURCES[resource], namespace, name));
   }
 
+  getBytes(resource: ResourceName, namespace: string | undefined, name: string): Buffer | undefined {
+    return this.tables.jsonBytes(resource, keyOf(RESOURCES[resource], namespace, name));
+  }
+
   list(resource: ResourceName, namespace?: string): KubeObject[] {
     return this.listPage(resource, { namespace }).items.map((j) => JSON.parse(j) as KubeObject);
   }
 
   listPage(resource: ResourceName, opts: ListPageOptions = {}): ListPage {
     return this.tables.page(RESOURCES[resource], opts);
+  }
+
+  listPageBytes(resource: ResourceName, opts: ListPageOptions = {}): BytePage {
+    return this.tables.bytePage(RESOURCES[resource], opts);
   }
 
   create(resource: ResourceName, obj: KubeObject): KubeObject {
@@ -247,7 +256,7 @@ class MemoryStore implements ServableStore {
     o.metadata.resourceVersion = rv;
     const json = withResourceVersion(same, oldRv, rv) ?? JSON.stringify(o);
     this.tables.put(info.name, key, json, prevNode, info.name === 'pods' ? podNodeName(o) : undefined);
-    return this.publish('MODIFIED', info, o, json, before);
+    return this.publish('MODIFIED', info, o, json, before, Number(oldRv));
   }
 
   /** Removes the object; `lastJson`, when given, is `last` as stored (the DELETED event's text then needs no serialisation). */
@@ -260,13 +269,16 @@ class MemoryStore implements ServableStore {
     return this.publish('DELETED', info, last, json, undefined);
   }
 
-  /** Takes the next resourceVersion (already written into `obj` and `json`), records and delivers the event. */
-  private publish(type: StoreEventType, info: ResourceInfo, obj: KubeObject, json: string, prevJson: string | undefined): Committed {
+  /**
+   * Takes the next resourceVersion (already written into `obj` and `json`), records and delivers
+   * the event. `prevRv` is the resourceVersion of `prevJson`, which the window finds it under.
+   */
+  private publish(type: StoreEventType, info: ResourceInfo, obj: KubeObject, json: string, prevJson: string | undefined, prevRv?: number): Committed {
     const rv = ++this.rv;
     const ev = new CommittedEvent(type, info.name, rv, info.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name, json, prevJson);
     let window = this.windows.get(info.name);
-    if (!window) this.windows.set(info.name, (window = new EventWindow(this.windowCapacity)));
-    window.push(ev);
+    if (!window) this.windows.set(info.name, (window = new EventWindow(this.windowCapacity, info.name)));
+    window.push(ev, prevRv);
     this.bus.deliver(ev, obj);
     return { obj, json };
   }

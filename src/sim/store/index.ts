@@ -2,6 +2,6 @@
 export * from './sim-store.js';
 export { createSimStore, qualified } from './create-sim-store.js';
 export { kindDetails, resourceDetails } from './object-rules.js';
-export type { SimStoreOptions, ServableStore, ListPage, ListPageOptions } from './servable-store.js';
-export { CommittedEvent } from './event-window.js';
+export type { SimStoreOptions, ServableStore, ListPage, ListPageOptions, BytePage } from './servable-store.js';
+export { CommittedEvent } from './committed-event.js';
 export { RESOURCES, RESOURCE_NAMES, API_GROUPS, findResource, resourcesOf, type ResourceInfo } from './resources.js';

@@ -2,7 +2,7 @@
  * What the in-memory store offers beyond the SimStore contract: the API server's paginated
  * lists, watch resumption from the event window, and size figures for the benches.
  */
-import type { CommittedEvent } from './event-window.js';
+import type { CommittedEvent } from './committed-event.js';
 import type { DeleteOptions, KubeObject, ResourceName, SimStore } from './sim-store.js';
 
 export interface SimStoreOptions {
@@ -41,6 +41,26 @@ export interface ListPage {
   more: boolean;
 }
 
+/**
+ * A page of stored JSON as bytes (ServableStore.listPageBytes): its items are copied from the
+ * store's records into the caller's buffer, with no string per item. Valid until the store's
+ * next write.
+ */
+export interface BytePage {
+  /** Items on the page. */
+  count: number;
+  /** Bytes of the items' JSON together (UTF-8). */
+  bytes: number;
+  /** Key of the last item returned, to resume after. */
+  lastKey: string | undefined;
+  /** True when more matching items follow. */
+  more: boolean;
+  /** Copies the items' JSON, comma-separated, into `buf` from `at` (room for `bytes + count - 1`); answers the offset after the last. */
+  copyItems(buf: Buffer, at: number): number;
+  /** The items as strings (as `listPage` answers them). */
+  strings(): string[];
+}
+
 /** The SimStore plus what the API server needs to serve lists, watches and writes efficiently. */
 export interface ServableStore extends SimStore {
   /** The stored JSON of an object, or undefined (no copy, no parse). */
@@ -59,6 +79,10 @@ export interface ServableStore extends SimStore {
   /** `delete`, answering the JSON of the object as it is after the call, or undefined if it did not exist. */
   deleteJson(resource: ResourceName, namespace: string | undefined, name: string, opts?: DeleteOptions): string | undefined;
   listPage(resource: ResourceName, opts?: ListPageOptions): ListPage;
+  /** `listPage` as bytes: what the API server sends for a list. */
+  listPageBytes(resource: ResourceName, opts?: ListPageOptions): BytePage;
+  /** The stored JSON of an object as bytes (the caller's to keep), or undefined. */
+  getBytes(resource: ResourceName, namespace: string | undefined, name: string): Buffer | undefined;
   /** Retained events of `resource` after `rv`, oldest first; undefined if `rv` is older than that
    * resource's window (410 Gone). Each resource keeps its own `watchWindow` events. */
   eventsAfter(resource: ResourceName, rv: number): CommittedEvent[] | undefined;
