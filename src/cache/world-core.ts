@@ -24,6 +24,7 @@ import {
   PF_MOUNTED, PF_OP_HOLD, PF_PENDING, PF_REPORTED, PF_UNCERTAIN, PR_NODE, PR_TIMER, PR_VOLUME,
   VF_ATTACHED_ANY, VF_FORBIDDEN, VF_LIVE,
 } from '../kernel/abi.js';
+import { UidColumn } from '../packed/uid-column.js';
 import { Interner } from './interner.js';
 import { END, linkPair, nextOfNode, nextOfVolume, unlinkPair } from './pair-links.js';
 import { alignCapacity, PAIR_RECORD_WORDS, SharedTables, type Capacities } from './shared-tables.js';
@@ -57,8 +58,8 @@ export class WorldCore {
   readonly t: SharedTables;
   readonly nodes = new Interner();
   readonly volumes = new Interner();
-  /** First pod UID of each pair slot; further pods in `morePods` (see PodSets). */
-  readonly podFirst: Array<string | undefined> = [];
+  /** First pod UID of each pair slot, as bytes; further pods in `morePods` (see PodSets). */
+  readonly podFirst = new UidColumn();
   readonly morePods = new Map<number, string[]>();
   /** Per node: last observed volumesInUse, null = never observed (D3). */
   readonly inUse: Array<Set<string> | null> = [];
@@ -233,7 +234,6 @@ export class WorldCore {
     const slot = home ? volume : this.takeOverflowSlot();
     if (slot >= this.pairHighWater) {
       t.ensure('pairs', slot, home ? undefined : this.overflowGrowth());
-      while (this.podFirst.length <= slot) this.podFirst.push(undefined);
       this.pairHighWater = slot + 1;
     }
     const r = t.pairRecords;

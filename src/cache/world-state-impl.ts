@@ -305,7 +305,7 @@ class WorldStateImpl implements WorldState {
     // Host side: one pointer per pair slot for its first pod and one per volume id for its
     // entries' first spec (8 bytes each without pointer compression).
     const c = this.core;
-    return { sharedBytes: c.t.sizes().tableBytes, hostBytes: (c.podFirst.length + c.volumeSpecs.length) * 8 };
+    return { sharedBytes: c.t.sizes().tableBytes, hostBytes: c.volumeSpecs.length * 8 };
   }
 
   // ---- plan coordination ---------------------------------------------------------------------

@@ -1,0 +1,115 @@
+/**
+ * UidColumn: one optional string per integer slot (a pod UID per pair, say), without a
+ * JavaScript string per slot. A canonical UUID (8-4-4-4-12 lowercase hex, what Kubernetes
+ * issues) is packed into 16 bytes of a typed array; any other string is kept as UTF-8 bytes in
+ * a ByteArena. The mapping from a string to its form is fixed, so two equal strings always
+ * compare in the same form. `get` decodes a fresh string, which dies young.
+ */
+import { ByteArena } from './byte-arena.js';
+
+const NONE = 0;
+const UUID = 1;
+const TEXT = 2;
+
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
+export class UidColumn {
+  private kind = new Uint8Array(64);
+  private uuids = new Uint8Array(64 * 16);
+  private readonly texts = new ByteArena();
+  private readonly scratch = new Uint8Array(16);
+  private count = 0;
+
+  /** Number of slots holding a string. */
+  get size(): number {
+    return this.count;
+  }
+
+  has(slot: number): boolean {
+    return this.kind[slot] > NONE;
+  }
+
+  set(slot: number, s: string): void {
+    this.clear(slot);
+    if (slot >= this.kind.length) this.grow(slot);
+    if (packUuid(s, this.uuids, slot * 16)) {
+      this.kind[slot] = UUID;
+    } else {
+      while (this.texts.slotLimit <= slot) this.texts.newSlot();
+      this.texts.set(slot, s, '');
+      this.kind[slot] = TEXT;
+    }
+    this.count++;
+  }
+
+  clear(slot: number): void {
+    const k = this.kind[slot];
+    if (k === NONE || k === undefined) return;
+    if (k === TEXT) this.texts.clear(slot);
+    this.kind[slot] = NONE;
+    this.count--;
+  }
+
+  /** Whether the slot holds `s`. */
+  equals(slot: number, s: string): boolean {
+    const k = this.kind[slot];
+    if (k === UUID) {
+      if (!packUuid(s, this.scratch, 0)) return false;
+      const u = this.uuids;
+      const at = slot * 16;
+      for (let i = 0; i < 16; i++) if (u[at + i] !== this.scratch[i]) return false;
+      return true;
+    }
+    if (k === TEXT) return this.texts.text(slot, 0) === s;
+    return false;
+  }
+
+  /** The slot's string (a new one), or undefined. */
+  get(slot: number): string | undefined {
+    const k = this.kind[slot];
+    if (k === UUID) return unpackUuid(this.uuids, slot * 16);
+    if (k === TEXT) return this.texts.text(slot, 0);
+    return undefined;
+  }
+
+  private grow(slot: number): void {
+    const n = Math.max(slot + 1, this.kind.length * 2);
+    const kind = new Uint8Array(n);
+    kind.set(this.kind);
+    this.kind = kind;
+    const uuids = new Uint8Array(n * 16);
+    uuids.set(this.uuids);
+    this.uuids = uuids;
+  }
+}
+
+/** Packs a canonical lowercase UUID into `out[at, at + 16)`; false (out partly written) for any other string. */
+function packUuid(s: string, out: Uint8Array, at: number): boolean {
+  if (s.length !== 36) return false;
+  let j = at;
+  for (let i = 0; i < 36; ) {
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (s.charCodeAt(i) !== 45) return false;
+      i++;
+      continue;
+    }
+    const hi = hexValue(s.charCodeAt(i));
+    const lo = hexValue(s.charCodeAt(i + 1));
+    if (hi < 0 || lo < 0) return false;
+    out[j++] = (hi << 4) | lo;
+    i += 2;
+  }
+  return true;
+}
+
+/** A lowercase hex digit's value, or -1 (uppercase is not canonical: it is kept as text). */
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
+
+function unpackUuid(u: Uint8Array, at: number): string {
+  const h = (i: number) => HEX[u[at + i]];
+  return `${h(0)}${h(1)}${h(2)}${h(3)}-${h(4)}${h(5)}-${h(6)}${h(7)}-${h(8)}${h(9)}-${h(10)}${h(11)}${h(12)}${h(13)}${h(14)}${h(15)}`;
+}
