@@ -24,6 +24,7 @@ import {
   PF_MOUNTED, PF_OP_HOLD, PF_PENDING, PF_REPORTED, PF_UNCERTAIN, PR_NODE, PR_TIMER, PR_VOLUME,
   VF_ATTACHED_ANY, VF_FORBIDDEN, VF_LIVE,
 } from '../kernel/abi.js';
+import { StringListColumn } from '../packed/string-list-column.js';
 import { UidColumn } from '../packed/uid-column.js';
 import { Interner } from './interner.js';
 import { END, linkPair, nextOfNode, nextOfVolume, unlinkPair } from './pair-links.js';
@@ -61,12 +62,10 @@ export class WorldCore {
   /** First pod UID of each pair slot, as bytes; further pods in `morePods` (see PodSets). */
   readonly podFirst = new UidColumn();
   readonly morePods = new Map<number, string[]>();
-  /** Per node: last observed volumesInUse, null = never observed (D3). */
-  readonly inUse: Array<Set<string> | null> = [];
-  /** Per node: that list as last given, to recognise an unchanged one without hashing. */
-  readonly inUseList: Array<readonly string[] | null> = [];
+  /** Per node: last observed volumesInUse as given, as bytes; none = never observed (D3). */
+  readonly inUse = new StringListColumn();
   /** Per node: that list is strictly ascending (see volumes-in-use.ts). */
-  readonly inUseSorted: boolean[] = [];
+  inUseSorted = new Uint8Array(64);
   /** Opaque host metadata per volume id (an array: a Map churns as ids come and go). */
   readonly volumeInfo: unknown[] = [];
   /**
@@ -131,8 +130,7 @@ export class WorldCore {
       this.t.ensure('nodes', id);
       this.t.nodeFlags[id] = NF_LIVE;
       this.t.nodeHead[id] = END;
-      this.inUse[id] = null;
-      this.inUseList[id] = null;
+      this.inUse.clear(id);
     } else {
       this.t.nodeFlags[id] &= ~NF_REMOVED;
       this.removalDeferred.delete(id); // the node is back (an event names it again)
@@ -183,8 +181,7 @@ export class WorldCore {
     if ((f & NF_REMOVED) === 0 || (f & NF_STATUS_NEEDED) !== 0 || this.t.nodeHead[node] !== END) return;
     this.t.nodeFlags[node] = 0;
     this.removalDeferred.delete(node);
-    this.inUse[node] = null;
-    this.inUseList[node] = null;
+    this.inUse.clear(node);
     this.nodes.release(node);
   }
 
@@ -326,8 +323,7 @@ export class WorldCore {
   }
 
   isMounted(volume: number, node: number): boolean {
-    const set = this.inUse[node];
-    return set === null || set === undefined || (set.size !== 0 && set.has(this.volumes.name(volume) as string));
+    return !this.inUse.has(node) || this.inUse.includes(node, this.volumes, volume);
   }
 
   /** D3: recomputes PF_MOUNTED of every pair of the node from its volumesInUse. */
