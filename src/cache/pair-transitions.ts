@@ -30,7 +30,7 @@ export function removePod(c: WorldCore, pods: PodSets, slot: number, uid: string
   if (!pods.remove(slot, uid)) return false;
   if (!c.podFirst.has(slot)) {
     c.t.pairFlags[slot] &= ~(PF_DESIRED | PF_MAE_REPORTED);
-    c.pairSpecs.delete(slot);
+    c.records.pairSpecs.delete(slot);
     c.counters.desiredPairs--;
     if (c.t.pairFlags[slot] & PF_ATTACHED) c.counters.desiredAttached--;
     c.pluginTotals.add(c.pairVolume(slot), -1, 0);

@@ -30,6 +30,7 @@ import { Interner } from './interner.js';
 import { END, linkPair, nextOfNode, nextOfVolume, unlinkPair } from './pair-links.js';
 import { alignCapacity, PAIR_RECORD_WORDS, SharedTables, type Capacities } from './shared-tables.js';
 import { PluginTotals } from './plugin-totals.js';
+import { decodeSpec, VolumeRecords } from './volume-records.js';
 import type { EntrySpec } from './world-state.js';
 
 const W = PAIR_RECORD_WORDS;
@@ -66,21 +67,17 @@ export class WorldCore {
   readonly inUse = new StringListColumn();
   /** Per node: that list is strictly ascending (see volumes-in-use.ts). */
   inUseSorted = new Uint8Array(64);
-  /** Opaque host metadata per volume id (an array: a Map churns as ids come and go). */
-  readonly volumeInfo: unknown[] = [];
   /**
-   * The spec of each desired entry (§C: upstream keeps the spec per (U,node) entry, from the pod
-   * that created it, and attaches with it): per volume id the spec of the first entry that was
-   * given one since the id went live, and per pair slot, in `pairSpecs`, only a spec other than
-   * its volume's (two PVs with one CSI handle, a pod with a read-only claim, a PV edited since).
-   * "Other" is by identity: the populator passes one object per volume while its resolution
-   * stays equal. Most volumes have one spec for all their entries, so most pairs cost nothing
-   * here: 8 bytes per volume id, for an object the volume's info already holds (once the info
-   * moves to another spec, the first stays reachable until the id is freed), and a map entry
-   * per pair only for an entry given another spec.
+   * Per volume id, its opaque host metadata and the spec of its desired entries, as bytes
+   * (VolumeRecords). The spec of each desired entry (§C: upstream keeps the spec per (U,node)
+   * entry, from the pod that created it, and attaches with it): per volume id the spec of the
+   * first entry that was given one since the id went live, and per pair slot, in
+   * `records.pairSpecs`, only a spec other than its volume's (two PVs with one CSI handle, a pod
+   * with a read-only claim, a PV edited since). "Other" is by value (the spec's JSON). Most
+   * volumes have one spec for all their entries, the one their info holds, so most pairs and
+   * volumes cost nothing here beyond the info's record.
    */
-  readonly volumeSpecs: Array<EntrySpec | undefined> = [];
-  readonly pairSpecs = new Map<number, EntrySpec>();
+  readonly records = new VolumeRecords();
   /** Desired and actual pairs per volume plugin label (O: total_volumes). */
   readonly pluginTotals = new PluginTotals();
   /**
@@ -189,8 +186,7 @@ export class WorldCore {
   maybeFreeVolume(volume: number): boolean {
     if (this.t.vhead(volume) !== END || this.ops.holdsVolume(volume)) return false;
     this.t.setVflags(volume, 0);
-    this.volumeInfo[volume] = undefined;
-    this.volumeSpecs[volume] = undefined;
+    this.records.clearVolume(volume);
     this.pluginTotals.clear(volume);
     this.devicePaths.delete(volume);
     this.volumes.release(volume);
@@ -282,18 +278,20 @@ export class WorldCore {
 
   /** A new desired entry's spec (undefined: none given, the entry reads its volume's). */
   setPairSpec(slot: number, spec: EntrySpec | undefined): void {
+    const r = this.records;
+    r.pairSpecs.delete(slot);
+    if (spec === undefined) return;
     const volume = this.pairVolume(slot);
-    const base = this.volumeSpecs[volume];
-    if (spec === undefined || spec === base) this.pairSpecs.delete(slot);
-    else if (base === undefined) {
-      this.volumeSpecs[volume] = spec;
-      this.pairSpecs.delete(slot);
-    } else this.pairSpecs.set(slot, spec);
+    const text = r.encodeSpec(spec);
+    const base = r.baseSpec(volume);
+    if (base === undefined) r.setBaseSpec(volume, text);
+    else if (text !== base) r.pairSpecs.set(slot, text);
   }
 
-  /** The spec of a desired entry, or undefined when none was given. */
+  /** The spec of a desired entry (a decoded copy), or undefined when none was given. */
   pairSpec(slot: number): EntrySpec | undefined {
-    return this.pairSpecs.get(slot) ?? this.volumeSpecs[this.pairVolume(slot)];
+    const text = this.records.pairSpecs.get(slot) ?? this.records.baseSpec(this.pairVolume(slot));
+    return text === undefined ? undefined : decodeSpec(text);
   }
 
   pairVolume(slot: number): number {

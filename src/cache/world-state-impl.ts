@@ -128,10 +128,11 @@ class WorldStateImpl implements WorldState {
   }
   setVolumeInfo(volume: VolumeId, info: unknown): void {
     this.liveVolume(volume);
-    this.core.volumeInfo[volume] = info;
+    this.core.records.setInfo(volume, this.core.volumes.name(volume) as string, info);
   }
   volumeInfo(volume: VolumeId): unknown {
-    return this.core.volumeLive(volume) ? this.core.volumeInfo[volume] : undefined;
+    const c = this.core;
+    return c.volumeLive(volume) ? c.records.info(volume, () => c.volumes.name(volume) as string) : undefined;
   }
   setVolumePlugin(volume: VolumeId, plugin: string | undefined): void {
     this.liveVolume(volume);
@@ -302,10 +303,9 @@ class WorldStateImpl implements WorldState {
     };
   }
   memoryUsage(): { sharedBytes: number; hostBytes: number } {
-    // Host side: one pointer per pair slot for its first pod and one per volume id for its
-    // entries' first spec (8 bytes each without pointer compression).
+    // Host side: the payload bytes of the names, pod UIDs, volumesInUse lists and volume records.
     const c = this.core;
-    return { sharedBytes: c.t.sizes().tableBytes, hostBytes: c.volumeSpecs.length * 8 };
+    return { sharedBytes: c.t.sizes().tableBytes, hostBytes: c.nodes.bytes + c.volumes.bytes + c.podFirst.bytes + c.inUse.bytes + c.records.bytes };
   }
 
   // ---- plan coordination ---------------------------------------------------------------------

@@ -25,6 +25,11 @@ export class UidColumn {
     return this.count;
   }
 
+  /** Bytes held: the packed UUIDs and the text kept in the arena. */
+  get bytes(): number {
+    return this.uuids.length + this.kind.length + this.texts.bytes;
+  }
+
   has(slot: number): boolean {
     return this.kind[slot] > NONE;
   }
