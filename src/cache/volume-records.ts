@@ -1,45 +1,48 @@
 /**
  * VolumeRecords: the host-side facts the world state keeps per volume id, as bytes: the
- * volume's info (`setVolumeInfo`) and the spec its desired entries share (§C, `volumeSpecs` of
- * the world core's file comment), plus the rare entry whose spec differs from its volume's.
- * Readers get objects decoded on demand, which die young; nothing per volume stays on the heap.
+ * volume's info (`setVolumeInfo`) and the spec its desired entries share (§C), plus the rare
+ * entry whose spec differs from its volume's. Readers get objects decoded on demand, which die
+ * young; nothing per volume stays on the heap.
  *
  * An info is a VolumeInfo (src/populator/volume-info.ts) when its fields other than uniqueName,
- * pluginName, spec and lastError are the ones derived from its spec: it is kept as its spec's
- * JSON (part a of its arena record) and those three (part b: plugin name as a shared id, the
- * last error, the unique name when it is not the volume's name), and read back with the
- * derived fields rebuilt. Any other object is kept as its JSON; any other value (not an object)
- * as itself.
+ * pluginName, spec and lastError are the ones derived from its spec: its record holds the
+ * spec split by SpecShapes (name, handle, shape id) and a short JSON of the plugin name (a
+ * shared id), the last error and the unique name when it is not the volume's name; it is read
+ * back with the derived fields rebuilt. Any other object is kept as its JSON; any other value
+ * (not an object) as itself.
  *
- * Specs are compared by value (their JSON), not by identity: an entry's spec is its volume's
- * when it encodes the same. A volume's entry spec equal to its info's spec is not stored twice:
- * it reads the info's record, and is copied out before the info's spec changes.
+ * Specs are compared by value (their JSON, by way of their split), not by identity. A volume's
+ * entry spec equal to its info's spec is not stored twice: it reads the info's record, and is
+ * copied out before the info's spec changes.
  */
 import { ByteArena } from '../packed/byte-arena.js';
 import { StringInterner } from '../packed/string-interner.js';
 import { deriveVolumeInfo, type VolumeInfo } from '../populator/volume-info.js';
 import type { VolumeSpec } from '../plugins/volume-spec.js';
+import { NO_SPEC, SpecShapes } from './spec-shapes.js';
 import type { EntrySpec } from './world-state.js';
 
 const BASE_NONE = 0;
-/** The volume's entry spec is its info's spec (part a of its info record). */
+/** The volume's entry spec is its info's spec (its info record's name and handle). */
 const BASE_INFO = 1;
 /** The volume's entry spec has its own record in `bases`. */
 const BASE_OWN = 2;
 
 export class VolumeRecords {
+  /** Per volume: spec name (a), handle (b), meta (c: `V[plugin, lastError, unique]` or `J<json>`). */
   private readonly infos = new ByteArena();
+  private infoShape = new Int32Array(64).fill(NO_SPEC);
+  /** Per volume with an entry spec of its own: its name (a) and handle (b). */
   private readonly bases = new ByteArena();
   private baseKind = new Uint8Array(64);
+  private baseShape = new Int32Array(64).fill(NO_SPEC);
+  private readonly shapes = new SpecShapes();
   /** Plugin names by id: a handful, shared by every volume. */
   private readonly plugins = new StringInterner();
   /** Infos that are not objects (test doubles): rare. */
   private readonly others = new Map<number, unknown>();
-  /** Entry specs other than their volume's, by pair slot (text): rare. */
+  /** Entry specs other than their volume's, by pair slot, as JSON: rare. */
   readonly pairSpecs = new Map<number, string>();
-  /** The last spec encoded and its text: the populator passes one spec object to setVolumeInfo and then to each entry. */
-  private lastSpec: object | undefined;
-  private lastSpecText = '';
 
   /** Payload bytes held. */
   get bytes(): number {
@@ -48,42 +51,73 @@ export class VolumeRecords {
 
   setInfo(volume: number, volumeName: string, info: unknown): void {
     this.others.delete(volume);
+    this.room(volume);
     if (typeof info !== 'object' || info === null) {
-      this.keepBase(volume, '');
+      this.keepBase(volume, NO_SPEC, '', '');
       if (this.infos.has(volume)) this.infos.clear(volume);
+      this.infoShape[volume] = NO_SPEC;
       if (info !== undefined) this.others.set(volume, info);
       return;
     }
     const v = info as VolumeInfo;
-    let specText = '';
+    let shape = NO_SPEC;
+    let name = '';
+    let handle = '';
     let meta: string;
     if (isDerived(v)) {
-      specText = v.spec === undefined ? '' : this.encodeSpec(v.spec);
+      if (v.spec !== undefined) {
+        const s = this.shapes;
+        s.split(v.spec);
+        shape = s.shape;
+        name = s.name;
+        handle = s.handle;
+      }
       const unique = v.uniqueName === volumeName ? 0 : v.uniqueName;
       meta = `V${JSON.stringify([this.plugins.intern(v.pluginName), v.lastError ?? 0, unique])}`;
     } else {
       meta = `J${JSON.stringify(info)}`;
     }
-    this.keepBase(volume, specText);
-    while (this.infos.slotLimit <= volume) this.infos.newSlot();
-    this.infos.set(volume, specText, meta);
+    this.keepBase(volume, shape, name, handle);
+    this.infos.set(volume, name, handle, meta);
+    this.infoShape[volume] = shape;
   }
 
   info(volume: number, volumeName: () => string): unknown {
     if (!this.infos.has(volume)) return this.others.get(volume);
-    const meta = this.infos.text(volume, 1);
+    const meta = this.infos.text(volume, 2);
     if (meta.charCodeAt(0) === 74 /* J */) return JSON.parse(meta.slice(1));
     const [plugin, lastError, unique] = JSON.parse(meta.slice(1)) as [number, VolumeInfo['lastError'] | 0, string | 0];
-    const specText = this.infos.text(volume, 0);
-    const spec = specText === '' ? undefined : (JSON.parse(specText) as VolumeSpec);
+    const shape = this.infoShape[volume];
+    const spec = shape === NO_SPEC ? undefined : (this.shapes.join(shape, this.infos.text(volume, 0), this.infos.text(volume, 1)) as VolumeSpec);
     return deriveVolumeInfo(unique === 0 ? volumeName() : unique, this.plugins.name(plugin) as string, spec, lastError === 0 ? undefined : lastError);
   }
 
-  /** The spec text of the volume's entries (see the file comment), or undefined. */
-  baseSpec(volume: number): string | undefined {
+  /**
+   * A new desired entry's spec (undefined: none given, the entry reads its volume's): the first
+   * given since the volume id went live becomes the volume's; an entry given another keeps it.
+   */
+  setEntrySpec(volume: number, slot: number, spec: EntrySpec | undefined): void {
+    this.pairSpecs.delete(slot);
+    if (spec === undefined) return;
+    this.room(volume);
+    const s = this.shapes;
+    s.split(spec);
     const k = this.baseKind[volume];
-    if (k === BASE_INFO) return this.infos.text(volume, 0);
-    if (k === BASE_OWN) return this.bases.text(volume, 0);
+    if (k === BASE_NONE) {
+      if (this.infoIs(volume, s.shape, s.name, s.handle)) this.baseKind[volume] = BASE_INFO;
+      else this.setOwnBase(volume, s.shape, s.name, s.handle);
+    } else if (k === BASE_INFO ? !this.infoIs(volume, s.shape, s.name, s.handle) : !this.ownBaseIs(volume, s.shape, s.name, s.handle)) {
+      this.pairSpecs.set(slot, JSON.stringify(spec));
+    }
+  }
+
+  /** The spec of a desired entry (a fresh copy), or undefined when none was given. */
+  entrySpec(volume: number, slot: number): EntrySpec | undefined {
+    const own = this.pairSpecs.get(slot);
+    if (own !== undefined) return JSON.parse(own) as EntrySpec;
+    const k = this.baseKind[volume];
+    if (k === BASE_INFO) return this.shapes.join(this.infoShape[volume], this.infos.text(volume, 0), this.infos.text(volume, 1));
+    if (k === BASE_OWN) return this.shapes.join(this.baseShape[volume], this.bases.text(volume, 0), this.bases.text(volume, 1));
     return undefined;
   }
 
@@ -91,52 +125,55 @@ export class VolumeRecords {
     return this.baseKind[volume] > BASE_NONE;
   }
 
-  setBaseSpec(volume: number, text: string): void {
-    if (volume >= this.baseKind.length) {
-      const k = new Uint8Array(Math.max(volume + 1, this.baseKind.length * 2));
-      k.set(this.baseKind);
-      this.baseKind = k;
-    }
-    if (this.infos.has(volume) && this.infos.length(volume, 0) > 0 && this.infos.text(volume, 0) === text) {
-      this.baseKind[volume] = BASE_INFO;
-      return;
-    }
-    while (this.bases.slotLimit <= volume) this.bases.newSlot();
-    this.bases.set(volume, text, '');
-    this.baseKind[volume] = BASE_OWN;
-  }
-
   /** Drops everything kept for the volume (its id is freed). */
   clearVolume(volume: number): void {
     this.others.delete(volume);
     if (this.infos.has(volume)) this.infos.clear(volume);
     if (this.bases.has(volume)) this.bases.clear(volume);
-    if (volume < this.baseKind.length) this.baseKind[volume] = BASE_NONE;
+    if (volume < this.baseKind.length) {
+      this.baseKind[volume] = BASE_NONE;
+      this.infoShape[volume] = NO_SPEC;
+      this.baseShape[volume] = NO_SPEC;
+    }
   }
 
-  /** A spec as text: JSON, so that equal specs encode alike (a bare name as a JSON string). */
-  encodeSpec(spec: EntrySpec): string {
-    if (typeof spec !== 'object') return JSON.stringify(spec);
-    if (spec === this.lastSpec) return this.lastSpecText;
-    const text = JSON.stringify(spec);
-    this.lastSpec = spec;
-    this.lastSpecText = text;
-    return text;
+  private infoIs(volume: number, shape: number, name: string, handle: string): boolean {
+    return shape !== NO_SPEC && this.infoShape[volume] === shape && this.infos.text(volume, 0) === name && this.infos.text(volume, 1) === handle;
   }
 
-  /** Before the info's spec becomes `next`: an entry spec that reads the info's own record keeps its text. */
-  private keepBase(volume: number, next: string): void {
-    if (this.baseKind[volume] !== BASE_INFO) return;
-    const text = this.infos.text(volume, 0);
-    if (text === next) return;
+  private ownBaseIs(volume: number, shape: number, name: string, handle: string): boolean {
+    return this.baseShape[volume] === shape && this.bases.text(volume, 0) === name && this.bases.text(volume, 1) === handle;
+  }
+
+  private setOwnBase(volume: number, shape: number, name: string, handle: string): void {
     while (this.bases.slotLimit <= volume) this.bases.newSlot();
-    this.bases.set(volume, text, '');
+    this.bases.set(volume, name, handle);
+    this.baseShape[volume] = shape;
     this.baseKind[volume] = BASE_OWN;
+  }
+
+  /** Before the info's spec becomes (shape, name, handle): an entry spec reading the info's record keeps its own copy. */
+  private keepBase(volume: number, shape: number, name: string, handle: string): void {
+    if (this.baseKind[volume] !== BASE_INFO || this.infoIs(volume, shape, name, handle)) return;
+    this.setOwnBase(volume, this.infoShape[volume], this.infos.text(volume, 0), this.infos.text(volume, 1));
+  }
+
+  private room(volume: number): void {
+    while (this.infos.slotLimit <= volume) this.infos.newSlot();
+    if (volume < this.baseKind.length) return;
+    const n = Math.max(volume + 1, this.baseKind.length * 2);
+    const kind = new Uint8Array(n);
+    kind.set(this.baseKind);
+    this.baseKind = kind;
+    this.infoShape = grown(this.infoShape, n);
+    this.baseShape = grown(this.baseShape, n);
   }
 }
 
-export function decodeSpec(text: string): EntrySpec {
-  return JSON.parse(text) as EntrySpec;
+function grown(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(n).fill(NO_SPEC);
+  b.set(a);
+  return b;
 }
 
 /** Whether the info's fields other than uniqueName, pluginName, spec and lastError are the derived ones. */

@@ -30,7 +30,7 @@ import { Interner } from './interner.js';
 import { END, linkPair, nextOfNode, nextOfVolume, unlinkPair } from './pair-links.js';
 import { alignCapacity, PAIR_RECORD_WORDS, SharedTables, type Capacities } from './shared-tables.js';
 import { PluginTotals } from './plugin-totals.js';
-import { decodeSpec, VolumeRecords } from './volume-records.js';
+import { VolumeRecords } from './volume-records.js';
 import type { EntrySpec } from './world-state.js';
 
 const W = PAIR_RECORD_WORDS;
@@ -278,20 +278,12 @@ export class WorldCore {
 
   /** A new desired entry's spec (undefined: none given, the entry reads its volume's). */
   setPairSpec(slot: number, spec: EntrySpec | undefined): void {
-    const r = this.records;
-    r.pairSpecs.delete(slot);
-    if (spec === undefined) return;
-    const volume = this.pairVolume(slot);
-    const text = r.encodeSpec(spec);
-    const base = r.baseSpec(volume);
-    if (base === undefined) r.setBaseSpec(volume, text);
-    else if (text !== base) r.pairSpecs.set(slot, text);
+    this.records.setEntrySpec(this.pairVolume(slot), slot, spec);
   }
 
   /** The spec of a desired entry (a decoded copy), or undefined when none was given. */
   pairSpec(slot: number): EntrySpec | undefined {
-    const text = this.records.pairSpecs.get(slot) ?? this.records.baseSpec(this.pairVolume(slot));
-    return text === undefined ? undefined : decodeSpec(text);
+    return this.records.entrySpec(this.pairVolume(slot), slot);
   }
 
   pairVolume(slot: number): number {

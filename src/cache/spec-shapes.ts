@@ -1,0 +1,80 @@
+/**
+ * SpecShapes: an entry spec (src/cache/world-state.ts EntrySpec) split into its shape, the
+ * JSON of the spec with its name and its source's volumeHandle left out, and those two
+ * strings. Across a fleet the shapes are few (one per driver, access modes and flags), so a
+ * spec costs a shape id and two strings of bytes, not its whole JSON. Equal specs (equal JSON)
+ * split alike, so specs compare by (shape, name, handle).
+ *
+ * A spec whose other strings could be taken for the placeholders is kept as its whole JSON
+ * (shape RAW, the text as its name).
+ */
+import { StringInterner } from '../packed/string-interner.js';
+import type { EntrySpec } from './world-state.js';
+
+/** No spec. */
+export const NO_SPEC = -1;
+/** The whole JSON, in place of the name. */
+export const RAW = -2;
+
+const NAME = '\u0001';
+const HANDLE = '\u0002';
+const NAME_JSON = JSON.stringify(NAME);
+const HANDLE_JSON = JSON.stringify(HANDLE);
+
+export class SpecShapes {
+  private readonly shapes = new StringInterner();
+  /** Results of the last `split`: the shape id, the name and the handle ('' for none). */
+  shape = NO_SPEC;
+  name = '';
+  handle = '';
+  private last: EntrySpec | undefined;
+
+  /** Splits `spec` into `shape`, `name` and `handle`. */
+  split(spec: EntrySpec): void {
+    if (spec === this.last) return;
+    this.last = spec;
+    if (typeof spec !== 'object') {
+      this.set(NAME_JSON, String(spec), '');
+      return;
+    }
+    const o = spec as { name?: unknown; source?: { volumeHandle?: unknown } };
+    const hasName = typeof o.name === 'string';
+    const src = o.source;
+    const hasHandle = typeof src === 'object' && src !== null && typeof src.volumeHandle === 'string';
+    const copy: Record<string, unknown> = { ...spec };
+    if (hasName) copy.name = NAME;
+    if (hasHandle) copy.source = { ...src, volumeHandle: HANDLE };
+    const template = JSON.stringify(copy);
+    if ((hasName && !once(template, NAME_JSON)) || (hasHandle && !once(template, HANDLE_JSON))
+      || (!hasName && template.includes(NAME_JSON)) || (!hasHandle && template.includes(HANDLE_JSON))) {
+      this.shape = RAW;
+      this.name = JSON.stringify(spec);
+      this.handle = '';
+      return;
+    }
+    this.set(template, hasName ? (o.name as string) : '', hasHandle ? (src?.volumeHandle as string) : '');
+  }
+
+  /** The spec of (shape, name, handle): a fresh object (or the bare name). */
+  join(shape: number, name: string, handle: string): EntrySpec {
+    if (shape === RAW) return JSON.parse(name) as EntrySpec;
+    const template = this.shapes.name(shape) as string;
+    if (template === NAME_JSON) return name;
+    const o = JSON.parse(template) as { name?: string; source?: { volumeHandle?: string } };
+    if (o.name === NAME) o.name = name;
+    if (o.source?.volumeHandle === HANDLE) o.source.volumeHandle = handle;
+    return o as EntrySpec;
+  }
+
+  private set(template: string, name: string, handle: string): void {
+    // Shapes are never released: a fleet has a handful.
+    this.shape = this.shapes.intern(template);
+    this.name = name;
+    this.handle = handle;
+  }
+}
+
+function once(text: string, part: string): boolean {
+  const i = text.indexOf(part);
+  return i >= 0 && text.indexOf(part, i + 1) < 0;
+}
