@@ -1,6 +1,6 @@
 /**
  * PodSets: the pods wanting each desired pair (C1), by pod UID, host-side: the first pod of a
- * pair in a UidColumn indexed by pair slot (16 bytes, no string), any further ones in a map
+ * pair in a StringColumn indexed by pair slot (16 bytes, no string), any further ones in a map
  * (rare), flagged by
  * PF_MORE_PODS so that the one-pod case never looks in the map. A pair is desired exactly
  * when it has a first pod. UIDs are compared within the pair's own set, so no global pod index

@@ -25,7 +25,7 @@ import {
   VF_ATTACHED_ANY, VF_FORBIDDEN, VF_LIVE,
 } from '../kernel/abi.js';
 import { StringListColumn } from '../packed/string-list-column.js';
-import { UidColumn } from '../packed/uid-column.js';
+import { StringColumn } from '../packed/string-column.js';
 import { Interner } from './interner.js';
 import { END, linkPair, nextOfNode, nextOfVolume, unlinkPair } from './pair-links.js';
 import { alignCapacity, PAIR_RECORD_WORDS, SharedTables, type Capacities } from './shared-tables.js';
@@ -61,7 +61,7 @@ export class WorldCore {
   readonly nodes = new Interner();
   readonly volumes = new Interner();
   /** First pod UID of each pair slot, as bytes; further pods in `morePods` (see PodSets). */
-  readonly podFirst = new UidColumn();
+  readonly podFirst = new StringColumn();
   readonly morePods = new Map<number, string[]>();
   /** Per node: last observed volumesInUse as given, as bytes; none = never observed (D3). */
   readonly inUse = new StringListColumn();
@@ -85,7 +85,7 @@ export class WorldCore {
    * an attach or an Uncertain mark sets it again, to '' for every plugin here). Per volume, as
    * upstream's actual state keeps it.
    */
-  readonly devicePaths = new Map<number, string>();
+  readonly devicePaths = new StringColumn();
   readonly conflictSlots = new Set<number>();
   readonly counters: Counters = {
     managedNodes: 0, pairs: 0, desiredPairs: 0, desiredAttached: 0, attached: 0, uncertain: 0, reportedAttached: 0,
@@ -188,7 +188,7 @@ export class WorldCore {
     this.t.setVflags(volume, 0);
     this.records.clearVolume(volume);
     this.pluginTotals.clear(volume);
-    this.devicePaths.delete(volume);
+    this.devicePaths.clear(volume);
     this.volumes.release(volume);
     return true;
   }

@@ -200,7 +200,7 @@ class WorldStateImpl implements WorldState {
     return this.core.devicePaths.get(volume) ?? '';
   }
   private setDevicePath(volume: VolumeId, path: string): void {
-    if (path === '') this.core.devicePaths.delete(volume);
+    if (path === '') this.core.devicePaths.clear(volume);
     else this.core.devicePaths.set(volume, path);
   }
   markDetached(volume: VolumeId, node: NodeId): void {
@@ -305,7 +305,7 @@ class WorldStateImpl implements WorldState {
   memoryUsage(): { sharedBytes: number; hostBytes: number } {
     // Host side: the payload bytes of the names, pod UIDs, volumesInUse lists and volume records.
     const c = this.core;
-    return { sharedBytes: c.t.sizes().tableBytes, hostBytes: c.nodes.bytes + c.volumes.bytes + c.podFirst.bytes + c.inUse.bytes + c.records.bytes };
+    return { sharedBytes: c.t.sizes().tableBytes, hostBytes: c.nodes.bytes + c.volumes.bytes + c.podFirst.bytes + c.inUse.bytes + c.records.bytes + c.devicePaths.bytes };
   }
 
   // ---- plan coordination ---------------------------------------------------------------------

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { UidColumn } from '../../src/packed/uid-column.js';
+import { StringColumn } from '../../src/packed/string-column.js';
 
 /** UUIDs (packed form) and near misses kept as text: uppercase, no dashes, non-ASCII, empty. */
 const uid = fc.oneof(
@@ -12,10 +12,10 @@ const uid = fc.oneof(
   fc.string({ maxLength: 8 }),
 );
 
-test('UidColumn agrees with a Map model over set, clear, equals and get', () => {
+test('StringColumn agrees with a Map model over set, clear, equals and get', () => {
   fc.assert(
     fc.property(fc.array(fc.tuple(fc.constantFrom('set', 'set', 'clear', 'equals'), fc.nat(300), uid), { maxLength: 400 }), (ops) => {
-      const col = new UidColumn();
+      const col = new StringColumn();
       const model = new Map<number, string>();
       for (const [k, slot, s] of ops) {
         if (k === 'set') {

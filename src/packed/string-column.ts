@@ -1,6 +1,6 @@
 /**
- * UidColumn: one optional string per integer slot (a pod UID per pair, say), without a
- * JavaScript string per slot. A canonical UUID (8-4-4-4-12 lowercase hex, what Kubernetes
+ * StringColumn: one optional string per integer slot (a pod UID per pair, a device path per
+ * volume), without a JavaScript string per slot. A canonical UUID (8-4-4-4-12 lowercase hex, what Kubernetes
  * issues) is packed into 16 bytes of a typed array; any other string is kept as UTF-8 bytes in
  * a ByteArena. The mapping from a string to its form is fixed, so two equal strings always
  * compare in the same form. `get` decodes a fresh string, which dies young.
@@ -13,7 +13,7 @@ const TEXT = 2;
 
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 
-export class UidColumn {
+export class StringColumn {
   private kind = new Uint8Array(64);
   private uuids = new Uint8Array(64 * 16);
   private readonly texts = new ByteArena();
