@@ -23,6 +23,12 @@ const HANDLE_JSON = JSON.stringify(HANDLE);
 
 export class SpecShapes {
   private readonly shapes = new StringInterner();
+  /**
+   * Each shape's JSON parsed once and deeply frozen (a handful of objects): `join` copies its
+   * top object and source and shares the rest (access modes, attributes), which specs' readers
+   * only read.
+   */
+  private readonly parsed: unknown[] = [];
   /** Results of the last `split`: the shape id, the name and the handle ('' for none). */
   shape = NO_SPEC;
   name = '';
@@ -58,12 +64,17 @@ export class SpecShapes {
   /** The spec of (shape, name, handle): a fresh object (or the bare name). */
   join(shape: number, name: string, handle: string): EntrySpec {
     if (shape === RAW) return JSON.parse(name) as EntrySpec;
-    const template = this.shapes.name(shape) as string;
-    if (template === NAME_JSON) return name;
-    const o = JSON.parse(template) as { name?: string; source?: { volumeHandle?: string } };
-    if (o.name === NAME) o.name = name;
-    if (o.source?.volumeHandle === HANDLE) o.source.volumeHandle = handle;
-    return o as EntrySpec;
+    let model = this.parsed[shape];
+    if (model === undefined) {
+      model = deepFreeze(JSON.parse(this.shapes.name(shape) as string) as unknown);
+      this.parsed[shape] = model;
+    }
+    if (model === NAME) return name;
+    const m = model as { name?: unknown; source?: { volumeHandle?: unknown } };
+    const o: Record<string, unknown> = { ...m };
+    if (m.name === NAME) o.name = name;
+    if (m.source?.volumeHandle === HANDLE) o.source = { ...m.source, volumeHandle: handle };
+    return o as unknown as EntrySpec;
   }
 
   private set(template: string, name: string, handle: string): void {
@@ -72,6 +83,14 @@ export class SpecShapes {
     this.name = name;
     this.handle = handle;
   }
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null) {
+    for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
+    Object.freeze(v);
+  }
+  return v;
 }
 
 function once(text: string, part: string): boolean {

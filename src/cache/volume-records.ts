@@ -6,9 +6,9 @@
  *
  * An info is a VolumeInfo (src/populator/volume-info.ts) when its fields other than uniqueName,
  * pluginName, spec and lastError are the ones derived from its spec: its record holds the
- * spec split by SpecShapes (name, handle, shape id) and a short JSON of the plugin name (a
- * shared id), the last error and the unique name when it is not the volume's name; it is read
- * back with the derived fields rebuilt. Any other object is kept as its JSON; any other value
+ * spec split by SpecShapes (name, handle, shape id) and the plugin name's shared id (with, as
+ * JSON, the last error and the unique name when it is not the volume's name, if any); it is
+ * read back with the derived fields rebuilt. Any other object is kept as its JSON; any other value
  * (not an object) as itself.
  *
  * Specs are compared by value (their JSON, by way of their split), not by identity. A volume's
@@ -29,7 +29,7 @@ const BASE_INFO = 1;
 const BASE_OWN = 2;
 
 export class VolumeRecords {
-  /** Per volume: spec name (a), handle (b), meta (c: `V[plugin, lastError, unique]` or `J<json>`). */
+  /** Per volume: spec name (a), handle (b), meta (c: `<plugin id>`, `V[plugin, lastError, unique]` or `J<json>`). */
   private readonly infos = new ByteArena();
   private infoShape = new Int32Array(64).fill(NO_SPEC);
   /** Per volume with an entry spec of its own: its name (a) and handle (b). */
@@ -72,8 +72,11 @@ export class VolumeRecords {
         name = s.name;
         handle = s.handle;
       }
-      const unique = v.uniqueName === volumeName ? 0 : v.uniqueName;
-      meta = `V${JSON.stringify([this.plugins.intern(v.pluginName), v.lastError ?? 0, unique])}`;
+      const plugin = this.plugins.intern(v.pluginName);
+      // The common case as just the plugin id; a last error or another unique name as JSON.
+      meta = v.uniqueName === volumeName && v.lastError === undefined
+        ? String(plugin)
+        : `V${JSON.stringify([plugin, v.lastError ?? 0, v.uniqueName === volumeName ? 0 : v.uniqueName])}`;
     } else {
       meta = `J${JSON.stringify(info)}`;
     }
@@ -85,8 +88,11 @@ export class VolumeRecords {
   info(volume: number, volumeName: () => string): unknown {
     if (!this.infos.has(volume)) return this.others.get(volume);
     const meta = this.infos.text(volume, 2);
-    if (meta.charCodeAt(0) === 74 /* J */) return JSON.parse(meta.slice(1));
-    const [plugin, lastError, unique] = JSON.parse(meta.slice(1)) as [number, VolumeInfo['lastError'] | 0, string | 0];
+    const tag = meta.charCodeAt(0);
+    if (tag === 74 /* J */) return JSON.parse(meta.slice(1));
+    const [plugin, lastError, unique] = tag === 86 /* V */
+      ? (JSON.parse(meta.slice(1)) as [number, VolumeInfo['lastError'] | 0, string | 0])
+      : [Number(meta), 0, 0];
     const shape = this.infoShape[volume];
     const spec = shape === NO_SPEC ? undefined : (this.shapes.join(shape, this.infos.text(volume, 0), this.infos.text(volume, 1)) as VolumeSpec);
     return deriveVolumeInfo(unique === 0 ? volumeName() : unique, this.plugins.name(plugin) as string, spec, lastError === 0 ? undefined : lastError);

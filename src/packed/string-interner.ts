@@ -10,7 +10,7 @@
  * interned again while its old id is still unused gets that id back without touching the
  * index. Dormant names are invisible: find, name and isLive answer as for any dead id.
  */
-import { ByteArena } from './byte-arena.js';
+import { ByteArena, readUtf8 } from './byte-arena.js';
 import { KeyIndex } from './key-index.js';
 
 export class StringInterner {
@@ -79,7 +79,8 @@ export class StringInterner {
   name(id: number): string | undefined {
     if (this.live[id] !== 1) return undefined;
     const at = this.arena.start(id, 0);
-    return decodeUtf8(this.arena.chunkOf(id), at, at + this.arena.length(id, 0));
+    const len = this.arena.length(id, 0);
+    return len === 0 ? '' : readUtf8(this.arena.chunkOf(id), at, at + len);
   }
 
   isLive(id: number): boolean {
@@ -121,18 +122,6 @@ export class StringInterner {
     }
     return id;
   }
-}
-
-type Utf8Reader = { utf8Slice?: (start: number, end: number) => string };
-
-/**
- * `buf[start, end)` as a string: Buffer's own utf8Slice where Node has it (toString checks and
- * normalises its arguments first, several times the cost of decoding a short name).
- */
-function decodeUtf8(buf: Buffer, start: number, end: number): string {
-  if (start === end) return '';
-  const r = buf as unknown as Utf8Reader;
-  return r.utf8Slice ? r.utf8Slice(start, end) : buf.toString('utf8', start, end);
 }
 
 function grownUint8(a: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {

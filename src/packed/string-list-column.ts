@@ -5,7 +5,7 @@
  * little-endian words). Lists are read by comparing bytes in place (`commonPrefix`,
  * `includes`) or decoded whole into fresh strings (`get`), which die young.
  */
-import { ByteArena, writeUtf8 } from './byte-arena.js';
+import { ByteArena, readUtf8, writeUtf8 } from './byte-arena.js';
 
 /** Compares a held entry, as bytes, with something of the caller's (an interned name, say). */
 export interface BytesMatcher {
@@ -63,7 +63,7 @@ export class StringListColumn {
     const out = new Array<string>(n);
     for (let i = 0; i < n; i++) {
       const len = buf.readUInt32LE(at);
-      out[i] = buf.toString('utf8', at + 4, at + 4 + len);
+      out[i] = len === 0 ? '' : readUtf8(buf, at + 4, at + 4 + len);
       at += 4 + len;
     }
     return out;
