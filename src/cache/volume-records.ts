@@ -90,7 +90,7 @@ export class VolumeRecords {
     const meta = this.infos.text(volume, 2);
     const tag = meta.charCodeAt(0);
     if (tag === 74 /* J */) return JSON.parse(meta.slice(1));
-    const [plugin, lastError, unique] = tag === 86 /* V */
+    const [plugin, lastError, unique]: [number, VolumeInfo['lastError'] | 0, string | 0] = tag === 86 /* V */
       ? (JSON.parse(meta.slice(1)) as [number, VolumeInfo['lastError'] | 0, string | 0])
       : [Number(meta), 0, 0];
     const shape = this.infoShape[volume];
