@@ -6,7 +6,8 @@
  *
  * An info is a VolumeInfo (src/populator/volume-info.ts) when its fields other than uniqueName,
  * pluginName, spec and lastError are the ones derived from its spec: its record holds the
- * spec split by SpecShapes (name, handle, shape id) and the plugin name's shared id (with, as
+ * spec split by SpecShapes (name, handle unless it is the end of the volume's CSI unique
+ * name, shape id) and the plugin name's shared id (with, as
  * JSON, the last error and the unique name when it is not the volume's name, if any); it is
  * read back with the derived fields rebuilt. Any other object is kept as its JSON; any other value
  * (not an object) as itself.
@@ -19,7 +20,7 @@ import { ByteArena } from '../packed/byte-arena.js';
 import { StringInterner } from '../packed/string-interner.js';
 import { deriveVolumeInfo, type VolumeInfo } from '../populator/volume-info.js';
 import type { VolumeSpec } from '../plugins/volume-spec.js';
-import { NO_SPEC, SpecShapes } from './spec-shapes.js';
+import { NO_SPEC, RAW, SpecShapes } from './spec-shapes.js';
 import type { EntrySpec } from './world-state.js';
 
 const BASE_NONE = 0;
@@ -32,6 +33,8 @@ export class VolumeRecords {
   /** Per volume: spec name (a), handle (b), meta (c: `<plugin id>`, `V[plugin, lastError, unique]` or `J<json>`). */
   private readonly infos = new ByteArena();
   private infoShape = new Int32Array(64).fill(NO_SPEC);
+  /** 1: the info's handle is not stored, it is what follows the first '^' of the volume's name (CSI). */
+  private handleInName = new Uint8Array(64);
   /** Per volume with an entry spec of its own: its name (a) and handle (b). */
   private readonly bases = new ByteArena();
   private baseKind = new Uint8Array(64);
@@ -44,18 +47,23 @@ export class VolumeRecords {
   /** Entry specs other than their volume's, by pair slot, as JSON: rare. */
   readonly pairSpecs = new Map<number, string>();
 
+  /** `names` gives a live volume id's name (the world state's volume interner). */
+  constructor(private readonly names: { name(id: number): string | undefined }) {}
+
   /** Payload bytes held. */
   get bytes(): number {
     return this.infos.bytes + this.bases.bytes;
   }
 
-  setInfo(volume: number, volumeName: string, info: unknown): void {
+  setInfo(volume: number, info: unknown): void {
+    const volumeName = this.names.name(volume) as string;
     this.others.delete(volume);
     this.room(volume);
     if (typeof info !== 'object' || info === null) {
       this.keepBase(volume, NO_SPEC, '', '');
       if (this.infos.has(volume)) this.infos.clear(volume);
       this.infoShape[volume] = NO_SPEC;
+      this.handleInName[volume] = 0;
       if (info !== undefined) this.others.set(volume, info);
       return;
     }
@@ -81,11 +89,13 @@ export class VolumeRecords {
       meta = `J${JSON.stringify(info)}`;
     }
     this.keepBase(volume, shape, name, handle);
-    this.infos.set(volume, name, handle, meta);
+    const inName = handle !== '' && shape !== RAW && handleOf(volumeName) === handle;
+    this.infos.set(volume, name, inName ? '' : handle, meta);
     this.infoShape[volume] = shape;
+    this.handleInName[volume] = inName ? 1 : 0;
   }
 
-  info(volume: number, volumeName: () => string): unknown {
+  info(volume: number): unknown {
     if (!this.infos.has(volume)) return this.others.get(volume);
     const meta = this.infos.text(volume, 2);
     const tag = meta.charCodeAt(0);
@@ -94,8 +104,8 @@ export class VolumeRecords {
       ? (JSON.parse(meta.slice(1)) as [number, VolumeInfo['lastError'] | 0, string | 0])
       : [Number(meta), 0, 0];
     const shape = this.infoShape[volume];
-    const spec = shape === NO_SPEC ? undefined : (this.shapes.join(shape, this.infos.text(volume, 0), this.infos.text(volume, 1)) as VolumeSpec);
-    return deriveVolumeInfo(unique === 0 ? volumeName() : unique, this.plugins.name(plugin) as string, spec, lastError === 0 ? undefined : lastError);
+    const spec = shape === NO_SPEC ? undefined : (this.shapes.join(shape, this.infos.text(volume, 0), this.infoHandle(volume)) as VolumeSpec);
+    return deriveVolumeInfo(unique === 0 ? (this.names.name(volume) as string) : unique, this.plugins.name(plugin) as string, spec, lastError === 0 ? undefined : lastError);
   }
 
   /**
@@ -122,7 +132,7 @@ export class VolumeRecords {
     const own = this.pairSpecs.get(slot);
     if (own !== undefined) return JSON.parse(own) as EntrySpec;
     const k = this.baseKind[volume];
-    if (k === BASE_INFO) return this.shapes.join(this.infoShape[volume], this.infos.text(volume, 0), this.infos.text(volume, 1));
+    if (k === BASE_INFO) return this.shapes.join(this.infoShape[volume], this.infos.text(volume, 0), this.infoHandle(volume));
     if (k === BASE_OWN) return this.shapes.join(this.baseShape[volume], this.bases.text(volume, 0), this.bases.text(volume, 1));
     return undefined;
   }
@@ -140,11 +150,16 @@ export class VolumeRecords {
       this.baseKind[volume] = BASE_NONE;
       this.infoShape[volume] = NO_SPEC;
       this.baseShape[volume] = NO_SPEC;
+      this.handleInName[volume] = 0;
     }
   }
 
+  private infoHandle(volume: number): string {
+    return this.handleInName[volume] === 1 ? handleOf(this.names.name(volume) as string) : this.infos.text(volume, 1);
+  }
+
   private infoIs(volume: number, shape: number, name: string, handle: string): boolean {
-    return shape !== NO_SPEC && this.infoShape[volume] === shape && this.infos.text(volume, 0) === name && this.infos.text(volume, 1) === handle;
+    return shape !== NO_SPEC && this.infoShape[volume] === shape && this.infos.text(volume, 0) === name && this.infoHandle(volume) === handle;
   }
 
   private ownBaseIs(volume: number, shape: number, name: string, handle: string): boolean {
@@ -161,7 +176,7 @@ export class VolumeRecords {
   /** Before the info's spec becomes (shape, name, handle): an entry spec reading the info's record keeps its own copy. */
   private keepBase(volume: number, shape: number, name: string, handle: string): void {
     if (this.baseKind[volume] !== BASE_INFO || this.infoIs(volume, shape, name, handle)) return;
-    this.setOwnBase(volume, this.infoShape[volume], this.infos.text(volume, 0), this.infos.text(volume, 1));
+    this.setOwnBase(volume, this.infoShape[volume], this.infos.text(volume, 0), this.infoHandle(volume));
   }
 
   private room(volume: number): void {
@@ -172,8 +187,17 @@ export class VolumeRecords {
     kind.set(this.baseKind);
     this.baseKind = kind;
     this.infoShape = grown(this.infoShape, n);
+    const inName = new Uint8Array(n);
+    inName.set(this.handleInName);
+    this.handleInName = inName;
     this.baseShape = grown(this.baseShape, n);
   }
+}
+
+/** What follows the first '^' of a CSI volume's unique name (`kubernetes.io/csi/<driver>^<handle>`), or ''. */
+function handleOf(uniqueName: string): string {
+  const i = uniqueName.indexOf('^');
+  return i < 0 ? '' : uniqueName.slice(i + 1);
 }
 
 function grown(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {

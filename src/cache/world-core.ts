@@ -77,7 +77,7 @@ export class WorldCore {
    * volumes have one spec for all their entries, the one their info holds, so most pairs and
    * volumes cost nothing here beyond the info's record.
    */
-  readonly records = new VolumeRecords();
+  readonly records = new VolumeRecords(this.volumes);
   /** Desired and actual pairs per volume plugin label (O: total_volumes). */
   readonly pluginTotals = new PluginTotals();
   /**

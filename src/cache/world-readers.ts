@@ -90,7 +90,7 @@ export function volumeState(core: WorldCore, volume: number): VolumeState | unde
     multiAttachForbidden: (core.t.vflags(volume) & VF_FORBIDDEN) !== 0,
     attachedNodes,
     pairs,
-    info: core.records.info(volume, () => name),
+    info: core.records.info(volume),
   };
 }
 

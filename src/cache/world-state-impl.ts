@@ -128,11 +128,11 @@ class WorldStateImpl implements WorldState {
   }
   setVolumeInfo(volume: VolumeId, info: unknown): void {
     this.liveVolume(volume);
-    this.core.records.setInfo(volume, this.core.volumes.name(volume) as string, info);
+    this.core.records.setInfo(volume, info);
   }
   volumeInfo(volume: VolumeId): unknown {
     const c = this.core;
-    return c.volumeLive(volume) ? c.records.info(volume, () => c.volumes.name(volume) as string) : undefined;
+    return c.volumeLive(volume) ? c.records.info(volume) : undefined;
   }
   setVolumePlugin(volume: VolumeId, plugin: string | undefined): void {
     this.liveVolume(volume);

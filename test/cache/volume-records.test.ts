@@ -10,7 +10,8 @@ import type { EntrySpec } from '../../src/cache/world-state.js';
 import type { VolumeSpec } from '../../src/plugins/volume-spec.js';
 import { volumeInfoFor } from '../../src/populator/volume-info.js';
 
-const str = fc.oneof(fc.constantFrom('pv-1', 'pv-2', 'vol-a', '', '\u0001', '\u0002', 'é€'), fc.string({ maxLength: 5 }));
+// 'v0'..'v2' are the handles ending the volumes' unique names below (kept as part of the name).
+const str = fc.oneof(fc.constantFrom('pv-1', 'pv-2', 'vol-a', 'v0', 'v1', 'v2', '', '\u0001', '\u0002', 'é€'), fc.string({ maxLength: 5 }));
 const spec: fc.Arbitrary<VolumeSpec> = fc.record({
   name: str,
   origin: fc.constantFrom('pv', 'inline', 'inline-migrated'),
@@ -48,16 +49,16 @@ test('VolumeRecords: infos and entry specs read back as given, against a model',
   );
   fc.assert(
     fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
-      const r = new VolumeRecords();
+      const name = (v: number) => `kubernetes.io/csi/d^v${v}`;
+      const r = new VolumeRecords({ name });
       const infos = new Map<number, unknown>();
       const base = new Map<number, string>();
       const entries = new Map<number, { v: number; spec: string | undefined }>();
-      const name = (v: number) => `kubernetes.io/csi/d^v${v}`;
       for (const o of ops) {
         if (o.k === 'info') {
           const info = o.spec === undefined ? { uniqueName: name(o.v), pluginName: 'p' } : volumeInfoFor(name(o.v), o.spec, 'kubernetes.io/csi');
           if (o.err) (info as { lastError?: unknown }).lastError = { op: 'attach', node: 'n', message: 'm', at: 1 };
-          r.setInfo(o.v, name(o.v), info);
+          r.setInfo(o.v, info);
           infos.set(o.v, JSON.parse(JSON.stringify(info)));
         } else if (o.k === 'entry') {
           // A slot belongs to one volume at a time: drop it from any other first, as the world state does.
@@ -74,7 +75,7 @@ test('VolumeRecords: infos and entry specs read back as given, against a model',
           for (const [slot, e] of entries) if (e.v === o.v) entries.delete(slot);
         }
         for (let v = 0; v < 6; v++) {
-          const got = r.info(v, () => name(v));
+          const got = r.info(v);
           assert.deepEqual(got === undefined ? undefined : JSON.parse(JSON.stringify(got)), infos.get(v));
         }
         for (const [slot, e] of entries) {
