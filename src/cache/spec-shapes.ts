@@ -34,6 +34,8 @@ export class SpecShapes {
   name = '';
   handle = '';
   private last: EntrySpec | undefined;
+  private lastTemplate = '';
+  private lastShape = NO_SPEC;
 
   /** Splits `spec` into `shape`, `name` and `handle`. */
   split(spec: EntrySpec): void {
@@ -78,8 +80,12 @@ export class SpecShapes {
   }
 
   private set(template: string, name: string, handle: string): void {
-    // Shapes are never released: a fleet has a handful.
-    this.shape = this.shapes.intern(template);
+    // Shapes are never released: a fleet has a handful, and most specs in a row share one.
+    if (template !== this.lastTemplate) {
+      this.lastTemplate = template;
+      this.lastShape = this.shapes.intern(template);
+    }
+    this.shape = this.lastShape;
     this.name = name;
     this.handle = handle;
   }

@@ -23,6 +23,9 @@ import type { VolumeSpec } from '../plugins/volume-spec.js';
 import { NO_SPEC, RAW, SpecShapes } from './spec-shapes.js';
 import type { EntrySpec } from './world-state.js';
 
+/** The world state's volume interner, as VolumeRecords reads it. */
+export type VolumeNames = Pick<StringInterner, 'name' | 'chunkOf' | 'byteStart' | 'byteLength'>;
+
 const BASE_NONE = 0;
 /** The volume's entry spec is its info's spec (its info record's name and handle). */
 const BASE_INFO = 1;
@@ -42,13 +45,15 @@ export class VolumeRecords {
   private readonly shapes = new SpecShapes();
   /** Plugin names by id: a handful, shared by every volume. */
   private readonly plugins = new StringInterner();
+  private lastPlugin = '';
+  private lastPluginId = -1;
   /** Infos that are not objects (test doubles): rare. */
   private readonly others = new Map<number, unknown>();
   /** Entry specs other than their volume's, by pair slot, as JSON: rare. */
   readonly pairSpecs = new Map<number, string>();
 
   /** `names` gives a live volume id's name (the world state's volume interner). */
-  constructor(private readonly names: { name(id: number): string | undefined }) {}
+  constructor(private readonly names: VolumeNames) {}
 
   /** Payload bytes held. */
   get bytes(): number {
@@ -80,7 +85,7 @@ export class VolumeRecords {
         name = s.name;
         handle = s.handle;
       }
-      const plugin = this.plugins.intern(v.pluginName);
+      const plugin = this.pluginId(v.pluginName);
       // The common case as just the plugin id; a last error or another unique name as JSON.
       meta = v.uniqueName === volumeName && v.lastError === undefined
         ? String(plugin)
@@ -154,16 +159,27 @@ export class VolumeRecords {
     }
   }
 
+  private pluginId(name: string): number {
+    if (name !== this.lastPlugin) {
+      this.lastPlugin = name;
+      this.lastPluginId = this.plugins.intern(name);
+    }
+    return this.lastPluginId;
+  }
+
   private infoHandle(volume: number): string {
     return this.handleInName[volume] === 1 ? handleOf(this.names.name(volume) as string) : this.infos.text(volume, 1);
   }
 
   private infoIs(volume: number, shape: number, name: string, handle: string): boolean {
-    return shape !== NO_SPEC && this.infoShape[volume] === shape && this.infos.text(volume, 0) === name && this.infoHandle(volume) === handle;
+    if (shape === NO_SPEC || this.infoShape[volume] !== shape || !partEquals(this.infos, volume, 0, name)) return false;
+    if (this.handleInName[volume] === 0) return partEquals(this.infos, volume, 1, handle);
+    const n = this.names;
+    return handleEquals(n.chunkOf(volume), n.byteStart(volume), n.byteLength(volume), handle);
   }
 
   private ownBaseIs(volume: number, shape: number, name: string, handle: string): boolean {
-    return this.baseShape[volume] === shape && this.bases.text(volume, 0) === name && this.bases.text(volume, 1) === handle;
+    return this.baseShape[volume] === shape && partEquals(this.bases, volume, 0, name) && partEquals(this.bases, volume, 1, handle);
   }
 
   private setOwnBase(volume: number, shape: number, name: string, handle: string): void {
@@ -192,6 +208,27 @@ export class VolumeRecords {
     this.handleInName = inName;
     this.baseShape = grown(this.baseShape, n);
   }
+}
+
+/** Whether part `part` of the slot's record is `s`: its chars against the bytes while ASCII, else decoded. */
+function partEquals(arena: ByteArena, slot: number, part: 0 | 1, s: string): boolean {
+  return bytesEqual(arena.chunkOf(slot), arena.start(slot, part), arena.length(slot, part), s);
+}
+
+/** Whether what follows the first '^' of the name in `buf[start, start + len)` is `s`. */
+function handleEquals(buf: Buffer, start: number, len: number, s: string): boolean {
+  for (let i = start; i < start + len; i++) if (buf[i] === 94 /* ^ */) return bytesEqual(buf, i + 1, start + len - i - 1, s);
+  return s === '';
+}
+
+function bytesEqual(buf: Buffer, start: number, len: number, s: string): boolean {
+  if (s.length > len) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return buf.toString('utf8', start, start + len) === s;
+    if (buf[start + i] !== c) return false;
+  }
+  return s.length === len;
 }
 
 /** What follows the first '^' of a CSI volume's unique name (`kubernetes.io/csi/<driver>^<handle>`), or ''. */

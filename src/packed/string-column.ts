@@ -17,7 +17,6 @@ export class StringColumn {
   private kind = new Uint8Array(64);
   private uuids = new Uint8Array(64 * 16);
   private readonly texts = new ByteArena();
-  private readonly scratch = new Uint8Array(16);
   private count = 0;
 
   /** Number of slots holding a string. */
@@ -58,13 +57,7 @@ export class StringColumn {
   /** Whether the slot holds `s`. */
   equals(slot: number, s: string): boolean {
     const k = this.kind[slot];
-    if (k === UUID) {
-      if (!packUuid(s, this.scratch, 0)) return false;
-      const u = this.uuids;
-      const at = slot * 16;
-      for (let i = 0; i < 16; i++) if (u[at + i] !== this.scratch[i]) return false;
-      return true;
-    }
+    if (k === UUID) return uuidEquals(s, this.uuids, slot * 16);
     if (k === TEXT) return this.texts.text(slot, 0) === s;
     return false;
   }
@@ -88,30 +81,44 @@ export class StringColumn {
   }
 }
 
+/** Hex digit values by char code: lowercase only (uppercase is not canonical, it is kept as text); -1 otherwise. */
+const HEX_VALUE = new Int8Array(128).fill(-1);
+for (let c = 0; c < 10; c++) HEX_VALUE[48 + c] = c;
+for (let c = 0; c < 6; c++) HEX_VALUE[97 + c] = 10 + c;
+
+/** Byte j of a UUID is at chars DIGIT[j], DIGIT[j] + 1 (the dashes skipped). */
+const DIGIT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+
+function isUuidShape(s: string): boolean {
+  return s.length === 36 && s.charCodeAt(8) === 45 && s.charCodeAt(13) === 45 && s.charCodeAt(18) === 45 && s.charCodeAt(23) === 45;
+}
+
+/** The byte at DIGIT[j] of `s`, or -1 when those two chars are not lowercase hex. */
+function byteAt(s: string, j: number): number {
+  const i = DIGIT[j];
+  const a = s.charCodeAt(i);
+  const b = s.charCodeAt(i + 1);
+  const hi = a < 128 ? HEX_VALUE[a] : -1;
+  const lo = b < 128 ? HEX_VALUE[b] : -1;
+  return hi < 0 || lo < 0 ? -1 : (hi << 4) | lo;
+}
+
 /** Packs a canonical lowercase UUID into `out[at, at + 16)`; false (out partly written) for any other string. */
 function packUuid(s: string, out: Uint8Array, at: number): boolean {
-  if (s.length !== 36) return false;
-  let j = at;
-  for (let i = 0; i < 36; ) {
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (s.charCodeAt(i) !== 45) return false;
-      i++;
-      continue;
-    }
-    const hi = hexValue(s.charCodeAt(i));
-    const lo = hexValue(s.charCodeAt(i + 1));
-    if (hi < 0 || lo < 0) return false;
-    out[j++] = (hi << 4) | lo;
-    i += 2;
+  if (!isUuidShape(s)) return false;
+  for (let j = 0; j < 16; j++) {
+    const v = byteAt(s, j);
+    if (v < 0) return false;
+    out[at + j] = v;
   }
   return true;
 }
 
-/** A lowercase hex digit's value, or -1 (uppercase is not canonical: it is kept as text). */
-function hexValue(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 97 && c <= 102) return c - 87;
-  return -1;
+/** Whether `s` is the canonical UUID packed at `u[at, at + 16)` (stops at the first differing byte). */
+function uuidEquals(s: string, u: Uint8Array, at: number): boolean {
+  if (!isUuidShape(s)) return false;
+  for (let j = 0; j < 16; j++) if (byteAt(s, j) !== u[at + j]) return false;
+  return true;
 }
 
 function unpackUuid(u: Uint8Array, at: number): string {

@@ -96,6 +96,19 @@ export class StringInterner {
     return true;
   }
 
+  /** The chunk holding the name of `id` (live or dormant), read at [`byteStart`, + `byteLength`). */
+  chunkOf(id: number): Buffer {
+    return this.arena.chunkOf(id);
+  }
+
+  byteStart(id: number): number {
+    return this.arena.start(id, 0);
+  }
+
+  byteLength(id: number): number {
+    return this.arena.length(id, 0);
+  }
+
   release(id: number): void {
     if (this.live[id] !== 1) return;
     this.live[id] = 0;

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { SpecShapes } from '../../src/cache/spec-shapes.js';
 import { VolumeRecords } from '../../src/cache/volume-records.js';
+import { StringInterner } from '../../src/packed/string-interner.js';
 import type { EntrySpec } from '../../src/cache/world-state.js';
 import type { VolumeSpec } from '../../src/plugins/volume-spec.js';
 import { volumeInfoFor } from '../../src/populator/volume-info.js';
@@ -50,7 +51,9 @@ test('VolumeRecords: infos and entry specs read back as given, against a model',
   fc.assert(
     fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
       const name = (v: number) => `kubernetes.io/csi/d^v${v}`;
-      const r = new VolumeRecords({ name });
+      const names = new StringInterner();
+      for (let v = 0; v < 6; v++) names.intern(name(v));
+      const r = new VolumeRecords(names);
       const infos = new Map<number, unknown>();
       const base = new Map<number, string>();
       const entries = new Map<number, { v: number; spec: string | undefined }>();
@@ -85,6 +88,6 @@ test('VolumeRecords: infos and entry specs read back as given, against a model',
         }
       }
     }),
-    { numRuns: 200 },
+    { numRuns: 400 },
   );
 });
