@@ -49,6 +49,13 @@ export class SpecShapes {
     const hasName = typeof o.name === 'string';
     const src = o.source;
     const hasHandle = typeof src === 'object' && src !== null && typeof src.volumeHandle === 'string';
+    // Most specs have the last one's shape: checked against its parsed model, with no template built.
+    if (this.lastShape !== NO_SPEC && fits(spec, this.model(this.lastShape), true)) {
+      this.shape = this.lastShape;
+      this.name = hasName ? (o.name as string) : '';
+      this.handle = hasHandle ? (src?.volumeHandle as string) : '';
+      return;
+    }
     const copy: Record<string, unknown> = { ...spec };
     if (hasName) copy.name = NAME;
     if (hasHandle) copy.source = { ...src, volumeHandle: HANDLE };
@@ -66,17 +73,22 @@ export class SpecShapes {
   /** The spec of (shape, name, handle): a fresh object (or the bare name). */
   join(shape: number, name: string, handle: string): EntrySpec {
     if (shape === RAW) return JSON.parse(name) as EntrySpec;
-    let model = this.parsed[shape];
-    if (model === undefined) {
-      model = deepFreeze(JSON.parse(this.shapes.name(shape) as string) as unknown);
-      this.parsed[shape] = model;
-    }
+    const model = this.model(shape);
     if (model === NAME) return name;
     const m = model as { name?: unknown; source?: { volumeHandle?: unknown } };
     const o: Record<string, unknown> = { ...m };
     if (m.name === NAME) o.name = name;
     if (m.source?.volumeHandle === HANDLE) o.source = { ...m.source, volumeHandle: handle };
     return o as unknown as EntrySpec;
+  }
+
+  private model(shape: number): unknown {
+    let model = this.parsed[shape];
+    if (model === undefined) {
+      model = deepFreeze(JSON.parse(this.shapes.name(shape) as string) as unknown);
+      this.parsed[shape] = model;
+    }
+    return model;
   }
 
   private set(template: string, name: string, handle: string): void {
@@ -89,6 +101,41 @@ export class SpecShapes {
     this.name = name;
     this.handle = handle;
   }
+}
+
+/**
+ * Whether `v` has the shape `model` (a parsed, placeholder-holding template): equal as JSON
+ * but for a string name where the model has the name placeholder and a string volumeHandle
+ * where its source has the handle placeholder. Conservative: anything unusual (a toJSON, a
+ * number JSON writes otherwise) answers false, and the spec takes the template path.
+ */
+function fits(v: unknown, model: unknown, top: boolean): boolean {
+  if (typeof v !== 'object' || v === null) return v === model && (typeof v !== 'number' || Number.isFinite(v));
+  if (typeof model !== 'object' || model === null || Array.isArray(v) !== Array.isArray(model)) return false;
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
+  const m = model as Record<string, unknown>;
+  const o = v as Record<string, unknown>;
+  if (Array.isArray(v)) {
+    const a = model as unknown[];
+    if (v.length !== a.length) return false;
+    for (let i = 0; i < v.length; i++) if (v[i] === undefined || !fits(v[i], a[i], false)) return false;
+    return true;
+  }
+  let n = 0;
+  for (const k in o) {
+    const x = o[k];
+    if (x === undefined) continue;
+    n++;
+    if (!Object.hasOwn(m, k)) return false;
+    const y = m[k];
+    if (top && k === 'name' && y === NAME) {
+      if (typeof x !== 'string') return false;
+    } else if (top && k === 'source' && typeof y === 'object' && y !== null && (y as { volumeHandle?: unknown }).volumeHandle === HANDLE) {
+      if (typeof x !== 'object' || x === null || typeof (x as { volumeHandle?: unknown }).volumeHandle !== 'string') return false;
+      if (!fits({ ...(x as object), volumeHandle: HANDLE }, y, false)) return false;
+    } else if (!fits(x, y, false)) return false;
+  }
+  return n === Object.keys(m).length;
 }
 
 function deepFreeze<T>(v: T): T {

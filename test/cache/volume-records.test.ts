@@ -38,7 +38,7 @@ test('SpecShapes: join(split(spec)) equals the spec; equal specs split alike', (
       const same = sa === s.shape && na === s.name && ha === s.handle;
       assert.equal(same, JSON.stringify(a) === JSON.stringify(b));
     }),
-    { numRuns: 300 },
+    { numRuns: 1000 },
   );
 });
 
