@@ -28,9 +28,9 @@ export function addPod(c: WorldCore, pods: PodSets, slot: number, uid: string, s
 /** C1/H4: removes a pod; the last one removes the entry, its multi-attach error flag and its spec. */
 export function removePod(c: WorldCore, pods: PodSets, slot: number, uid: string): boolean {
   if (!pods.remove(slot, uid)) return false;
-  if (c.podFirst[slot] === undefined) {
+  if (!c.podFirst.has(slot)) {
     c.t.pairFlags[slot] &= ~(PF_DESIRED | PF_MAE_REPORTED);
-    c.pairSpecs.delete(slot);
+    c.records.pairSpecs.delete(slot);
     c.counters.desiredPairs--;
     if (c.t.pairFlags[slot] & PF_ATTACHED) c.counters.desiredAttached--;
     c.pluginTotals.add(c.pairVolume(slot), -1, 0);

@@ -17,8 +17,8 @@ export class PluginTotals {
   private readonly names: string[] = [''];
   private readonly desired: number[] = [0];
   private readonly actual: number[] = [0];
-  /** Per volume id: its label id (0 or absent = none). */
-  private readonly labelOf: number[] = [];
+  /** Per volume id: its label id (0 or beyond the end = none). */
+  private labelOf = new Uint32Array(64);
 
   /**
    * Sets the volume's label; `pairs` gives the volume's current contribution (its desired and
@@ -26,8 +26,13 @@ export class PluginTotals {
    */
   setLabel(volume: number, label: string | undefined, pairs: () => { desired: number; actual: number }): void {
     const next = label === undefined ? 0 : this.idOf(label);
-    const prev = this.labelOf[volume] ?? 0;
+    const prev = volume < this.labelOf.length ? this.labelOf[volume] : 0;
     if (next === prev) return;
+    if (volume >= this.labelOf.length) {
+      const grown = new Uint32Array(Math.max(volume + 1, this.labelOf.length * 2));
+      grown.set(this.labelOf);
+      this.labelOf = grown;
+    }
     const { desired, actual } = pairs();
     this.desired[prev] -= desired;
     this.actual[prev] -= actual;
@@ -38,14 +43,14 @@ export class PluginTotals {
 
   /** A pair of `volume` became (+1) or stopped being (-1) desired / actual. */
   add(volume: number, desired: number, actual: number): void {
-    const id = this.labelOf[volume] ?? 0;
+    const id = volume < this.labelOf.length ? this.labelOf[volume] : 0;
     this.desired[id] += desired;
     this.actual[id] += actual;
   }
 
   /** The volume id is freed (it has no pairs left): its label goes with it. */
   clear(volume: number): void {
-    this.labelOf[volume] = 0;
+    if (volume < this.labelOf.length) this.labelOf[volume] = 0;
   }
 
   /** Labels with at least one desired or actual pair. */

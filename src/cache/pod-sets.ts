@@ -1,6 +1,7 @@
 /**
  * PodSets: the pods wanting each desired pair (C1), by pod UID, host-side: the first pod of a
- * pair in an array indexed by pair slot, any further ones in a map (rare), flagged by
+ * pair in a StringColumn indexed by pair slot (16 bytes, no string), any further ones in a map
+ * (rare), flagged by
  * PF_MORE_PODS so that the one-pod case never looks in the map. A pair is desired exactly
  * when it has a first pod. UIDs are compared within the pair's own set, so no global pod index
  * is needed; no count is stored (the set sizes are the counts).
@@ -14,12 +15,11 @@ export class PodSets {
   /** Adds the pod to the pair's set; false if it was already there. */
   add(slot: number, uid: string): boolean {
     const c = this.core;
-    const first = c.podFirst[slot];
-    if (first === undefined) {
-      c.podFirst[slot] = uid;
+    if (!c.podFirst.has(slot)) {
+      c.podFirst.set(slot, uid);
       return true;
     }
-    if (first === uid) return false;
+    if (c.podFirst.equals(slot, uid)) return false;
     const flags = c.t.pairFlags;
     if ((flags[slot] & PF_MORE_PODS) === 0) {
       c.morePods.set(slot, [uid]);
@@ -35,17 +35,16 @@ export class PodSets {
   /** Removes the pod from the pair's set; false if it was not there. */
   remove(slot: number, uid: string): boolean {
     const c = this.core;
-    const first = c.podFirst[slot];
-    if (first === undefined) return false;
+    if (!c.podFirst.has(slot)) return false;
     const flags = c.t.pairFlags;
     if ((flags[slot] & PF_MORE_PODS) === 0) {
       // The common case: one pod, no map lookup.
-      if (first !== uid) return false;
-      c.podFirst[slot] = undefined;
+      if (!c.podFirst.equals(slot, uid)) return false;
+      c.podFirst.clear(slot);
       return true;
     }
     const more = c.morePods.get(slot) as string[];
-    if (first === uid) c.podFirst[slot] = more.shift();
+    if (c.podFirst.equals(slot, uid)) c.podFirst.set(slot, more.shift() as string);
     else {
       const i = more.indexOf(uid);
       if (i < 0) return false;
@@ -61,15 +60,14 @@ export class PodSets {
   /** Whether the pod is in the pair's set. */
   has(slot: number, uid: string): boolean {
     const c = this.core;
-    const first = c.podFirst[slot];
-    if (first === undefined) return false;
-    if (first === uid) return true;
+    if (!c.podFirst.has(slot)) return false;
+    if (c.podFirst.equals(slot, uid)) return true;
     return (c.t.pairFlags[slot] & PF_MORE_PODS) !== 0 && (c.morePods.get(slot) as string[]).includes(uid);
   }
 
   list(slot: number): string[] {
     const c = this.core;
-    const first = c.podFirst[slot];
+    const first = c.podFirst.get(slot);
     if (first === undefined) return [];
     return (c.t.pairFlags[slot] & PF_MORE_PODS) === 0 ? [first] : [first, ...(c.morePods.get(slot) as string[])];
   }
@@ -77,6 +75,6 @@ export class PodSets {
 
 /** Number of pods wanting the pair. */
 export function podCount(c: WorldCore, slot: number): number {
-  if (c.podFirst[slot] === undefined) return 0;
+  if (!c.podFirst.has(slot)) return 0;
   return (c.t.pairFlags[slot] & PF_MORE_PODS) === 0 ? 1 : 1 + (c.morePods.get(slot) as string[]).length;
 }

@@ -24,10 +24,13 @@ import {
   PF_MOUNTED, PF_OP_HOLD, PF_PENDING, PF_REPORTED, PF_UNCERTAIN, PR_NODE, PR_TIMER, PR_VOLUME,
   VF_ATTACHED_ANY, VF_FORBIDDEN, VF_LIVE,
 } from '../kernel/abi.js';
+import { StringListColumn } from '../packed/string-list-column.js';
+import { StringColumn } from '../packed/string-column.js';
 import { Interner } from './interner.js';
 import { END, linkPair, nextOfNode, nextOfVolume, unlinkPair } from './pair-links.js';
 import { alignCapacity, PAIR_RECORD_WORDS, SharedTables, type Capacities } from './shared-tables.js';
 import { PluginTotals } from './plugin-totals.js';
+import { VolumeRecords } from './volume-records.js';
 import type { EntrySpec } from './world-state.js';
 
 const W = PAIR_RECORD_WORDS;
@@ -57,30 +60,24 @@ export class WorldCore {
   readonly t: SharedTables;
   readonly nodes = new Interner();
   readonly volumes = new Interner();
-  /** First pod UID of each pair slot; further pods in `morePods` (see PodSets). */
-  readonly podFirst: Array<string | undefined> = [];
+  /** First pod UID of each pair slot, as bytes; further pods in `morePods` (see PodSets). */
+  readonly podFirst = new StringColumn();
   readonly morePods = new Map<number, string[]>();
-  /** Per node: last observed volumesInUse, null = never observed (D3). */
-  readonly inUse: Array<Set<string> | null> = [];
-  /** Per node: that list as last given, to recognise an unchanged one without hashing. */
-  readonly inUseList: Array<readonly string[] | null> = [];
+  /** Per node: last observed volumesInUse as given, as bytes; none = never observed (D3). */
+  readonly inUse = new StringListColumn();
   /** Per node: that list is strictly ascending (see volumes-in-use.ts). */
-  readonly inUseSorted: boolean[] = [];
-  /** Opaque host metadata per volume id (an array: a Map churns as ids come and go). */
-  readonly volumeInfo: unknown[] = [];
+  inUseSorted = new Uint8Array(64);
   /**
-   * The spec of each desired entry (§C: upstream keeps the spec per (U,node) entry, from the pod
-   * that created it, and attaches with it): per volume id the spec of the first entry that was
-   * given one since the id went live, and per pair slot, in `pairSpecs`, only a spec other than
-   * its volume's (two PVs with one CSI handle, a pod with a read-only claim, a PV edited since).
-   * "Other" is by identity: the populator passes one object per volume while its resolution
-   * stays equal. Most volumes have one spec for all their entries, so most pairs cost nothing
-   * here: 8 bytes per volume id, for an object the volume's info already holds (once the info
-   * moves to another spec, the first stays reachable until the id is freed), and a map entry
-   * per pair only for an entry given another spec.
+   * Per volume id, its opaque host metadata and the spec of its desired entries, as bytes
+   * (VolumeRecords). The spec of each desired entry (§C: upstream keeps the spec per (U,node)
+   * entry, from the pod that created it, and attaches with it): per volume id the spec of the
+   * first entry that was given one since the id went live, and per pair slot, in
+   * `records.pairSpecs`, only a spec other than its volume's (two PVs with one CSI handle, a pod
+   * with a read-only claim, a PV edited since). "Other" is by value (the spec's JSON). Most
+   * volumes have one spec for all their entries, the one their info holds, so most pairs and
+   * volumes cost nothing here beyond the info's record.
    */
-  readonly volumeSpecs: Array<EntrySpec | undefined> = [];
-  readonly pairSpecs = new Map<number, EntrySpec>();
+  readonly records = new VolumeRecords(this.volumes);
   /** Desired and actual pairs per volume plugin label (O: total_volumes). */
   readonly pluginTotals = new PluginTotals();
   /**
@@ -88,7 +85,7 @@ export class WorldCore {
    * an attach or an Uncertain mark sets it again, to '' for every plugin here). Per volume, as
    * upstream's actual state keeps it.
    */
-  readonly devicePaths = new Map<number, string>();
+  readonly devicePaths = new StringColumn();
   readonly conflictSlots = new Set<number>();
   readonly counters: Counters = {
     managedNodes: 0, pairs: 0, desiredPairs: 0, desiredAttached: 0, attached: 0, uncertain: 0, reportedAttached: 0,
@@ -130,8 +127,7 @@ export class WorldCore {
       this.t.ensure('nodes', id);
       this.t.nodeFlags[id] = NF_LIVE;
       this.t.nodeHead[id] = END;
-      this.inUse[id] = null;
-      this.inUseList[id] = null;
+      this.inUse.clear(id);
     } else {
       this.t.nodeFlags[id] &= ~NF_REMOVED;
       this.removalDeferred.delete(id); // the node is back (an event names it again)
@@ -182,8 +178,7 @@ export class WorldCore {
     if ((f & NF_REMOVED) === 0 || (f & NF_STATUS_NEEDED) !== 0 || this.t.nodeHead[node] !== END) return;
     this.t.nodeFlags[node] = 0;
     this.removalDeferred.delete(node);
-    this.inUse[node] = null;
-    this.inUseList[node] = null;
+    this.inUse.clear(node);
     this.nodes.release(node);
   }
 
@@ -191,10 +186,9 @@ export class WorldCore {
   maybeFreeVolume(volume: number): boolean {
     if (this.t.vhead(volume) !== END || this.ops.holdsVolume(volume)) return false;
     this.t.setVflags(volume, 0);
-    this.volumeInfo[volume] = undefined;
-    this.volumeSpecs[volume] = undefined;
+    this.records.clearVolume(volume);
     this.pluginTotals.clear(volume);
-    this.devicePaths.delete(volume);
+    this.devicePaths.clear(volume);
     this.volumes.release(volume);
     return true;
   }
@@ -233,7 +227,6 @@ export class WorldCore {
     const slot = home ? volume : this.takeOverflowSlot();
     if (slot >= this.pairHighWater) {
       t.ensure('pairs', slot, home ? undefined : this.overflowGrowth());
-      while (this.podFirst.length <= slot) this.podFirst.push(undefined);
       this.pairHighWater = slot + 1;
     }
     const r = t.pairRecords;
@@ -285,18 +278,12 @@ export class WorldCore {
 
   /** A new desired entry's spec (undefined: none given, the entry reads its volume's). */
   setPairSpec(slot: number, spec: EntrySpec | undefined): void {
-    const volume = this.pairVolume(slot);
-    const base = this.volumeSpecs[volume];
-    if (spec === undefined || spec === base) this.pairSpecs.delete(slot);
-    else if (base === undefined) {
-      this.volumeSpecs[volume] = spec;
-      this.pairSpecs.delete(slot);
-    } else this.pairSpecs.set(slot, spec);
+    this.records.setEntrySpec(this.pairVolume(slot), slot, spec);
   }
 
-  /** The spec of a desired entry, or undefined when none was given. */
+  /** The spec of a desired entry (a decoded copy), or undefined when none was given. */
   pairSpec(slot: number): EntrySpec | undefined {
-    return this.pairSpecs.get(slot) ?? this.volumeSpecs[this.pairVolume(slot)];
+    return this.records.entrySpec(this.pairVolume(slot), slot);
   }
 
   pairVolume(slot: number): number {
@@ -326,8 +313,7 @@ export class WorldCore {
   }
 
   isMounted(volume: number, node: number): boolean {
-    const set = this.inUse[node];
-    return set === null || set === undefined || (set.size !== 0 && set.has(this.volumes.name(volume) as string));
+    return !this.inUse.has(node) || this.inUse.includes(node, this.volumes, volume);
   }
 
   /** D3: recomputes PF_MOUNTED of every pair of the node from its volumesInUse. */

@@ -57,10 +57,10 @@ class NodeView implements NodeState {
   }
 
   get volumesInUse(): readonly string[] | null {
-    const list = this.core.inUseList[this.id];
+    const list = this.core.inUse.get(this.id);
     if (!list) return null;
     // A strictly ascending list (the kubelet's) has no repeats to drop.
-    return this.core.inUseSorted[this.id] ? list.slice() : [...new Set(list)];
+    return this.core.inUseSorted[this.id] === 1 ? list : [...new Set(list)];
   }
 
   get pairs(): number {
@@ -90,7 +90,7 @@ export function volumeState(core: WorldCore, volume: number): VolumeState | unde
     multiAttachForbidden: (core.t.vflags(volume) & VF_FORBIDDEN) !== 0,
     attachedNodes,
     pairs,
-    info: core.volumeInfo[volume],
+    info: core.records.info(volume),
   };
 }
 

@@ -128,10 +128,11 @@ class WorldStateImpl implements WorldState {
   }
   setVolumeInfo(volume: VolumeId, info: unknown): void {
     this.liveVolume(volume);
-    this.core.volumeInfo[volume] = info;
+    this.core.records.setInfo(volume, info);
   }
   volumeInfo(volume: VolumeId): unknown {
-    return this.core.volumeLive(volume) ? this.core.volumeInfo[volume] : undefined;
+    const c = this.core;
+    return c.volumeLive(volume) ? c.records.info(volume) : undefined;
   }
   setVolumePlugin(volume: VolumeId, plugin: string | undefined): void {
     this.liveVolume(volume);
@@ -199,7 +200,7 @@ class WorldStateImpl implements WorldState {
     return this.core.devicePaths.get(volume) ?? '';
   }
   private setDevicePath(volume: VolumeId, path: string): void {
-    if (path === '') this.core.devicePaths.delete(volume);
+    if (path === '') this.core.devicePaths.clear(volume);
     else this.core.devicePaths.set(volume, path);
   }
   markDetached(volume: VolumeId, node: NodeId): void {
@@ -302,10 +303,9 @@ class WorldStateImpl implements WorldState {
     };
   }
   memoryUsage(): { sharedBytes: number; hostBytes: number } {
-    // Host side: one pointer per pair slot for its first pod and one per volume id for its
-    // entries' first spec (8 bytes each without pointer compression).
+    // Host side: the payload bytes of the names, pod UIDs, volumesInUse lists and volume records.
     const c = this.core;
-    return { sharedBytes: c.t.sizes().tableBytes, hostBytes: (c.podFirst.length + c.volumeSpecs.length) * 8 };
+    return { sharedBytes: c.t.sizes().tableBytes, hostBytes: c.nodes.bytes + c.volumes.bytes + c.podFirst.bytes + c.inUse.bytes + c.records.bytes + c.devicePaths.bytes };
   }
 
   // ---- plan coordination ---------------------------------------------------------------------

@@ -192,7 +192,9 @@ export interface WorldState {
   /** H1. Changing it does not move pending operations between keys (I1 is decided at start). */
   setMultiAttachForbidden(volume: VolumeId, forbidden: boolean): void;
   multiAttachForbidden(volume: VolumeId): boolean;
-  /** Opaque host-side metadata (plugin, spec name, PV name, VA info); dropped with the id. */
+  /** Opaque host-side metadata (plugin, spec name, PV name, VA info); dropped with the id. Kept
+   * as bytes: an object is stored as its JSON (a VolumeInfo as its spec, plugin, unique name
+   * and last error, see src/cache/volume-records.ts) and read back as an equal, fresh copy. */
   setVolumeInfo(volume: VolumeId, info: unknown): void;
   volumeInfo(volume: VolumeId): unknown;
   /**
@@ -209,9 +211,9 @@ export interface WorldState {
    * spec, or just its name: the PV name or the pod's volume name) as its own for as long as it
    * lives: upstream's DSW keeps the spec per (U,node) entry, from the pod that added it; the
    * entry's attach sends it and the per-pod events of the entry quote its name (§C, H3, J1, L2).
-   * Later pods of the entry do not change it. Memory: an entry whose spec is the volume's first
-   * (the same object, or the same string) costs nothing; only one given another spec keeps it in
-   * a map. Callers pass one object per volume while its resolution stays equal. */
+   * Later pods of the entry do not change it. Specs are kept as their JSON and compared by value.
+   * Memory: an entry whose spec equals the volume's first costs nothing; only one given another
+   * spec keeps it in a map. */
   addDesiredPod(volume: VolumeId, node: NodeId, podUid: string, spec?: EntrySpec): AddPodResult;
   /** Removes the pod; when the set empties the entry goes, clearing multiAttachErrorReported
    * (H4). Returns false (no-op) when the pod was not in the set. */
@@ -221,8 +223,8 @@ export interface WorldState {
   /** Pod UIDs of the pair, in insertion order; empty when not desired. */
   desiredPods(volume: VolumeId, node: NodeId): string[];
   /** The spec the desired entry was created with (one created without a spec reads the first
-   * spec an entry of its volume was given); undefined when the pair is not desired or no spec
-   * was given. O(1) beside the pair lookup. */
+   * spec an entry of its volume was given), as a fresh copy equal to it; undefined when the pair
+   * is not desired or no spec was given. O(1) beside the pair lookup and the decode. */
   desiredSpec(volume: VolumeId, node: NodeId): EntrySpec | undefined;
   /** The name of {@link desiredSpec}. */
   specName(volume: VolumeId, node: NodeId): string | undefined;

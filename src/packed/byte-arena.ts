@@ -148,7 +148,7 @@ export class ByteArena {
         len = this.lenC[slot];
       }
     }
-    return len === 0 ? '' : (this.chunks[chunk] as Buffer).toString('utf8', start, start + len);
+    return len === 0 ? '' : readUtf8(this.chunks[chunk] as Buffer, start, start + len);
   }
 
   /** The chunk holding the slot's record (see `start`); its record bytes never change while it is lent. */
@@ -359,6 +359,17 @@ type Utf8Writer = { utf8Write?: (s: string, offset: number, length: number) => n
 export function writeUtf8(buf: Buffer, s: string, offset: number, length: number): number {
   const w = buf as unknown as Utf8Writer;
   return w.utf8Write ? w.utf8Write(s, offset, length) : buf.write(s, offset, length, 'utf8');
+}
+
+type Utf8Reader = { utf8Slice?: (start: number, end: number) => string };
+
+/**
+ * `buf[start, end)` decoded as UTF-8: Buffer's own utf8Slice where Node has it (toString
+ * checks and normalises its arguments first, several times the cost of decoding a short name).
+ */
+export function readUtf8(buf: Buffer, start: number, end: number): string {
+  const r = buf as unknown as Utf8Reader;
+  return r.utf8Slice ? r.utf8Slice(start, end) : buf.toString('utf8', start, end);
 }
 
 /** FNV-1a (32-bit) over `bytes[start, start + len)`. */

@@ -6,7 +6,7 @@
  * Volumes loaded at start-up from node status or a VolumeAttachment have no spec until a pod
  * wants them (A4/A5).
  */
-import { csiPersistentSource, type AccessMode, type VolumeSpec } from '../plugins/index.js';
+import { csiPersistentSource, type AccessMode, type VolumeSpec } from '../plugins/volume-spec.js';
 import type { WorldState, VolumeId } from '../cache/world-state.js';
 import { flatCopy } from '../cache/flat-copy.js';
 import { sharedString } from '../kube/projections/string-pool.js';
@@ -43,23 +43,36 @@ export function volumeInfoOf(state: WorldState, volume: VolumeId): VolumeInfo | 
  */
 export function volumeInfoFor(uniqueName: string, spec: VolumeSpec, pluginName: string, prior?: VolumeInfo): VolumeInfo {
   if (prior?.spec && prior.uniqueName === uniqueName && prior.pluginName === pluginName && sameSpec(prior.spec, spec)) return prior;
-  const csi = csiPersistentSource(spec);
-  const info: VolumeInfo = { uniqueName, spec, pluginName, specName: spec.name };
-  if (spec.origin !== 'inline') info.pvName = spec.name;
-  // Pooled: one copy of each plugin label, not one rope per volume.
-  info.plugin = csi ? sharedString(flatCopy(`${pluginName}:${csi.driver}`)) : pluginName;
-  // The spec's own source object (it has both fields): no second object per volume.
-  if (csi) info.csi = csi;
-  info.accessModes = spec.accessModes;
-  info.migrated = spec.migrated;
-  if (prior?.lastError) info.lastError = prior.lastError;
+  return deriveVolumeInfo(uniqueName, pluginName, spec, prior?.lastError, (label) => sharedString(flatCopy(label)));
+}
+
+/**
+ * The VolumeInfo of a unique name, a plugin name, a spec (none: a volume known only from node
+ * status or a VolumeAttachment) and a last error: every other field derives from the spec.
+ * The world state keeps only those four (src/cache/volume-records.ts) and rebuilds the rest.
+ */
+export function deriveVolumeInfo(
+  uniqueName: string, pluginName: string, spec: VolumeSpec | undefined, lastError: VolumeInfo['lastError'],
+  label: (s: string) => string = (s) => s,
+): VolumeInfo {
+  const info: VolumeInfo = spec === undefined ? { uniqueName, pluginName } : { uniqueName, spec, pluginName, specName: spec.name };
+  if (spec !== undefined) {
+    const csi = csiPersistentSource(spec);
+    if (spec.origin !== 'inline') info.pvName = spec.name;
+    info.plugin = csi ? label(`${pluginName}:${csi.driver}`) : pluginName;
+    // The spec's own source object (it has both fields): no second object.
+    if (csi) info.csi = csi;
+    info.accessModes = spec.accessModes;
+    info.migrated = spec.migrated;
+  }
+  if (lastError) info.lastError = lastError;
   return info;
 }
 
 /**
  * Equal specs: same scalar fields, access modes and source fields. Object-valued fields (CSI
- * volumeAttributes, a migrated inline spec) must be the same object: otherwise "different",
- * which only costs a rebuilt VolumeInfo.
+ * volumeAttributes, a migrated inline spec) are compared as JSON: the world state hands back
+ * a decoded copy of the spec it keeps, never the object it was given.
  */
 function sameSpec(a: VolumeSpec, b: VolumeSpec): boolean {
   if (a === b) return true;
@@ -69,11 +82,19 @@ function sameSpec(a: VolumeSpec, b: VolumeSpec): boolean {
 }
 
 function sameFields(a: object, b: object, skip: readonly string[] = []): boolean {
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
+  // A field set to undefined is no field: the world state's copy (JSON) has none.
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  let na = 0;
+  let nb = 0;
+  for (const k of Object.keys(ra)) {
+    const x = ra[k];
+    if (x === undefined) continue;
+    na++;
     if (skip.includes(k)) continue;
-    if (!Object.hasOwn(b, k) || (a as Record<string, unknown>)[k] !== (b as Record<string, unknown>)[k]) return false;
+    const y = rb[k];
+    if (x !== y && (typeof x !== 'object' || typeof y !== 'object' || JSON.stringify(x) !== JSON.stringify(y))) return false;
   }
-  return true;
+  for (const k of Object.keys(rb)) if (rb[k] !== undefined) nb++;
+  return na === nb;
 }
