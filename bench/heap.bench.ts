@@ -11,9 +11,11 @@
 // The simulator child is counted the same way at the same moment (after the controller's
 // snapshot), and its figures per stored object (every object its store holds: pods, PVCs, PVs,
 // VolumeAttachments, nodes, leases, events, …) are the slope of its live heap against the store's
-// object count: what its store, watch windows and actors hold per object. `native_bytes` is the
-// part of its bytes in ArrayBuffer and Buffer backing stores (the store's byte arenas), which a
-// collection does not mark.
+// object count: what its store, watch windows and actors hold per object.
+// Bytes, for both processes: `heap_bytes` is the JavaScript heap (what a major collection marks),
+// `native_bytes` the ArrayBuffer and Buffer backing stores beside it (the byte arenas and typed
+// arrays that hold the packed state), which a collection does not mark; their sum is what the
+// process holds.
 // Why objects: a major GC marks every live object, and the pauses that miss the latency
 // targets at 50k–100k nodes are major GCs. Prints JSON; writes bench/results/heap.json unless --out.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,7 +30,7 @@ import type { SimChildMessage } from './lib/sim-child.js';
 const PODS_PER_NODE = 10;
 /** The simulator process at the same moment: its live heap and the objects its store holds. */
 interface SimMeasured { stored_objects: number; heap_bytes: number; native_bytes: number; objects: number; by_kind: Kinds }
-interface Measured { nodes: number; pods: number; heap_bytes: number; objects: number; by_kind: Kinds; converge_s: number; sim: SimMeasured }
+interface Measured { nodes: number; pods: number; heap_bytes: number; native_bytes: number; objects: number; by_kind: Kinds; converge_s: number; sim: SimMeasured }
 
 async function measure(nodes: number, snapshotDir: string | undefined): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), 'fa-heap-bench-'));
@@ -57,8 +59,8 @@ async function measure(nodes: number, snapshotDir: string | undefined): Promise<
     sim.process.send({ type: 'heap', ...(snapshotDir ? { file: join(snapshotDir, `sim-${nodes}.heapsnapshot`) } : {}) });
     const s = await simHeap;
     await running.stop();
-    const simMeasured: SimMeasured = { stored_objects: s.stored, heap_bytes: s.count.bytes, native_bytes: s.count.nativeBytes, objects: s.count.objects, by_kind: s.count.byKind };
-    return { nodes, pods, heap_bytes: counted.bytes, objects: counted.objects, by_kind: counted.byKind, converge_s: Math.round(convergeS * 10) / 10, sim: simMeasured };
+    const simMeasured: SimMeasured = { stored_objects: s.stored, heap_bytes: s.count.bytes - s.count.nativeBytes, native_bytes: s.count.nativeBytes, objects: s.count.objects, by_kind: s.count.byKind };
+    return { nodes, pods, heap_bytes: counted.bytes - counted.nativeBytes, native_bytes: counted.nativeBytes, objects: counted.objects, by_kind: counted.byKind, converge_s: Math.round(convergeS * 10) / 10, sim: simMeasured };
   } finally {
     await sim.stop(10_000);
     rmSync(dir, { recursive: true, force: true });
@@ -83,7 +85,7 @@ async function main(): Promise<void> {
     const m = await nextMessage<{ type: 'result'; result: Measured }>(child, (x) => x.type === 'result', 1_200_000);
     await child.exited;
     runs.push(m.result);
-    console.error(`${nodes} nodes: ${(m.result.heap_bytes / 2 ** 20).toFixed(1)} MB, ${m.result.objects} objects (converged in ${m.result.converge_s} s); simulator ${(m.result.sim.heap_bytes / 2 ** 20).toFixed(1)} MB, ${m.result.sim.objects} objects for ${m.result.sim.stored_objects} stored`);
+    console.error(`${nodes} nodes: ${(m.result.heap_bytes / 2 ** 20).toFixed(1)} MB heap + ${(m.result.native_bytes / 2 ** 20).toFixed(1)} MB native, ${m.result.objects} objects (converged in ${m.result.converge_s} s); simulator ${(m.result.sim.heap_bytes / 2 ** 20).toFixed(1)} MB, ${m.result.sim.objects} objects for ${m.result.sim.stored_objects} stored`);
   }
   const [a, b] = runs as [Measured, Measured];
   const dp = b.pods - a.pods;
@@ -97,6 +99,7 @@ async function main(): Promise<void> {
     runs,
     per_pod: {
       heap_bytes: Math.round((b.heap_bytes - a.heap_bytes) / dp),
+      native_bytes: Math.round((b.native_bytes - a.native_bytes) / dp),
       objects: Math.round(((b.objects - a.objects) / dp) * 100) / 100,
       strings: perPod('string'), ropes: perPod('rope'), objects_plain: perPod('object'), arrays: perPod('array'), other: perPod('other'),
     },
@@ -115,6 +118,9 @@ const role = process.env.FA_HEAP_BENCH;
 if (role) {
   const { nodes, snapshotDir } = JSON.parse(role) as { nodes: number; snapshotDir?: string };
   runChild(async () => {
+    // client-node loads node-fetch (and its 0.5 MB IDNA table) on first use, at a moment that
+    // differs between runs: loaded up front, it is part of both sizes' constant, not of the slope.
+    await import('node-fetch');
     const result = await measure(nodes, snapshotDir);
     process.send?.({ type: 'result', result }, () => process.exit(0));
   });

@@ -149,15 +149,19 @@ function api(a) {
 
 function heap(h) {
   const p = h?.per_pod;
+  const q = h?.sim_per_object;
   return {
     name: 'Controller heap',
     script: 'bench:heap',
     command: h?.command,
-    readme: !p ? undefined : `${int(p.heap_bytes)} live bytes and ${sig(p.objects)} live objects per pod`,
+    readme: !p ? undefined : `controller per pod: ${sig(p.objects)} live JS objects, ${int(p.heap_bytes)} JS-heap bytes + ${int(p.native_bytes)} bytes in array buffers` + (q ? `; simulator per stored object: ${sig(q.objects)} objects` : ''),
     section: () => !p ? undefined : [
-      `Live heap of the converged controller per pod (each with its PVC, PV and VolumeAttachment): the slope between ${int(h.runs?.[0]?.nodes)} and ${int(h.runs?.[1]?.nodes)} nodes; what every major GC marks.`,
+      `Live state of the converged controller per pod (each with its PVC, PV and VolumeAttachment), and of the simulator per stored object: the slope between ${int(h.runs?.[0]?.nodes)} and ${int(h.runs?.[1]?.nodes)} nodes. JS-heap bytes and objects are what every major GC marks; the array-buffer bytes (byte arenas, typed arrays) it does not.`,
       '',
-      table(['live bytes/pod', 'live objects/pod', 'strings', 'ropes', 'objects', 'arrays', 'other'], [[int(p.heap_bytes), sig(p.objects), sig(p.strings), sig(p.ropes), sig(p.objects_plain), sig(p.arrays), sig(p.other)]]),
+      table(['process', 'JS-heap bytes', 'array-buffer bytes', 'live objects', 'strings', 'ropes', 'objects', 'arrays', 'other'], [
+        ['controller, per pod', int(p.heap_bytes), int(p.native_bytes), sig(p.objects), sig(p.strings), sig(p.ropes), sig(p.objects_plain), sig(p.arrays), sig(p.other)],
+        ...(q ? [['simulator, per stored object', int(q.heap_bytes), int(q.native_bytes), sig(q.objects), sig(q.strings), sig(q.ropes), sig(q.objects_plain), sig(q.arrays), sig(q.other)]] : []),
+      ]),
     ],
   };
 }
