@@ -40,6 +40,20 @@ export class StringTable {
     return this.index.find(s);
   }
 
+  /**
+   * The id of `s`, adding it with one reference when absent and taking none when present: for a
+   * holder that owns each string once and frees it with one `release`.
+   */
+  intern(s: string): number {
+    const id = this.index.find(s);
+    return id < 0 ? this.add(s) : id;
+  }
+
+  /** Whether `id` is held now. */
+  has(id: number): boolean {
+    return id >= 0 && this.arena.has(id);
+  }
+
   /** The id of `s`, adding it when absent, with one more reference to it. */
   acquire(s: string): number {
     const id = this.index.find(s);

@@ -1,6 +1,6 @@
 /**
  * The attacher's VolumeAttachments and PersistentVolumes, packed: VA names and PV names are
- * interned as ids (StringIds, bytes outside the JavaScript heap) and what the attacher keeps
+ * interned as ids (StringTable, bytes outside the JavaScript heap) and what the attacher keeps
  * of each is in typed arrays indexed by those ids. Each PV's VolumeAttachments are a list
  * threaded through the VA arrays, so the multi-attach check walks a PV's attachments without
  * a Set per PV. Node names are interned as small ids (one entry per node, not per VA).
@@ -9,7 +9,7 @@
  * (its access modes seen and not deleted) or some VA names it.
  */
 import { grownInt32 } from '../../packed/byte-arena.js';
-import { StringIds } from '../../packed/string-ids.js';
+import { StringTable } from '../../packed/string-table.js';
 
 const NIL = -1;
 /** VA flags. */
@@ -27,7 +27,7 @@ const PV_FORBIDDEN = 2;
 export type QueuedFor = 'attach' | 'detach' | undefined;
 
 export class AttachmentTable {
-  private readonly vaIds = new StringIds();
+  private readonly vaIds = new StringTable();
   private vaNode = new Int32Array(64);
   private vaPv = new Int32Array(64);
   private vaNext = new Int32Array(64);
@@ -35,7 +35,7 @@ export class AttachmentTable {
   private vaFlags = new Uint8Array(64);
   private vaFailures = new Int32Array(64);
 
-  private readonly pvIds = new StringIds();
+  private readonly pvIds = new StringTable();
   private pvMode = new Uint8Array(64);
   private pvHead = new Int32Array(64);
 

@@ -1,6 +1,6 @@
 /**
  * The fleet index's claims and volumes, packed: claim keys (`namespace/claim`) and unique
- * volume names interned as ids (StringIds, bytes outside the JavaScript heap), and per claim
+ * volume names interned as ids (StringTable, bytes outside the JavaScript heap), and per claim
  * id in typed arrays its PV's volume and multi-attach ban, whether a PV names it now, and how
  * many pods name it. Claims resolve through the PV's claimRef alone (PVC events are not
  * followed): no PVC parse.
@@ -10,7 +10,7 @@
  * Volume ids are never released.
  */
 import { grownInt32 } from '../../packed/byte-arena.js';
-import { StringIds } from '../../packed/string-ids.js';
+import { StringTable } from '../../packed/string-table.js';
 
 // A claim's PV packed into one small integer: the interned unique volume name (-1 for a volume
 // that is not CSI) and whether multi-attach is forbidden (every access mode
@@ -19,13 +19,13 @@ const packPv = (vid: number, rwo: boolean): number => (vid + 1) * 2 + (rwo ? 1 :
 const UNRESOLVED = -1;
 
 export class ClaimVolumes {
-  private readonly claimIds = new StringIds();
+  private readonly claimIds = new StringTable();
   private claimPv = new Int32Array(64);
   private claimBound = new Uint8Array(64);
   private claimRefs = new Int32Array(64);
   private bound = 0;
   private generation = 0;
-  private readonly volumes = new StringIds();
+  private readonly volumes = new StringTable();
 
   /** Claims a PV names now. */
   get boundCount(): number {
@@ -78,7 +78,7 @@ export class ClaimVolumes {
 
   /** True when claim id `c` is the claim `key`. */
   is(c: number, key: string): boolean {
-    return this.claimIds.is(c, key);
+    return this.claimIds.equals(c, key);
   }
 
   /** A pod names claim `c`. */
@@ -128,7 +128,7 @@ export class ClaimVolumes {
 
   /** True when volume id `vid` is `name`. */
   isVolume(vid: number, name: string): boolean {
-    return this.volumes.is(vid, name);
+    return this.volumes.equals(vid, name);
   }
 
   private releaseIfUnused(c: number): void {

@@ -5,12 +5,12 @@
  * start, then updated per event; nothing here rescans the store.
  *
  * Per pod, claim and volume it holds no JavaScript object: pod keys, claim keys and volume
- * names are interned as ids in byte arenas (StringIds), and what the index keeps of each is in
+ * names are interned as ids in byte arenas (StringTable), and what the index keeps of each is in
  * typed arrays indexed by those ids (a node's pods are a list threaded through them). A
  * `PodRec` is a short-lived view of one pod id, made when asked for.
  */
 import { grownInt32 } from '../../packed/byte-arena.js';
-import { StringIds } from '../../packed/string-ids.js';
+import { StringTable } from '../../packed/string-table.js';
 import { ClaimVolumes } from './claim-volumes.js';
 import { PodRec } from './pod-rec.js';
 import type { KubeObject, ResourceName, StoreEventType } from '../store/sim-store.js';
@@ -35,7 +35,7 @@ export class FleetIndex {
   private ready = 0;
 
   /** Pod keys (`namespace/name`); per pod id the arrays below. */
-  private readonly podIds = new StringIds();
+  private readonly podIds = new StringTable();
   private podNodeOf = new Int32Array(64);
   private podNext = new Int32Array(64);
   private podPrev = new Int32Array(64);
