@@ -16,7 +16,7 @@
  * entry spec equal to its info's spec is not stored twice: it reads the info's record, and is
  * copied out before the info's spec changes.
  */
-import { ByteArena } from '../packed/byte-arena.js';
+import { ByteArena, bytesEqualText } from '../packed/byte-arena.js';
 import { StringInterner } from '../packed/string-interner.js';
 import { deriveVolumeInfo, type VolumeInfo } from '../populator/volume-info.js';
 import type { VolumeSpec } from '../plugins/volume-spec.js';
@@ -212,24 +212,15 @@ export class VolumeRecords {
 
 /** Whether part `part` of the slot's record is `s`: its chars against the bytes while ASCII, else decoded. */
 function partEquals(arena: ByteArena, slot: number, part: 0 | 1, s: string): boolean {
-  return bytesEqual(arena.chunkOf(slot), arena.start(slot, part), arena.length(slot, part), s);
+  return bytesEqualText(arena.chunkOf(slot), arena.start(slot, part), arena.length(slot, part), s);
 }
 
 /** Whether what follows the first '^' of the name in `buf[start, start + len)` is `s`. */
 function handleEquals(buf: Buffer, start: number, len: number, s: string): boolean {
-  for (let i = start; i < start + len; i++) if (buf[i] === 94 /* ^ */) return bytesEqual(buf, i + 1, start + len - i - 1, s);
+  for (let i = start; i < start + len; i++) if (buf[i] === 94 /* ^ */) return bytesEqualText(buf, i + 1, start + len - i - 1, s);
   return s === '';
 }
 
-function bytesEqual(buf: Buffer, start: number, len: number, s: string): boolean {
-  if (s.length > len) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x80) return buf.toString('utf8', start, start + len) === s;
-    if (buf[start + i] !== c) return false;
-  }
-  return s.length === len;
-}
 
 /** What follows the first '^' of a CSI volume's unique name (`kubernetes.io/csi/<driver>^<handle>`), or ''. */
 function handleOf(uniqueName: string): string {

@@ -26,7 +26,7 @@ import { ByteArena, grownInt32 } from '../packed/byte-arena.js';
 import { KeyIndex } from '../packed/key-index.js';
 import type { Logger } from '../log/logger.js';
 import { packRv } from './packed-rv.js';
-import type { ProjectionCache, ProjectionHandler, ReplaceCounts, StoreEntry } from './projection-store.js';
+import { replaceAtOnce, type ProjectionCache, type ProjectionHandler, type ReplaceCounts, type StoreEntry } from './projection-store.js';
 import { RecordReader, RecordWriter, type ProjectionCodec } from './projections/record-codec.js';
 
 /**
@@ -97,11 +97,7 @@ export class PackedStore<T> implements ProjectionCache<T> {
 
   /** As ProjectionStore.replace. */
   replace(listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>): ReplaceCounts {
-    const steps = this.replaceInChunks(listed, present, Number.POSITIVE_INFINITY);
-    for (;;) {
-      const r = steps.next();
-      if (r.done) return r.value;
-    }
+    return replaceAtOnce(this, listed, present);
   }
 
   /** As ProjectionStore.replaceInChunks: listed objects first, deletions last, at most `chunk` per step. */

@@ -51,6 +51,15 @@ export interface ProjectionCache<T> {
   replaceInChunks(listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>, chunk: number): Generator<void, ReplaceCounts>;
 }
 
+/** A cache's `replace`: its `replaceInChunks` run to the end in one block. */
+export function replaceAtOnce<T>(cache: ProjectionCache<T>, listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>): ReplaceCounts {
+  const steps = cache.replaceInChunks(listed, present, Number.POSITIVE_INFINITY);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
 export class ProjectionStore<T> implements ProjectionCache<T> {
   // Two maps rather than one of {value, rv} records: at fleet scale the record is one more
   // object per stored object (four per pod) for every major GC to mark.
@@ -112,11 +121,7 @@ export class ProjectionStore<T> implements ProjectionCache<T> {
    * (listed but unprojectable, so kept as last seen). In one block; see {@link replaceInChunks}.
    */
   replace(listed: Map<string, StoreEntry<T>>, present: ReadonlySet<string>): ReplaceCounts {
-    const steps = this.replaceInChunks(listed, present, Number.POSITIVE_INFINITY);
-    for (;;) {
-      const r = steps.next();
-      if (r.done) return r.value;
-    }
+    return replaceAtOnce(this, listed, present);
   }
 
   /**

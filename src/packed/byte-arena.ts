@@ -390,3 +390,14 @@ export function grownInt32(a: Int32Array, n: number) {
   b.set(a);
   return b;
 }
+
+/** Whether `buf[start, start + len)` is the UTF-8 of `s`: chars against bytes while ASCII, else decoded. */
+export function bytesEqualText(buf: Buffer, start: number, len: number, s: string): boolean {
+  if (s.length > len) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return buf.toString('utf8', start, start + len) === s;
+    if (buf[start + i] !== c) return false;
+  }
+  return s.length === len;
+}

@@ -5,7 +5,7 @@
  * little-endian words). Lists are read by comparing bytes in place (`commonPrefix`,
  * `includes`) or decoded whole into fresh strings (`get`), which die young.
  */
-import { ByteArena, readUtf8, writeUtf8 } from './byte-arena.js';
+import { ByteArena, bytesEqualText, readUtf8, writeUtf8 } from './byte-arena.js';
 
 /** Compares a held entry, as bytes, with something of the caller's (an interned name, say). */
 export interface BytesMatcher {
@@ -78,7 +78,7 @@ export class StringListColumn {
     at += 4;
     for (let i = 0; i < n; i++) {
       const len = buf.readUInt32LE(at);
-      if (!equalsText(buf, at + 4, len, list[i])) return i;
+      if (!bytesEqualText(buf, at + 4, len, list[i])) return i;
       at += 4 + len;
     }
     return n;
@@ -98,15 +98,4 @@ export class StringListColumn {
     }
     return false;
   }
-}
-
-/** Whether `buf[start, start + len)` is the UTF-8 of `s`: chars against bytes while ASCII, else decoded. */
-function equalsText(buf: Buffer, start: number, len: number, s: string): boolean {
-  if (s.length > len) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x80) return buf.toString('utf8', start, start + len) === s;
-    if (buf[start + i] !== c) return false;
-  }
-  return s.length === len;
 }
