@@ -342,7 +342,7 @@ describe('fleet-attach against a real kube-apiserver: 500 nodes × 10 pods, chur
     const c = ctl!;
     const t0 = performance.now();
     const left = await churn!.stop(60_000);
-    assert.equal(left, 0, 'churn follow-ups (claim deletions, re-creations) not done within 60 s');
+    assert.equal(left, 0, `churn follow-ups (claim deletions, re-creations) not done within 60 s: ${churn!.waiting().join(', ')}`);
     phase('churn', JSON.stringify(churn!.stats()));
     w.checker.faultsStopped();
     await until('convergence after the faults', CONVERGENCE_BOUND_MS + 30_000, converged, convergenceDetail, 1000);

@@ -40,10 +40,18 @@ interface Pending {
   claims: string[];
   /** Reschedule target, or undefined for a deletion (claim and volume go too). */
   moveTo: string | undefined;
+  /** When the deletion was last sent (performance.now()). */
+  sentAt: number;
 }
 
+/**
+ * A deletion the server still does not show after this long is sent again: one sent while the
+ * kube-apiserver restarts can run out of the remote store's retries and be dropped.
+ */
+const RESEND_DELETE_MS = 15_000;
+
 export class ServerOrderedChurn {
-  readonly counters = { podsDeleted: 0, podsCreated: 0, podsRescheduled: 0, claimsDeleted: 0, skipped: 0, writeErrors: 0 };
+  readonly counters = { podsDeleted: 0, deletesResent: 0, podsCreated: 0, podsRescheduled: 0, claimsDeleted: 0, skipped: 0, writeErrors: 0 };
   private readonly prng: Prng;
   private readonly pods: Set<string>;
   private readonly pending = new Map<string, Pending>();
@@ -84,6 +92,15 @@ export class ServerOrderedChurn {
   halt(): void {
     this.creating = false;
     clearInterval(this.timer);
+  }
+
+  /** The changes whose follow-up waits, with what the server shows of each pod. */
+  waiting(): string[] {
+    return [...this.pending].map(([name, p]) => {
+      const cur = this.o.view.get('pods', FLEET_NAMESPACE, name);
+      const state = !cur ? 'gone' : cur.metadata.uid !== p.uid ? 'recreated' : cur.metadata.deletionTimestamp ? 'terminating' : 'not deleted';
+      return `${name} (${p.moveTo === undefined ? 'delete' : `move to ${p.moveTo}`}; server: ${state})`;
+    });
   }
 
   stats(): Record<string, number> {
@@ -166,17 +183,31 @@ export class ServerOrderedChurn {
   }
 
   private remove(name: string, uid: string | undefined, claims: string[], moveTo: string | undefined): void {
-    this.pending.set(name, { uid, claims, moveTo });
+    this.pending.set(name, { uid, claims, moveTo, sentAt: performance.now() });
     // Graceful: the fleet's kubelet stops the containers, unmounts, then deletes it for good.
     this.o.store.delete('pods', FLEET_NAMESPACE, name);
     this.counters.podsDeleted++;
+  }
+
+  private resend(name: string, p: Pending): void {
+    p.sentAt = performance.now();
+    try {
+      this.o.store.delete('pods', FLEET_NAMESPACE, name);
+      this.counters.deletesResent++;
+    } catch (err) {
+      this.counters.writeErrors++;
+      console.log(`churn: deleting ${name} again: ${String(err)}`);
+    }
   }
 
   /** Pods the server no longer has: recreate (reschedule) or delete their claims and volumes. */
   private followUp(): void {
     for (const [name, p] of this.pending) {
       const cur = this.o.view.get('pods', FLEET_NAMESPACE, name);
-      if (cur && cur.metadata.uid === p.uid) continue;
+      if (cur && cur.metadata.uid === p.uid) {
+        if (cur.metadata.deletionTimestamp === undefined && performance.now() - p.sentAt > RESEND_DELETE_MS) this.resend(name, p);
+        continue;
+      }
       this.pending.delete(name);
       try {
         if (p.moveTo !== undefined) {
