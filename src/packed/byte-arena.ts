@@ -5,9 +5,12 @@
  * million records cost a few hundred chunks and a dozen typed arrays, not a million strings:
  * a major collection marks none of them.
  *
- * Each record is preceded in its chunk by an 8-byte header (its slot, its payload length), so
- * a chunk can be walked: a record is live when its slot still points at it. Rewriting a slot
- * appends the new record and frees the old one. A chunk whose live bytes fall to zero is
+ * Each record is preceded in its chunk by an 8-byte header (its slot, the payload bytes it
+ * occupies), so a chunk can be walked: a record is live when its slot still points at it.
+ * Rewriting a slot with a record that fits where the old one lies (no larger, and at least half
+ * its room) writes over it in place, unless its chunk is lent; otherwise the new record is
+ * appended and the old one freed. Most rewrites of a store (a status flips, a phase changes)
+ * keep their length, so they leave no dead bytes behind. A chunk whose live bytes fall to zero is
  * released; with `compact`, a chunk that is no longer written to and whose live bytes fall
  * below half of what it holds has its live records moved to the chunk being written, so the
  * held bytes stay within about twice the live ones whatever the order of frees. A FIFO user
@@ -103,32 +106,41 @@ export class ByteArena {
     const lb = Buffer.byteLength(b, 'utf8');
     const lc = c === '' ? 0 : Buffer.byteLength(c, 'utf8');
     const total = la + lb + lc;
-    const [chunk, at] = this.reserve(total);
-    const buf = this.chunks[chunk] as Buffer;
-    buf.writeUInt32LE(slot, at);
-    buf.writeUInt32LE(total, at + 4);
-    const p = at + HEADER;
+    const p = this.place(slot, total);
+    const buf = this.chunks[this.slotChunk[slot]] as Buffer;
     if (la > 0) writeUtf8(buf, a, p, la);
     if (lb > 0) writeUtf8(buf, b, p + la, lb);
     if (lc > 0) writeUtf8(buf, c, p + la + lb, lc);
-    this.clear(slot);
-    this.slotChunk[slot] = chunk;
-    this.slotOffset[slot] = p;
     this.lenA[slot] = la;
     this.lenB[slot] = lb;
     this.lenC[slot] = lc;
-    this.live[chunk] += total + HEADER;
-    this.liveBytes += total;
+  }
+
+  /**
+   * Whether a record of `total` payload bytes may be written over the slot's current one: it
+   * fits the room that one occupies without wasting more than half of it, and no reader holds
+   * the chunk (a lent chunk's bytes never change).
+   */
+  private fitsInPlace(slot: number, total: number): boolean {
+    const chunk = this.slotChunk[slot];
+    if (chunk === NONE || this.lent[chunk] === 1) return false;
+    const room = this.roomOf(slot);
+    return total <= room && total * 2 >= room;
+  }
+
+  /** Payload bytes the slot's record occupies in its chunk (its header's length). */
+  private roomOf(slot: number): number {
+    return (this.chunks[this.slotChunk[slot]] as Buffer).readUInt32LE(this.slotOffset[slot] - 4);
   }
 
   /** Frees the slot's record (the slot stays issued, with no record). */
   clear(slot: number): void {
     const chunk = this.slotChunk[slot];
     if (chunk === NONE) return;
-    const total = this.lenA[slot] + this.lenB[slot] + this.lenC[slot];
+    const room = this.roomOf(slot);
     this.slotChunk[slot] = NONE;
-    this.live[chunk] -= total + HEADER;
-    this.liveBytes -= total;
+    this.live[chunk] -= room + HEADER;
+    this.liveBytes -= this.lenA[slot] + this.lenB[slot] + this.lenC[slot];
     if (chunk === this.current) return;
     if (this.live[chunk] === 0) this.releaseChunk(chunk);
     else if (this.compact && this.live[chunk] * 2 < this.used[chunk]) this.compactChunk(chunk);
@@ -163,9 +175,9 @@ export class ByteArena {
   }
 
   /**
-   * Marks the chunk of the slot's record as read outside the arena (`chunkOf`): records are
-   * appended, never written over, so its bytes stay as they are for as long as the reader holds
-   * the Buffer, provided it is not reused once released.
+   * Marks the chunk of the slot's record as read outside the arena (`chunkOf`): a lent chunk's
+   * records are never written over, so its bytes stay as they are for as long as the reader
+   * holds the Buffer, provided it is not reused once released.
    */
   lend(slot: number): void {
     this.lent[this.slotChunk[slot]] = 1;
@@ -173,19 +185,11 @@ export class ByteArena {
 
   /** Stores `src[start, start + len)` as part a of the slot's record (no parts b and c), bytewise. */
   setBytes(slot: number, src: Uint8Array, start: number, len: number): void {
-    const [chunk, at] = this.reserve(len);
-    const buf = this.chunks[chunk] as Buffer;
-    buf.writeUInt32LE(slot, at);
-    buf.writeUInt32LE(len, at + 4);
-    buf.set(src.subarray(start, start + len), at + HEADER);
-    this.clear(slot);
-    this.slotChunk[slot] = chunk;
-    this.slotOffset[slot] = at + HEADER;
+    const p = this.place(slot, len);
+    (this.chunks[this.slotChunk[slot]] as Buffer).set(src.subarray(start, start + len), p);
     this.lenA[slot] = len;
     this.lenB[slot] = 0;
     this.lenC[slot] = 0;
-    this.live[chunk] += len + HEADER;
-    this.liveBytes += len;
   }
 
   /**
@@ -194,19 +198,33 @@ export class ByteArena {
    */
   setParts(slot: number, src: Uint8Array, lenA: number, lenB: number): void {
     const total = lenA + lenB;
+    const p = this.place(slot, total);
+    (this.chunks[this.slotChunk[slot]] as Buffer).set(src.subarray(0, total), p);
+    this.lenA[slot] = lenA;
+    this.lenB[slot] = lenB;
+    this.lenC[slot] = 0;
+  }
+
+  /**
+   * Room for the slot's next record of `total` payload bytes, in place or appended (the old
+   * record freed), with the bookkeeping of bytes done; the caller writes the payload at the
+   * offset returned and sets the part lengths.
+   */
+  private place(slot: number, total: number): number {
+    if (this.fitsInPlace(slot, total)) {
+      this.liveBytes += total - this.lenA[slot] - this.lenB[slot] - this.lenC[slot];
+      return this.slotOffset[slot];
+    }
     const [chunk, at] = this.reserve(total);
     const buf = this.chunks[chunk] as Buffer;
     buf.writeUInt32LE(slot, at);
     buf.writeUInt32LE(total, at + 4);
-    buf.set(src.subarray(0, total), at + HEADER);
     this.clear(slot);
     this.slotChunk[slot] = chunk;
     this.slotOffset[slot] = at + HEADER;
-    this.lenA[slot] = lenA;
-    this.lenB[slot] = lenB;
-    this.lenC[slot] = 0;
     this.live[chunk] += total + HEADER;
     this.liveBytes += total;
+    return at + HEADER;
   }
 
   /** True when part b of the slot's record is `src[start, start + len)`, bytewise. */
