@@ -45,6 +45,12 @@ export interface OperationExecutorDeps {
   log?: Logger;
   /** Told of attach starts and of every outcome (src/operations/controller-observer.ts); none by default. */
   observer?: ControllerObserver;
+  /**
+   * Whether this replica may start an operation on the node now (several replicas: it holds the
+   * node's bucket and is not handing it over). Asked before each start; a refused start is
+   * `pending`, as after close(), and leaves no trace. Every node when absent.
+   */
+  mayStart?: (nodeName: string) => boolean;
 }
 
 /** F8 for one detach: `after` resolves true once the node's status write succeeded, false if it failed. */
@@ -66,6 +72,8 @@ export interface OperationExecutor {
    */
   checkDetachable(volume: VolumeId, node: NodeId): boolean;
   startDetach(volume: VolumeId, node: NodeId, verifySafeToDetach: boolean, gate?: DetachGate): StartOutcome;
+  /** Whether operations may start on the node now (`mayStart`); a pass skips a node that may not. */
+  mayStartOn(node: NodeId): boolean;
   /** Operations started and not yet completed. */
   inFlight(): number;
   /** Resolves when every running operation has settled (tests). */
@@ -184,6 +192,10 @@ class Executor implements OperationExecutor {
     return 'no-plugin';
   }
 
+  mayStartOn(node: NodeId): boolean {
+    return this.d.mayStart === undefined || this.d.mayStart(this.d.state.nodeName(node));
+  }
+
   inFlight(): number {
     return this.running.size;
   }
@@ -198,6 +210,7 @@ class Executor implements OperationExecutor {
 
   private start(volume: VolumeId, node: NodeId, op: Op, run: () => Promise<void>): StartOutcome {
     if (this.closed) return 'pending';
+    if (!this.mayStartOn(node)) return 'pending';
     const r = this.d.state.tryStartOperation(volume, node, op, this.now());
     if (r !== 'started') return r;
     // A detach's start is told by the detach pass, which knows whether and why it is forced.

@@ -63,6 +63,12 @@ export interface DesiredStatePopulatorDeps {
    */
   now?: () => number;
   log?: Logger;
+  /**
+   * Whether this replica acts for the node (its shard's bucket is adopted): the node events of
+   * others are not applied, so their pods find no managed node and stay out of the desired
+   * state (B3). All nodes when absent (one replica).
+   */
+  ownsNode?: (nodeName: string) => boolean;
 }
 
 export interface DesiredStatePopulator {
@@ -82,6 +88,17 @@ export interface DesiredStatePopulator {
   volumesForPv(pvName: string): readonly string[];
   /** Namespace and name of a tracked pod UID (for events and the inspection API). */
   podName(uid: string): { namespace: string; name: string } | undefined;
+  /**
+   * Processes, as pod adds, the pods scheduled to nodes `on` selects (nodes just adopted by this
+   * replica), in slices. Resolves false if `cancelled` stopped it.
+   */
+  processPodsOn(on: (nodeName: string) => boolean, cancelled: () => boolean): Promise<boolean>;
+  /**
+   * Takes the pods on nodes `on` selects out of the desired state and the populator's
+   * bookkeeping (nodes this replica hands over), as their deletion would, at once.
+   * Returns how many pods it removed. Call inside `state.whenIdle`.
+   */
+  forgetPodsOn(on: (nodeName: string) => boolean): number;
   /**
    * Volumes of scheduled, running pods on managed nodes left out of the desired state, by reason,
    * as of each pod's last processing (`fleet_attach_desired_volumes_skipped`). Volumes with no
@@ -117,8 +134,8 @@ class Populator implements DesiredStatePopulator {
     const p = this.pods;
     this.unsubscribe.push(
       d.nodes.addHandler({
-        add: (n) => this.idle(() => applyNodeRecord(d.state, d.conditions, n, true)),
-        update: (n) => this.idle(() => applyNodeRecord(d.state, d.conditions, n, false)),
+        add: (n) => this.idle(() => this.owns(n.name) && applyNodeRecord(d.state, d.conditions, n, true)),
+        update: (n) => this.idle(() => this.owns(n.name) && applyNodeRecord(d.state, d.conditions, n, false)),
         delete: (n) => this.idle(() => deleteNodeRecord(d.state, d.conditions, n, this.log)),
       }),
       d.pods.addHandler({
@@ -175,6 +192,30 @@ class Populator implements DesiredStatePopulator {
 
   private idle(fn: () => void): void {
     this.d.state.whenIdle(fn);
+  }
+
+  private owns(nodeName: string): boolean {
+    return this.d.ownsNode === undefined || this.d.ownsNode(nodeName);
+  }
+
+  async processPodsOn(on: (nodeName: string) => boolean, cancelled: () => boolean): Promise<boolean> {
+    const guard = guardItems(this.log, 'adopted nodes\' pods');
+    const each = this.processEach(guard);
+    const stats = await runInSlices(this.d.pods.values(), (pod: PodRecord) => (pod.nodeName && on(pod.nodeName) ? each(pod) : undefined), { whenIdle: (fn) => this.idle(fn), duty: 1, cancelled });
+    guard.finish();
+    return !stats.cancelled;
+  }
+
+  forgetPodsOn(on: (nodeName: string) => boolean): number {
+    const p = this.pods;
+    const gone: string[] = [];
+    for (const t of p.tracker.values()) if (on(t.nodeName)) gone.push(t.uid);
+    for (const uid of gone) p.removePod(uid);
+    for (const [uid, s] of [...p.skipped.entries()]) {
+      const node = this.d.pods.get(s.podKey)?.nodeName;
+      if (node !== undefined && on(node)) p.skipped.delete(uid);
+    }
+    return gone.length;
   }
 
   /**

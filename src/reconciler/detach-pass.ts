@@ -50,6 +50,9 @@ export function startDetaches(d: DetachPassDeps, plan: Plan, budget: number): De
       if (a.timerStarted) state.resetDetachTimer(a.volume, a.node);
       continue;
     }
+    // Several replicas: a node this one is handing over keeps its report set and gets no
+    // status write for a detach that cannot start.
+    if (!d.executor.mayStartOn(a.node)) continue;
     // F10 without the round trip: a detach no plugin can send (upstream's DetachVolume fails
     // before it starts) leaves the report set, and so the node's status, as they are.
     if (!d.executor.checkDetachable(a.volume, a.node)) continue;

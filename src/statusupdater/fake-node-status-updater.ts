@@ -26,6 +26,7 @@ export function createFakeNodeStatusUpdater(opts: { outcome?: NodeStatusWriteOut
       fake.nodeWrites.push(nodeName);
       return fake.outcome;
     },
+    writing: () => false,
     close() {},
   };
   return fake;

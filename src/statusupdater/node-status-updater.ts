@@ -73,6 +73,8 @@ export interface NodeStatusUpdater {
   updateNodeStatuses(): Promise<NodeStatusPassSummary>;
   /** F8: writes one node now (after any write already in flight for it). Never rejects. */
   updateNodeStatusForNode(nodeName: string): Promise<NodeStatusWriteOutcome>;
+  /** Whether a write to the node is queued or on the wire. */
+  writing(nodeName: string): boolean;
   /**
    * Shutdown: writes not yet sent end as `failed` without a request (their flags stay set), and
    * a running round stops after its writes in flight, so stopping never waits for a whole round.
@@ -140,6 +142,10 @@ class Updater implements NodeStatusUpdater {
       if (this.tails.get(nodeName) === run) this.tails.delete(nodeName);
     });
     return run;
+  }
+
+  writing(nodeName: string): boolean {
+    return this.tails.has(nodeName);
   }
 
   close(): void {

@@ -8,46 +8,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createWorldState } from '../../src/cache/world-state.js';
 import type { NodeRecord, PodRecord, PvRecord, PvcRecord, VolumeAttachmentRecord } from '../../src/kube/projections/index.js';
-import type { ProjectionHandler } from '../../src/kube/projection-store.js';
 import { createCsiPlugin, createCsiTranslator, createVolumePluginManager } from '../../src/plugins/index.js';
 import { projectNode } from '../../src/kube/projections/index.js';
-import { createDesiredStatePopulator, type Source } from '../../src/populator/desired-state-populator.js';
+import { createDesiredStatePopulator } from '../../src/populator/desired-state-populator.js';
 import { loadActualState } from '../../src/populator/actual-state-loader.js';
 import { logger } from '../../src/log/logger.js';
+import { FakeSource } from './fake-source.js';
 
 const DRIVER = 'unit.csi.fleet-attach.io';
-
-/** A Source whose events the test fires; counts `get` calls. */
-class FakeSource<T> implements Source<T> {
-  readonly items = new Map<string, T>();
-  private readonly handlers = new Set<ProjectionHandler<T>>();
-  gets = 0;
-  constructor(private readonly keyOf: (t: T) => string) {}
-  get(key: string): T | undefined {
-    this.gets++;
-    return this.items.get(key);
-  }
-  values(): IterableIterator<T> {
-    return this.items.values();
-  }
-  addHandler(h: ProjectionHandler<T>): () => void {
-    this.handlers.add(h);
-    return () => this.handlers.delete(h);
-  }
-  upsert(t: T): void {
-    const old = this.items.get(this.keyOf(t));
-    this.items.set(this.keyOf(t), t);
-    for (const h of this.handlers) (old ? h.update?.(t, old) : h.add?.(t));
-  }
-  /** An update whose projection is unchanged: the store hands over the stored object itself (keepFrom). */
-  touch(t: T): void {
-    for (const h of this.handlers) h.update?.(t, t);
-  }
-  remove(t: T): void {
-    this.items.delete(this.keyOf(t));
-    for (const h of this.handlers) h.delete?.(t);
-  }
-}
 
 const pvc = (name: string, volumeName: string, uid = `uid-${name}`): PvcRecord => ({ uid, namespace: 'ns', name, phase: volumeName ? 'Bound' : 'Pending', volumeName });
 /** A PV whose claimRef names claim `ns/<claimUid without "uid-">` with uid `claimUid`. */

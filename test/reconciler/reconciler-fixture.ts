@@ -22,5 +22,5 @@ export function quietReconcilerDeps() {
 }
 
 export function refusingExecutor(calls: Partial<Pick<OperationExecutor, 'startAttach' | 'startDetach' | 'checkDetachable'>> = {}): OperationExecutor {
-  return { startAttach: () => 'backoff', startDetach: () => 'backoff', checkDetachable: () => true, inFlight: () => 0, idle: async () => {}, close() {}, ...calls };
+  return { startAttach: () => 'backoff', startDetach: () => 'backoff', checkDetachable: () => true, mayStartOn: () => true, inFlight: () => 0, idle: async () => {}, close() {}, ...calls };
 }
