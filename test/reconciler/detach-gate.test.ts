@@ -108,7 +108,7 @@ test('a detach whose volume no plugin matches leaves node status as it is and is
     now: () => 1_000,
   });
   const asked: boolean[] = [];
-  const spy = { ...executor, checkDetachable: (vol: VolumeId, n: NodeId) => (asked.push(executor.checkDetachable(vol, n)), asked.at(-1)!) };
+  const spy = { ...executor, mayStartOn: (n: NodeId) => executor.mayStartOn(n), checkDetachable: (vol: VolumeId, n: NodeId) => (asked.push(executor.checkDetachable(vol, n)), asked.at(-1)!) };
   const planner = createPlanner({ state, workers: 0 });
   const reconciler = createReconciler({ ...deps, statusUpdater, state, planner, executor: spy, loopPeriodMs: 100, now: () => 1_000 });
   try {
