@@ -10,6 +10,8 @@ import { createVolumePluginManager } from '../../src/plugins/index.js';
 import { createReconciler } from '../../src/reconciler/reconciler.js';
 import { createFakeNodeStatusUpdater } from '../../src/statusupdater/fake-node-status-updater.js';
 import { quietReconcilerDeps, refusingExecutor } from './reconciler-fixture.js';
+import { volumeInfoFor } from '../../src/populator/volume-info.js';
+import type { VolumeSpec } from '../../src/plugins/volume-spec.js';
 
 test('the detach of an uncertain volume on a node needing a status write is gated on that write (F8)', async () => {
   const state = createWorldState();
@@ -124,4 +126,57 @@ test('a detach whose volume no plugin matches leaves node status as it is and is
   assert.equal(state.attachState(v, node), 'attached');
   assert.deepEqual(state.pendingOperations(), []);
   assert.deepEqual((await deps.metrics.forcedDetaches.get()).values.filter((x) => x.value > 0), []);
+});
+
+// Several replicas: on a node this replica may not act on (another holds it, or it is being
+// handed over) nothing starts and nothing is written, and the report set stays as it is.
+test('on a node the replica may not act on, no operation starts and its report set and status stay as they are', async () => {
+  const state = createWorldState();
+  const ids = ['node-a', 'node-b'].map((n) => {
+    const id = state.internNode(n);
+    state.setNodeManaged(id);
+    state.setNodeHealthy(id, true);
+    state.setVolumesInUse(id, []);
+    return id;
+  });
+  const [a, b] = ids as [NodeId, NodeId];
+  // On each node: an attached volume no pod wants (a detach) and a wanted one not attached (an attach).
+  const plugin = createFakeAttachablePlugin();
+  plugin.autoSucceed = true;
+  const volume = (handle: string) => {
+    const name = `kubernetes.io/csi/d^${handle}`;
+    const v = state.internVolume(name);
+    const spec: VolumeSpec = { name: `pv-${handle}`, origin: 'pv', source: { type: 'csi', driver: 'd', volumeHandle: handle }, accessModes: ['ReadWriteOnce'], readOnly: false, migrated: false };
+    state.setVolumeInfo(v, volumeInfoFor(name, spec, 'kubernetes.io/csi'));
+    return v;
+  };
+  for (const [i, n] of ids.entries()) {
+    state.markAttached(volume(`stale-${i}`), n);
+    state.addDesiredPod(volume(`wanted-${i}`), n, `pod-${i}`);
+    state.clearStatusUpdateNeeded(n);
+  }
+  const deps = quietReconcilerDeps();
+  const statusUpdater = createFakeNodeStatusUpdater({ outcome: 'written' });
+  const executor = createOperationExecutor({
+    state, plugins: createVolumePluginManager({ plugins: [plugin] }), metrics: deps.metrics, events: deps.events,
+    podName: () => undefined, liveVolumesInUse: async () => [], now: () => 1_000, mayStart: (n) => n === 'node-a',
+  });
+  const planner = createPlanner({ state, workers: 0 });
+  const reconciler = createReconciler({ ...deps, statusUpdater, state, planner, executor, loopPeriodMs: 100, now: () => 1_000 });
+  try {
+    await reconciler.runOnce();
+    await new Promise((r) => setImmediate(r));
+    await executor.idle();
+  } finally {
+    await planner.close();
+  }
+  const stale1 = state.findVolume('kubernetes.io/csi/d^stale-1')!;
+  assert.equal(state.attachState(stale1, b), 'attached');
+  assert.deepEqual(state.volumesToReport(b), [stale1], 'still reported');
+  assert.ok(!statusUpdater.nodeWrites.includes('node-b'), 'no status write for node-b');
+  assert.ok(!state.isOperationPending(state.findVolume('kubernetes.io/csi/d^wanted-1')!, b));
+  // node-a, where it may act, went ahead: both operations reached the plugin.
+  assert.deepEqual(plugin.calls.map((c) => `${c.op} ${c.volumeName} ${c.nodeName}`).sort(), ['attach d^wanted-0 node-a', 'detach d^stale-0 node-a']);
+  assert.equal(state.attachState(state.findVolume('kubernetes.io/csi/d^stale-0')!, a), 'detached');
+  assert.equal(state.attachState(state.findVolume('kubernetes.io/csi/d^wanted-0')!, a), 'attached');
 });
