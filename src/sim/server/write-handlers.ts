@@ -4,12 +4,19 @@
  * URL, `/status` is the only subresource, dry runs are refused rather than committed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { kindDetails, resourceDetails, type DeleteOptions, type KubeObject, type ServableStore } from '../store/index.js';
+import { resourceDetails, type DeleteOptions, type KubeObject, type ServableStore } from '../store/index.js';
 import { applyPatch, isPatchType, unsupportedPatch } from './patch.js';
 import { qualifiedName, type ResourceTarget } from './read-handlers.js';
 import { mediaType, parseObject, readBody } from './request-body.js';
 import { compileSelector } from './selectors.js';
 import { ApiError, badRequest, methodNotAllowed, notFound, sendJson } from './status.js';
+
+/**
+ * Resources whose update (PUT, main resource or status) may leave out metadata.resourceVersion,
+ * as their registry strategies' AllowUnconditionalUpdate say; an update of any other resource
+ * without one is 422 Invalid. Patches always carry the stored one.
+ */
+const UNCONDITIONAL_UPDATES = new Set(['namespaces', 'nodes', 'pods', 'persistentvolumes', 'persistentvolumeclaims', 'events']);
 
 function subresourceOf(t: ResourceTarget): 'status' | undefined {
   if (t.subresource === undefined) return undefined;
@@ -50,6 +57,10 @@ export async function handleUpdate(store: ServableStore, t: ResourceTarget, q: U
   const obj = placeInNamespace(t, parseObject(await readBody(req)));
   const name = (obj.metadata as { name?: unknown } | undefined)?.name;
   if (name !== undefined && name !== t.name) throw badRequest(`the name of the object (${String(name)}) does not match the name on the URL (${t.name})`);
+  const rv = (obj.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion;
+  if (!UNCONDITIONAL_UPDATES.has(t.info.name) && (rv === undefined || rv === '' || rv === '0')) {
+    throw new ApiError(422, 'Invalid', `${t.info.kind}.${t.info.group || 'core'} "${t.name}" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`, resourceDetails(t.info, t.name));
+  }
   sendJson(res, 200, store.updateJson(t.info.name, obj, { subresource }));
 }
 
@@ -71,7 +82,7 @@ function numberParam(raw: unknown, what: string): number | undefined {
 }
 
 /** DeleteOptions from the body (kubectl, client-node) and the query string. */
-async function deleteOptions(q: URLSearchParams, req: IncomingMessage): Promise<DeleteOptions & { resourceVersion?: string }> {
+async function deleteOptions(q: URLSearchParams, req: IncomingMessage): Promise<DeleteOptions> {
   const text = await readBody(req);
   const body = text.trim() === '' ? {} : parseObject(text);
   const pre = (body.preconditions ?? {}) as { uid?: unknown; resourceVersion?: unknown };
@@ -91,12 +102,6 @@ export async function handleDelete(store: ServableStore, t: ResourceTarget, q: U
   if (t.subresource !== undefined) throw methodNotAllowed();
   const opts = await deleteOptions(q, req);
   if (t.name === undefined) return deleteCollection(store, t, q, opts, res);
-  if (opts.resourceVersion !== undefined) {
-    const cur = store.get(t.info.name, t.namespace, t.name);
-    if (cur && cur.metadata.resourceVersion !== opts.resourceVersion) {
-      throw new ApiError(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in object meta: ${String(cur.metadata.resourceVersion)}`, kindDetails(t.info, t.name));
-    }
-  }
   const after = store.deleteJson(t.info.name, t.namespace, t.name, opts);
   if (after === undefined) throw new ApiError(404, 'NotFound', `${qualifiedName(t.info)} "${t.name}" not found`, resourceDetails(t.info, t.name));
   sendJson(res, 200, after);
