@@ -18,6 +18,13 @@ import { ApiError, badRequest, methodNotAllowed, notFound, sendJson } from './st
  */
 const UNCONDITIONAL_UPDATES = new Set(['namespaces', 'nodes', 'pods', 'persistentvolumes', 'persistentvolumeclaims', 'events']);
 
+/** The store, and how a request's store writes are committed (attributed to its user in the write log). */
+export interface WriteContext {
+  store: ServableStore;
+  /** Runs `fn`, one synchronous store write, as the request's. */
+  commit<T>(fn: () => T): T;
+}
+
 function subresourceOf(t: ResourceTarget): 'status' | undefined {
   if (t.subresource === undefined) return undefined;
   if (t.subresource === 'status' && t.info.status) return 'status';
@@ -42,15 +49,15 @@ function placeInNamespace(t: ResourceTarget, obj: Record<string, unknown>): Kube
   return obj as KubeObject;
 }
 
-export async function handleCreate(store: ServableStore, t: ResourceTarget, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleCreate(w: WriteContext, t: ResourceTarget, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (t.name !== undefined) throw methodNotAllowed();
   if (t.info.namespaced && t.namespace === undefined) throw methodNotAllowed(`create of a namespaced resource needs a namespace in the path: /…/namespaces/{namespace}/${t.info.name}`);
   refuseDryRun(q);
   const obj = placeInNamespace(t, parseObject(await readBody(req)));
-  sendJson(res, 201, store.createJson(t.info.name, obj));
+  sendJson(res, 201, w.commit(() => w.store.createJson(t.info.name, obj)));
 }
 
-export async function handleUpdate(store: ServableStore, t: ResourceTarget, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleUpdate(w: WriteContext, t: ResourceTarget, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (t.name === undefined) throw methodNotAllowed();
   const subresource = subresourceOf(t);
   refuseDryRun(q);
@@ -61,17 +68,18 @@ export async function handleUpdate(store: ServableStore, t: ResourceTarget, q: U
   if (!UNCONDITIONAL_UPDATES.has(t.info.name) && (rv === undefined || rv === '' || rv === '0')) {
     throw new ApiError(422, 'Invalid', `${t.info.kind}.${t.info.group || 'core'} "${t.name}" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`, resourceDetails(t.info, t.name));
   }
-  sendJson(res, 200, store.updateJson(t.info.name, obj, { subresource }));
+  sendJson(res, 200, w.commit(() => w.store.updateJson(t.info.name, obj, { subresource })));
 }
 
-export async function handlePatch(store: ServableStore, t: ResourceTarget, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handlePatch(w: WriteContext, t: ResourceTarget, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (t.name === undefined) throw methodNotAllowed();
   const subresource = subresourceOf(t);
   refuseDryRun(q);
   const type = mediaType(req.headers['content-type']);
   if (!isPatchType(type)) throw unsupportedPatch(type);
   const body = await readBody(req);
-  sendJson(res, 200, store.patchJson(t.info.name, t.namespace, t.name, (stored) => applyPatch(type, stored, body), { subresource }));
+  const name = t.name;
+  sendJson(res, 200, w.commit(() => w.store.patchJson(t.info.name, t.namespace, name, (stored) => applyPatch(type, stored, body), { subresource })));
 }
 
 function numberParam(raw: unknown, what: string): number | undefined {
@@ -98,21 +106,22 @@ async function deleteOptions(q: URLSearchParams, req: IncomingMessage): Promise<
   };
 }
 
-export async function handleDelete(store: ServableStore, t: ResourceTarget, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleDelete(w: WriteContext, t: ResourceTarget, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (t.subresource !== undefined) throw methodNotAllowed();
   const opts = await deleteOptions(q, req);
-  if (t.name === undefined) return deleteCollection(store, t, q, opts, res);
-  const after = store.deleteJson(t.info.name, t.namespace, t.name, opts);
-  if (after === undefined) throw new ApiError(404, 'NotFound', `${qualifiedName(t.info)} "${t.name}" not found`, resourceDetails(t.info, t.name));
+  const name = t.name;
+  if (name === undefined) return deleteCollection(w, t, q, opts, res);
+  const after = w.commit(() => w.store.deleteJson(t.info.name, t.namespace, name, opts));
+  if (after === undefined) throw new ApiError(404, 'NotFound', `${qualifiedName(t.info)} "${name}" not found`, resourceDetails(t.info, name));
   sendJson(res, 200, after);
 }
 
-function deleteCollection(store: ServableStore, t: ResourceTarget, q: URLSearchParams, opts: DeleteOptions, res: ServerResponse): void {
+function deleteCollection(w: WriteContext, t: ResourceTarget, q: URLSearchParams, opts: DeleteOptions, res: ServerResponse): void {
   if (t.info.namespaced && t.namespace === undefined) throw methodNotAllowed('deletecollection of a namespaced resource needs a namespace in the path');
   const sel = compileSelector(t.info, q.get('labelSelector'), q.get('fieldSelector'));
-  for (const obj of store.list(t.info.name, t.namespace)) {
+  for (const obj of w.store.list(t.info.name, t.namespace)) {
     if (sel && !sel.matches(obj)) continue;
-    store.delete(t.info.name, t.namespace, obj.metadata.name, { gracePeriodSeconds: opts.gracePeriodSeconds });
+    w.commit(() => w.store.delete(t.info.name, t.namespace, obj.metadata.name, { gracePeriodSeconds: opts.gracePeriodSeconds }));
   }
   sendJson(res, 200, JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }));
 }
