@@ -1,6 +1,7 @@
 /** The committed-write log: records, attribution, the ring's bounds, and its HTTP path. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as k8s from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { createSimStore } from '../../src/sim/store/index.js';
 import { createWriteLog, SIMULATOR_USER } from '../../src/sim/server/write-log.js';
@@ -89,6 +90,17 @@ test('over HTTP: users by token, JSON lines after a resourceVersion, refusals by
     assert.deepEqual((await raw(sim, 'GET', '/debug/write-log/refusals')).json(), { 'replica-a': { 409: 1 } });
     assert.equal((await raw(sim, 'GET', '/debug/write-log', { token: null })).status, 401, 'the debug paths need authentication');
     assert.equal((await raw(sim, 'GET', '/api/v1/nodes', { token: 'wrong' })).status, 401);
+  }));
+
+test('a client-node client from kubeconfigFor acts as its user', () =>
+  withSim({ users: [{ name: 'replica-a', token: 'token-a' }], writeLog: true }, async (sim) => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(sim.kubeconfigFor('replica-a'));
+    const api = kc.makeApiClient(k8s.CoreV1Api);
+    const start = sim.store.resourceVersion();
+    await api.createNode({ body: node('from-a') });
+    assert.deepEqual(sim.writeLog?.since(start).map((r) => [r.user, r.verb, r.name]), [['replica-a', 'create', 'from-a']]);
+    assert.throws(() => sim.kubeconfigFor('nobody'));
   }));
 
 test('without the option there is no write log', () =>

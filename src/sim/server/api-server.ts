@@ -116,15 +116,17 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const verb = apiVerb(method, t, q);
     if (verb === undefined) throw methodNotAllowed();
     const client: Client = { user, userAgent: req.headers['user-agent'] };
-    if (clientFaults || opts.faults?.beforeRequest) {
+    // Most requests match no client rule: no signal, no promise for them.
+    const faulted = clientFaults !== undefined && clientFaults.actionFor(client) !== undefined;
+    if (faulted || opts.faults?.beforeRequest) {
       let signal: AbortSignal | undefined;
-      if (clientFaults) {
+      if (faulted) {
         const gone = new AbortController();
         res.once('close', () => gone.abort());
         signal = gone.signal;
       }
       const facts = { method, path: req.url ?? '', verb, resource: t.info.name, namespace: t.namespace, name: t.name, subresource: t.subresource, user, userAgent: client.userAgent, signal };
-      const injected = (await clientFaults?.beforeRequest(facts)) ?? (await opts.faults?.beforeRequest?.(facts));
+      const injected = (faulted ? await clientFaults.beforeRequest(facts) : undefined) ?? (await opts.faults?.beforeRequest?.(facts));
       if (injected) throw injected;
     }
     switch (verb) {
