@@ -75,12 +75,16 @@ export class WatchStream {
   }
 
   /**
-   * Sends nothing more, bookmarks included, until the stream ends: a client cut off by a
-   * partition. Whoever holds a stream ends it once the partition is over, so that the client
+   * Sends nothing more (the rest of a replay, queued and live frames, bookmarks) until the
+   * stream ends: a client cut off by a partition. Whoever holds a stream ends it once the partition is over, so that the client
    * resumes from the last event it received and the events dropped meanwhile are replayed.
    */
   hold(): void {
     this.held = true;
+    this.replay = undefined;
+    this.queue = [];
+    this.head = 0;
+    this.queuedBytes = 0;
   }
 
   /** Starts the response and the replay (frames written before any live event). */
