@@ -1,5 +1,5 @@
 /**
- * Simulator conformance: every case of ./conformance/cases.ts runs against the simulator and
+ * Simulator conformance: every case of ./conformance/cases.ts and ./conformance/fence-cases.ts runs against the simulator and
  * against a real kube-apiserver (with etcd), and their normalised answers must be equal, or the
  * case must be a known difference listed in docs/conformance.md with its reason.
  */
@@ -10,10 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startSimulator, type Simulator } from '../../src/sim/server/index.js';
-import { CASES } from './conformance/cases.js';
+import { CASES as BASE_CASES } from './conformance/cases.js';
+import { FENCE_CASES } from './conformance/fence-cases.js';
 import { KNOWN_DIFFERENCES } from './conformance/known-differences.js';
 import type { Target } from './conformance/target.js';
 import { down, up, type RealCluster } from './real-cluster.js';
+
+const CASES = [...BASE_CASES, ...FENCE_CASES];
 
 describe('simulator conformance against kube-apiserver', () => {
   let dir = '';

@@ -22,7 +22,9 @@ test('label selectors: equality, sets, existence and numeric comparisons', () =>
   assert.equal(m('app=web,tier in (a),!old', { app: 'web', tier: 'a' }), true);
   assert.equal(m('app=', { app: '' }), true);
   assert.equal(compileSelector(RESOURCES.pods, ''), undefined);
-  for (const bad of ['app in ()', 'app in a', '=x', 'a b', 'app=(x)']) {
+  assert.equal(m('app in ()', { app: '' }), true, '() is the set of the empty value');
+  assert.equal(m('app in (,web)', { app: '' }), true);
+  for (const bad of ['app in a', '=x', 'a b', 'app=(x)', 'a=b,', ',a=b', 'a=b,,c=d', 'app in (a b)', `app=${'v'.repeat(64)}`, 'gen>x', '!a=b', 'a/b/c']) {
     assert.throws(() => parseLabelSelector(bad), (e) => e instanceof ApiError && e.code === 400, bad);
   }
 });

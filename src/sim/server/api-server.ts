@@ -7,17 +7,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { logger } from '../../log/logger.js';
 import type { ResourceName, ServableStore } from '../store/index.js';
-import { createRequestAuth } from './auth.js';
+import { createRequestAuth, type SimUser } from './auth.js';
+import type { Client, ClientFaults } from './client-faults.js';
+import { DEBUG_PREFIX, serveDebug } from './debug-endpoints.js';
 import { createDiscovery } from './discovery.js';
 import { apiVerb } from './api-verb.js';
 import type { FaultHooks } from './faults.js';
 import { answeringErrors, createHttpListener, splitUrl } from './http-listener.js';
 import { handleGet, handleList, handleWatch, type ResourceTarget } from './read-handlers.js';
 import { isPublicPath, parseRoute } from './route.js';
-import { methodNotAllowed, notFound, sendJson } from './status.js';
+import { isClientError, methodNotAllowed, notFound, sendJson } from './status.js';
 import type { TlsMaterial } from './tls.js';
 import { createWatchHub, type WatchHub } from './watch-hub.js';
-import { handleCreate, handleDelete, handlePatch, handleUpdate } from './write-handlers.js';
+import { handleCreate, handleDelete, handlePatch, handleUpdate, type WriteContext } from './write-handlers.js';
+import type { WriteLog, WriteVerb } from './write-log.js';
 
 export interface ApiServerOptions {
   store: ServableStore;
@@ -30,6 +33,12 @@ export interface ApiServerOptions {
   /** Unsent bytes after which a slow watcher is cut off (default 64 MiB). */
   maxWatchBacklogBytes?: number;
   faults?: FaultHooks;
+  /** Further users, each with its own token (auth.ts). */
+  users?: readonly SimUser[];
+  /** Records every committed write with its user; served on /debug/write-log. */
+  writeLog?: WriteLog;
+  /** Per-client faults, consulted before `faults`; set on /debug/faults. */
+  clientFaults?: ClientFaults;
 }
 
 export interface ApiServer {
@@ -49,16 +58,29 @@ const log = logger('sim-api');
 
 export function createApiServer(opts: ApiServerOptions): ApiServer {
   const { store } = opts;
-  const auth = createRequestAuth(opts.token);
+  const auth = createRequestAuth(opts.token, opts.users);
+  const { writeLog, clientFaults } = opts;
   const discovery = createDiscovery();
   const hub: WatchHub = createWatchHub({ store, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, maxBacklogBytes: opts.maxWatchBacklogBytes ?? 64 << 20 });
   let address = '127.0.0.1:0';
+  // A partition cuts both ways: a denied client's watches end, a black-holed one's are held
+  // until it is lifted, then end so that the client resumes where it was cut off.
+  const unwatchFaults = clientFaults?.onChange(() => {
+    for (const s of hub.streams()) {
+      if (!s.client) continue;
+      const action = clientFaults.actionFor(s.client)?.kind;
+      if (action === 'deny') s.end();
+      else if (action === 'blackhole') s.hold();
+      else if (s.isHeld) s.end();
+    }
+  });
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { path, query } = splitUrl(req.url);
     const q = new URLSearchParams(query);
     const method = req.method ?? 'GET';
-    if (!isPublicPath(path)) auth.check(req);
+    const user = isPublicPath(path) ? undefined : auth.user(req);
+    if (path.startsWith(DEBUG_PREFIX)) return serveDebug({ writeLog, clientFaults }, path, q, req, res);
     const route = parseRoute(path);
     const readOnly = () => {
       if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed();
@@ -86,15 +108,25 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       case 'not-found':
         throw notFound();
       case 'resource':
-        return serveResource(route, method, q, req, res);
+        return serveResource(route, method, q, req, res, user as string);
     }
   }
 
-  async function serveResource(t: ResourceTarget, method: string, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function serveResource(t: ResourceTarget, method: string, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, user: string): Promise<void> {
     const verb = apiVerb(method, t, q);
     if (verb === undefined) throw methodNotAllowed();
-    if (opts.faults?.beforeRequest) {
-      const injected = await opts.faults.beforeRequest({ method, path: req.url ?? '', verb, resource: t.info.name, namespace: t.namespace, name: t.name, subresource: t.subresource });
+    const client: Client = { user, userAgent: req.headers['user-agent'] };
+    // Most requests match no client rule: no signal, no promise for them.
+    const faulted = clientFaults !== undefined && clientFaults.actionFor(client) !== undefined;
+    if (faulted || opts.faults?.beforeRequest) {
+      let signal: AbortSignal | undefined;
+      if (faulted) {
+        const gone = new AbortController();
+        res.once('close', () => gone.abort());
+        signal = gone.signal;
+      }
+      const facts = { method, path: req.url ?? '', verb, resource: t.info.name, namespace: t.namespace, name: t.name, subresource: t.subresource, user, userAgent: client.userAgent, signal };
+      const injected = (faulted ? await clientFaults.beforeRequest(facts) : undefined) ?? (await opts.faults?.beforeRequest?.(facts));
       if (injected) throw injected;
     }
     switch (verb) {
@@ -103,16 +135,30 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       case 'list':
         return handleList({ store, hub }, t, q, req.headers.accept, res);
       case 'watch':
-        return handleWatch({ store, hub }, t, q, req.headers.accept, res);
-      case 'create':
-        return handleCreate(store, t, q, req, res);
-      case 'update':
-        return handleUpdate(store, t, q, req, res);
-      case 'patch':
-        return handlePatch(store, t, q, req, res);
-      case 'delete':
-      case 'deletecollection':
-        return handleDelete(store, t, q, req, res);
+        return handleWatch({ store, hub, client }, t, q, req.headers.accept, res);
+      default:
+        return serveWrite(verb, t, q, req, res, user);
+    }
+  }
+
+  async function serveWrite(verb: WriteVerb, t: ResourceTarget, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, user: string): Promise<void> {
+    const subresource = t.subresource === 'status' ? 'status' : undefined;
+    const w: WriteContext = { store, commit: writeLog ? (fn) => writeLog.attribute(user, verb, subresource, fn) : (fn) => fn() };
+    try {
+      switch (verb) {
+        case 'create':
+          return await handleCreate(w, t, q, req, res);
+        case 'update':
+          return await handleUpdate(w, t, q, req, res);
+        case 'patch':
+          return await handlePatch(w, t, q, req, res);
+        case 'delete':
+        case 'deletecollection':
+          return await handleDelete(w, t, q, req, res);
+      }
+    } catch (err) {
+      if (writeLog && isClientError(err)) writeLog.refused(user, (err as { code: number }).code);
+      throw err;
     }
   }
 
@@ -128,6 +174,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     watchCutOffs: () => hub.cutOffCount(),
     endWatches: (resource) => hub.endAll(resource),
     close() {
+      unwatchFaults?.();
       hub.close();
       return server.close();
     },

@@ -15,6 +15,11 @@ export interface RequestFacts {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /** The authenticated user the request acts as (auth.ts). */
+  user?: string;
+  userAgent?: string;
+  /** Aborted when the client goes away before its answer. */
+  signal?: AbortSignal;
 }
 
 export interface FaultHooks {

@@ -9,6 +9,7 @@
 import type { ServerResponse } from 'node:http';
 import { resourceDetails, type CommittedEvent, type KubeObject, type ServableStore } from '../store/index.js';
 import type { ResourceInfo } from '../store/resources.js';
+import type { Client } from './client-faults.js';
 import { writeList, writeListBytes } from './list-writer.js';
 import { compileSelector, type Selector } from './selectors.js';
 import { ApiError, badRequest, expired, notFound, sendJson, statusObject } from './status.js';
@@ -18,6 +19,8 @@ import { bookmarkFrame, frameFor, typeFor, type WatchHub } from './watch-hub.js'
 export interface ReadContext {
   store: ServableStore;
   hub: WatchHub;
+  /** Who reads (watches are tagged with it for per-client faults). */
+  client?: Client;
 }
 
 export interface ResourceTarget {
@@ -148,7 +151,7 @@ export function handleWatch(ctx: ReadContext, t: ResourceTarget, q: URLSearchPar
   const sendInitial = q.get('sendInitialEvents');
   const namespace = t.namespace;
   const format = wantsTable(accept) ? tableFormat(t.info, includeObjectOf(q)) : undefined;
-  const open = (replay: Iterable<Buffer | string>) => ctx.hub.open({ res, info: t.info, namespace, selector: sel, bookmarks, timeoutMs, replay, format });
+  const open = (replay: Iterable<Buffer | string>) => ctx.hub.open({ res, info: t.info, namespace, selector: sel, bookmarks, timeoutMs, replay, format, client: ctx.client });
 
   if (rvRaw === '' || rvRaw === '0' || sendInitial === 'true') {
     if (sendInitial === 'false') return void open([]);

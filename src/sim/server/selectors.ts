@@ -1,15 +1,16 @@
 /**
  * Label and field selectors as kube-apiserver accepts them in `labelSelector` and
- * `fieldSelector`: label requirements `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`,
- * `k`, `!k`, `k>n`, `k<n`; field requirements `f=v`, `f==v`, `f!=v` over the fields each
- * resource supports. A parse error is a 400 BadRequest, as upstream.
+ * `fieldSelector`: label requirements as label-selector.ts parses them; field requirements
+ * `f=v`, `f==v`, `f!=v` over the fields each resource supports. A parse error is a 400
+ * BadRequest, as upstream.
  */
 import type { KubeObject } from '../store/index.js';
 import type { ResourceInfo } from '../store/resources.js';
+import { labelMatches, parseLabelSelector } from './label-selector.js';
 import { badRequest } from './status.js';
 
-type LabelOp = 'eq' | 'neq' | 'in' | 'notin' | 'exists' | 'notexists' | 'gt' | 'lt';
-interface LabelReq { key: string; op: LabelOp; values: string[] }
+export { parseLabelSelector } from './label-selector.js';
+
 interface FieldReq { path: string[]; field: string; value: string; equal: boolean }
 
 export interface Selector {
@@ -20,14 +21,6 @@ export interface Selector {
   readonly namespace?: string;
   readonly name?: string;
 }
-
-const KEY = String.raw`(?:[a-z0-9A-Z](?:[-a-z0-9A-Z_.]*[a-z0-9A-Z])?\/)?[a-zA-Z0-9](?:[-a-zA-Z0-9_.]*[a-zA-Z0-9])?`;
-const VALUE = String.raw`(?:[a-zA-Z0-9](?:[-a-zA-Z0-9_.]*[a-zA-Z0-9])?)?`;
-const RE_EXISTS = new RegExp(`^(${KEY})$`);
-const RE_NOT_EXISTS = new RegExp(`^!\\s*(${KEY})$`);
-const RE_SET = new RegExp(`^(${KEY})\\s+(in|notin)\\s*\\(([^()]*)\\)$`);
-const RE_CMP = new RegExp(`^(${KEY})\\s*(==|=|!=)\\s*(${VALUE})$`);
-const RE_NUM = new RegExp(`^(${KEY})\\s*(>|<)\\s*(-?\\d+)$`);
 
 const COMMON_FIELDS = ['metadata.name', 'metadata.namespace'];
 const FIELDS: Record<string, string[]> = {
@@ -53,47 +46,6 @@ function splitTop(s: string): string[] {
   }
   out.push(s.slice(start));
   return out.map((x) => x.trim()).filter((x) => x !== '');
-}
-
-export function parseLabelSelector(sel: string): LabelReq[] {
-  const reqs: LabelReq[] = [];
-  for (const part of splitTop(sel)) {
-    let m: RegExpExecArray | null;
-    if ((m = RE_NOT_EXISTS.exec(part))) reqs.push({ key: m[1], op: 'notexists', values: [] });
-    else if ((m = RE_SET.exec(part))) {
-      const values = m[3].split(',').map((v) => v.trim()).filter((v) => v !== '');
-      if (values.length === 0) throw badRequest(`unable to parse requirement: for 'in', 'notin' operators, values set can't be empty: "${part}"`);
-      reqs.push({ key: m[1], op: m[2] as 'in' | 'notin', values });
-    } else if ((m = RE_CMP.exec(part))) reqs.push({ key: m[1], op: m[2] === '!=' ? 'neq' : 'eq', values: [m[3]] });
-    else if ((m = RE_NUM.exec(part))) reqs.push({ key: m[1], op: m[2] === '>' ? 'gt' : 'lt', values: [m[3]] });
-    else if ((m = RE_EXISTS.exec(part))) reqs.push({ key: m[1], op: 'exists', values: [] });
-    else throw badRequest(`unable to parse requirement: invalid label selector: "${part}"`);
-  }
-  return reqs;
-}
-
-function labelMatches(labels: Record<string, string> | undefined, r: LabelReq): boolean {
-  const has = labels !== undefined && Object.prototype.hasOwnProperty.call(labels, r.key);
-  const v = has ? (labels as Record<string, string>)[r.key] : undefined;
-  switch (r.op) {
-    case 'eq':
-      return has && v === r.values[0];
-    case 'neq':
-      return !has || v !== r.values[0];
-    case 'in':
-      return has && r.values.includes(v as string);
-    case 'notin':
-      return !has || !r.values.includes(v as string);
-    case 'exists':
-      return has;
-    case 'notexists':
-      return !has;
-    case 'gt':
-    case 'lt': {
-      if (!has || !/^-?\d+$/.test(v as string)) return false;
-      return r.op === 'gt' ? Number(v) > Number(r.values[0]) : Number(v) < Number(r.values[0]);
-    }
-  }
 }
 
 export function parseFieldSelector(info: ResourceInfo, sel: string): FieldReq[] {

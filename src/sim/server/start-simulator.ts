@@ -13,7 +13,9 @@ import { populateFleet, startFleetActors, type FleetActorOptions, type FleetActo
 import { createFaultFront, createFaultInjector, type FaultFront, type FaultInjector } from '../faults/index.js';
 import { createSimStore, type ServableStore } from '../store/index.js';
 import { createApiServer, type ApiServer } from './api-server.js';
-import { randomToken } from './auth.js';
+import { DEFAULT_USER, randomToken, type SimUser } from './auth.js';
+import { createClientFaults, type ClientFaults } from './client-faults.js';
+import { createWriteLog, type WriteLog } from './write-log.js';
 import type { FaultHooks } from './faults.js';
 import { buildKubeconfig, writeFileAtomic } from './kubeconfig.js';
 import { generateTls, loadTls, type TlsMaterial } from './tls.js';
@@ -54,6 +56,17 @@ export interface SimulatorOptions {
   faultInjection?: string | FaultInjector;
   /** Seed of a spec-built injector (default: the fleet's seed, else 1). */
   faultSeed?: number;
+  /**
+   * Further users, each with its own bearer token: several clients (controller replicas) the
+   * write log and the client faults tell apart. The simulator's own token and client
+   * certificate act as `fleet-attach`.
+   */
+  users?: readonly SimUser[];
+  /**
+   * Keep a committed-write log (write-log.ts), readable as `Simulator.writeLog` and on
+   * `/debug/write-log`. Off by default; `true` keeps the last 1,000,000 writes.
+   */
+  writeLog?: boolean | { capacity?: number; nameBytesPerRecord?: number };
 }
 
 export interface Simulator {
@@ -74,6 +87,12 @@ export interface Simulator {
   population: FleetPopulation | undefined;
   /** The fault injector when `faultInjection` was given. */
   faults: FaultInjector | undefined;
+  /** The committed-write log, when `writeLog` was asked for. */
+  writeLog: WriteLog | undefined;
+  /** Per-client faults (delay, deny, black hole by user or User-Agent), also on `/debug/faults`. */
+  clientFaults: ClientFaults;
+  /** A kubeconfig acting as one of `users` (by bearer token), or as `fleet-attach`. */
+  kubeconfigFor(user: string): string;
   stop(): Promise<void>;
 }
 
@@ -95,6 +114,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const faults = typeof opts.faultInjection === 'string'
     ? createFaultInjector({ spec: opts.faultInjection, seed: opts.faultSeed ?? opts.fleet?.seed ?? 1 })
     : opts.faultInjection;
+  // Before the actors and the population: the log holds every commit from here on.
+  const writeLog = opts.writeLog ? createWriteLog({ store, ...(typeof opts.writeLog === 'object' ? opts.writeLog : {}) }) : undefined;
+  const clientFaults = createClientFaults();
   let actors: FleetActors | undefined;
   let population: FleetPopulation | undefined;
   if (opts.fleet) {
@@ -103,7 +125,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     population = await populateFleet(store, opts.fleet, { onProgress: opts.onProgress });
   }
   // Behind the front, the API server speaks plain HTTP on loopback; the front owns TLS.
-  const server = createApiServer({ store, token, tls: faults ? undefined : tls, bookmarkIntervalMs: opts.bookmarkIntervalMs, maxWatchBacklogBytes: opts.maxWatchBacklogBytes, faults: opts.faults });
+  const server = createApiServer({ store, token, tls: faults ? undefined : tls, bookmarkIntervalMs: opts.bookmarkIntervalMs, maxWatchBacklogBytes: opts.maxWatchBacklogBytes, faults: opts.faults, users: opts.users, writeLog, clientFaults });
   let front: FaultFront | undefined;
   let port: number;
   try {
@@ -118,6 +140,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     await actors?.stop();
     await front?.close();
     await server.close();
+    writeLog?.close();
     throw err;
   }
   const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -139,11 +162,20 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     actors,
     population,
     faults,
+    writeLog,
+    clientFaults,
+    kubeconfigFor(user) {
+      if (user === DEFAULT_USER) return kubeconfig;
+      const u = opts.users?.find((x) => x.name === user);
+      if (!u) throw new TypeError(`the simulator has no user "${user}" (SimulatorOptions.users)`);
+      return buildKubeconfig({ url, token: u.token, caPem: tls?.ca, name: `fleet-attach-sim-${user}` });
+    },
     stop() {
       stopped ??= (async () => {
         await actors?.stop();
         await front?.close();
         await server.close();
+        writeLog?.close();
       })();
       return stopped;
     },

@@ -9,6 +9,7 @@ import { StoreError } from '../store/index.js';
 export type StatusReason =
   | 'BadRequest'
   | 'Unauthorized'
+  | 'Forbidden'
   | 'NotFound'
   | 'MethodNotAllowed'
   | 'AlreadyExists'

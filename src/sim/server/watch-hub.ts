@@ -7,6 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { CommittedEvent, KubeObject, ResourceName, ServableStore, StoreEventType } from '../store/index.js';
 import type { ResourceInfo } from '../store/resources.js';
+import type { Client } from './client-faults.js';
 import type { Selector } from './selectors.js';
 import { WatchStream } from './watch-stream.js';
 
@@ -29,6 +30,8 @@ export interface WatchRequest {
   replay: Iterable<Buffer | string>;
   /** Renders an event for this watcher instead of the shared JSON frame (Table output). */
   format?: (type: StoreEventType, json: string) => string;
+  /** Who watches (for per-client faults). */
+  client?: Client;
 }
 
 export interface WatchHub {
@@ -43,6 +46,8 @@ export interface WatchHub {
    * would (clients watch again from the last resourceVersion they saw). Returns how many ended.
    */
   endAll(resource: ResourceName): number;
+  /** Every open stream. */
+  streams(): WatchStream[];
   /** Ends every stream and stops the bookmark timer. */
   close(): void;
 }
@@ -87,7 +92,7 @@ export function createWatchHub(opts: WatchHubOptions): WatchHub {
 
   return {
     open(req) {
-      const s = new WatchStream({ res: req.res, info: req.info, namespace: req.namespace, selector: req.selector, bookmarks: req.bookmarks, maxBacklogBytes: opts.maxBacklogBytes, onClose: remove });
+      const s = new WatchStream({ res: req.res, info: req.info, namespace: req.namespace, selector: req.selector, bookmarks: req.bookmarks, maxBacklogBytes: opts.maxBacklogBytes, onClose: remove, client: req.client });
       let set = byResource.get(req.info.name);
       if (!set) byResource.set(req.info.name, (set = new Set()));
       set.add(s);
@@ -104,6 +109,7 @@ export function createWatchHub(opts: WatchHubOptions): WatchHub {
       for (const s of streams) s.end();
       return streams.length;
     },
+    streams: () => [...byResource.values()].flatMap((set) => [...set]),
     close() {
       clearInterval(bookmarkTimer);
       unsubscribe();

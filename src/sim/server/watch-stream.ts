@@ -9,6 +9,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { ResourceInfo } from '../store/resources.js';
+import type { Client } from './client-faults.js';
 import type { Selector } from './selectors.js';
 
 export interface WatchStreamOptions {
@@ -20,6 +21,8 @@ export interface WatchStreamOptions {
   maxBacklogBytes: number;
   /** Called once when the stream ends, for whatever reason. */
   onClose: (stream: WatchStream) => void;
+  /** Who watches (for per-client faults). */
+  client?: Client;
 }
 
 export class WatchStream {
@@ -27,8 +30,11 @@ export class WatchStream {
   readonly namespace: string | undefined;
   readonly selector: Selector | undefined;
   readonly bookmarks: boolean;
+  readonly client: Client | undefined;
   /** Set when the stream was cut off for exceeding its backlog. */
   cutOff = false;
+  /** While set, live frames and bookmarks are dropped (a partitioned client; see `hold`). */
+  private held = false;
   private readonly res: ServerResponse;
   private readonly maxBacklog: number;
   private readonly onClose: (s: WatchStream) => void;
@@ -52,6 +58,7 @@ export class WatchStream {
     this.bookmarks = opts.bookmarks;
     this.maxBacklog = opts.maxBacklogBytes;
     this.onClose = opts.onClose;
+    this.client = opts.client;
     this.res.on('close', () => this.finish());
     this.res.on('drain', () => {
       this.waitingDrain = false;
@@ -61,6 +68,23 @@ export class WatchStream {
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  get isHeld(): boolean {
+    return this.held;
+  }
+
+  /**
+   * Sends nothing more (the rest of a replay, queued and live frames, bookmarks) until the
+   * stream ends: a client cut off by a partition. Whoever holds a stream ends it once the partition is over, so that the client
+   * resumes from the last event it received and the events dropped meanwhile are replayed.
+   */
+  hold(): void {
+    this.held = true;
+    this.replay = undefined;
+    this.queue = [];
+    this.head = 0;
+    this.queuedBytes = 0;
   }
 
   /** Starts the response and the replay (frames written before any live event). */
@@ -76,7 +100,7 @@ export class WatchStream {
 
   /** Queues a live frame (shared bytes: never mutated). */
   send(frame: Buffer | string): void {
-    if (this.closed) return;
+    if (this.closed || this.held) return;
     if (this.replay === undefined && this.head === this.queue.length && !this.waitingDrain) {
       this.write(frame);
       if (this.pendingBytes + this.res.writableLength > this.maxBacklog) this.cut();

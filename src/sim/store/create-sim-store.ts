@@ -218,8 +218,12 @@ class MemoryStore implements ServableStore {
     if (json === undefined) return undefined;
     const stored = JSON.parse(json) as KubeObject;
     const meta = stored.metadata;
+    // As kube-apiserver's BeforeDelete words them: a Conflict naming the kind.
     if (opts.uid !== undefined && opts.uid !== meta.uid) {
-      throw new StoreError('Conflict', 409, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${meta.uid}`, kindDetails(info, name));
+      throw new StoreError('Conflict', 409, `Operation cannot be fulfilled on ${info.kind} "${name}": the UID in the precondition (${opts.uid}) does not match the UID in record (${meta.uid}). The object might have been deleted and then recreated`, kindDetails(info, name));
+    }
+    if (opts.resourceVersion !== undefined && opts.resourceVersion !== meta.resourceVersion) {
+      throw new StoreError('Conflict', 409, `Operation cannot be fulfilled on ${info.kind} "${name}": the ResourceVersion in the precondition (${opts.resourceVersion}) does not match the ResourceVersion in record (${meta.resourceVersion}). The object might have been modified`, kindDetails(info, name));
     }
     const grace = resource === 'pods' ? podGracePeriod(stored, opts.gracePeriodSeconds) : 0;
     const current = typeof meta.deletionGracePeriodSeconds === 'number' ? meta.deletionGracePeriodSeconds : undefined;

@@ -70,6 +70,8 @@ export interface DeleteOptions {
   gracePeriodSeconds?: number;
   /** Precondition: fail with Conflict unless the stored uid matches. */
   uid?: string;
+  /** Precondition: fail with Conflict unless the stored resourceVersion matches (checked after `uid`). */
+  resourceVersion?: string;
 }
 
 export interface SimStore {
