@@ -1,0 +1,140 @@
+/**
+ * Several replicas (membership + coordinator) over one in-memory Lease store, on one monotonic
+ * clock the test moves. `step()` advances the clock by a retry period and lets every running
+ * replica renew/observe and then make one pass, checking the ownership invariant after each
+ * replica's move: no bucket may act on two replicas (paused ones included, since their clock
+ * runs on), and a bucket acts only on the replica the stored Lease names, at the stored epoch.
+ */
+import assert from 'node:assert/strict';
+import type { LeaseRecord } from '../../src/kube/api-client.js';
+import { createBucketLeases, createFakeLeaseApi, createMembership, createShardCoordinator, type FakeLeaseApi, type Membership, type ShardCoordinator, type ShardLeaseApi } from '../../src/sharding/index.js';
+
+export const NS = 'kube-system';
+export const TIMING = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200, graceMs: 500, stableMs: 600 };
+
+export interface Replica {
+  id: string;
+  m: Membership;
+  c: ShardCoordinator;
+  /** Not stepped while true (a stopped process: SIGSTOP). */
+  paused: boolean;
+  stopped: boolean;
+  /** Bucket Lease writes this replica sent, in order. */
+  bucketWrites: Array<{ verb: string; name: string; holder: string }>;
+  /** Its own clock when given one (else the cluster's). */
+  clock?: { t: number };
+}
+
+export interface Cluster {
+  store: FakeLeaseApi;
+  replicas: Replica[];
+  now(): number;
+  /** Events of every replica in order: `<id> drain <b>`, `<id> released <b>`, `<id> warm <b>`. */
+  events: string[];
+  add(id: string, o?: { ownClock?: boolean; api?: (api: ShardLeaseApi) => ShardLeaseApi }): Replica;
+  step(ms?: number): Promise<void>;
+  /** Steps until `cond` holds; fails after `max` steps. Returns the steps taken. */
+  stepUntil(what: string, cond: () => boolean, max?: number): Promise<number>;
+  check(): void;
+  holder(b: number): LeaseRecord | undefined;
+  /** Every bucket acts on a running replica. */
+  partitioned(): boolean;
+  /** The running replica acting on bucket b. */
+  ownerOf(b: number): Replica | undefined;
+}
+
+export function createCluster(buckets: number): Cluster {
+  const store = createFakeLeaseApi();
+  const names = createBucketLeases({ api: store, namespace: NS, buckets });
+  let t = 0;
+  const replicas: Replica[] = [];
+  const events: string[] = [];
+  const flush = async () => {
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  };
+  const running = () => replicas.filter((r) => !r.paused && !r.stopped);
+  const cluster: Cluster = {
+    store,
+    replicas,
+    events,
+    now: () => t,
+    add(id, o = {}) {
+      const bucketWrites: Replica['bucketWrites'] = [];
+      const base: ShardLeaseApi = o.api ? o.api(store) : store;
+      const api: ShardLeaseApi = {
+        getLease: (ns, n, opts) => base.getLease(ns, n, opts),
+        listLeases: (ns, sel, opts) => base.listLeases(ns, sel, opts),
+        createLease: (l, opts) => {
+          if (l.name.startsWith('fleet-attach-b-')) bucketWrites.push({ verb: 'create', name: l.name, holder: l.holderIdentity });
+          return base.createLease(l, opts);
+        },
+        updateLease: async (l, opts) => {
+          if (l.name.startsWith('fleet-attach-b-')) bucketWrites.push({ verb: 'update', name: l.name, holder: l.holderIdentity });
+          const out = await base.updateLease(l, opts);
+          if (l.name.startsWith('fleet-attach-b-') && l.holderIdentity === '') events.push(`${id} released ${names.bucketOf(l.name)}`);
+          return out;
+        },
+      };
+      const clock = o.ownClock ? { t } : undefined;
+      const m = createMembership({ api, namespace: NS, identity: id, ...TIMING, now: clock ? () => clock.t : () => t });
+      const r: Replica = { id, m, paused: false, stopped: false, bucketWrites, ...(clock ? { clock } : {}) } as Replica;
+      r.c = createShardCoordinator({
+        api,
+        namespace: NS,
+        membership: m,
+        buckets,
+        retryPeriodMs: TIMING.retryPeriodMs,
+        maxConcurrentWrites: 8,
+        drain: async (b) => {
+          assert.equal(r.c.mayActOnBucket(b), false, `${id} still acts on bucket ${b} while draining it`);
+          events.push(`${id} drain ${b}`);
+        },
+        warmUp: async (b) => {
+          events.push(`${id} warm ${b}`);
+        },
+      });
+      replicas.push(r);
+      return r;
+    },
+    async step(ms = TIMING.retryPeriodMs) {
+      t += ms;
+      for (const r of running()) if (r.clock) r.clock.t += ms;
+      for (const r of running()) {
+        await r.m.tick();
+        cluster.check();
+      }
+      for (const r of running()) {
+        await r.c.pass();
+        await flush();
+        cluster.check();
+      }
+    },
+    async stepUntil(what, cond, max = 200) {
+      for (let i = 0; i < max; i++) {
+        if (cond()) return i;
+        await cluster.step();
+      }
+      throw new Error(`not reached in ${max} steps: ${what}`);
+    },
+    check() {
+      for (let b = 0; b < buckets; b++) {
+        // A paused replica whose clock stands still is not counted: it runs nothing, and its
+        // belief is only tested once it resumes (the data-level fences cover that window).
+        const acting = replicas.filter((r) => !(r.paused && r.clock) && r.c.mayActOnBucket(b));
+        assert.ok(acting.length <= 1, `bucket ${b} acts on ${acting.map((r) => r.id).join(' and ')} at t=${t}`);
+        const r = acting[0];
+        if (!r) continue;
+        const rec = cluster.holder(b);
+        assert.equal(rec?.holderIdentity, r.id, `bucket ${b} acts on ${r.id} but its Lease names ${rec?.holderIdentity}`);
+        assert.equal(r.c.epoch(b), rec?.leaseTransitions, `bucket ${b}: epoch`);
+      }
+    },
+    holder: (b) => store.get(NS, names.name(b)),
+    ownerOf: (b) => replicas.find((r) => !r.paused && r.c.mayActOnBucket(b)),
+    partitioned() {
+      for (let b = 0; b < buckets; b++) if (!cluster.ownerOf(b)) return false;
+      return true;
+    },
+  };
+  return cluster;
+}
