@@ -142,7 +142,9 @@ class LeaseMembership implements Membership {
   }
 
   tick(): Promise<void> {
-    this.ticking ??= this.step().finally(() => (this.ticking = undefined));
+    this.ticking ??= this.step()
+      .catch((err: unknown) => this.log.error({ err }, 'membership step failed'))
+      .finally(() => (this.ticking = undefined));
     return this.ticking;
   }
 
@@ -226,7 +228,7 @@ class LeaseMembership implements Membership {
   private async renew(): Promise<void> {
     const start = this.now();
     if (this.own && start >= this.liveUntil) return this.lose('renew deadline passed');
-    const attempt = AbortSignal.timeout(Math.max(1, this.own ? this.liveUntil - start : this.renewMs));
+    const attempt = AbortSignal.timeout(Math.max(1, Math.ceil(this.own ? this.liveUntil - start : this.renewMs)));
     const { api, namespace, identity } = this.opts;
     const at = new Date().toISOString();
     const mine = { namespace, name: leaseName(identity), holderIdentity: identity, leaseDurationSeconds: Math.ceil(this.leaseMs / 1000), renewTime: at };
@@ -326,7 +328,7 @@ class LeaseMembership implements Membership {
   /** Clears the holder if our Lease, read again, still names us (the cached record may be stale). */
   private async release(): Promise<void> {
     const { api, namespace, identity } = this.opts;
-    const signal = AbortSignal.timeout(this.renewMs);
+    const signal = AbortSignal.timeout(Math.ceil(this.renewMs));
     for (let tries = 0; tries < 3 && !signal.aborted; tries++) {
       try {
         const cur = await api.getLease(namespace, leaseName(identity), { signal });

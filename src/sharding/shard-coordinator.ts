@@ -129,7 +129,9 @@ class LeaseShardCoordinator implements ShardCoordinator {
 
   pass(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    this.passing ??= this.runPass().finally(() => (this.passing = undefined));
+    this.passing ??= this.runPass()
+      .catch((err: unknown) => this.log.error({ err }, 'sharding pass failed'))
+      .finally(() => (this.passing = undefined));
     return this.passing;
   }
 
