@@ -10,6 +10,8 @@
  *   aborted at that deadline. Once this replica is not live (deadline passed, or its Lease found
  *   fenced) it never becomes live again: `lost()` says why, listeners hear it, and the caller is
  *   expected to exit, as kube-controller-manager does.
+ * - `readyMembers()` lists the stable Ready members, this replica included once it has been live
+ *   for as long as its peers need to count it stable, so that replicas starting together agree.
  * - Peers are judged by the observed-time rule on this replica's monotonic clock, never by
  *   `renewTime`: a peer is *Ready* while a change of its record has been observed within the
  *   lease duration (first sight alone is no renewal: a dead member's last record never makes it
@@ -159,7 +161,9 @@ class LeaseMembership implements Membership {
   readyMembers(): string[] {
     const now = this.now();
     const out: string[] = [];
-    if (this.isLive() && now - this.liveSince >= this.stableMs) out.push(this.identity);
+    // We count ourselves stable no sooner than peers do: they see our first change up to two
+    // retry periods after our first renewal (our second renewal, then their next list).
+    if (this.isLive() && now - this.liveSince >= this.stableMs + 2 * this.retryMs) out.push(this.identity);
     for (const [id, p] of this.peers) if (this.isReady(id, p, now) && now - (p.readySince as number) >= this.stableMs) out.push(id);
     return out.sort();
   }
