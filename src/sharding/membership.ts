@@ -13,11 +13,7 @@
  * - `readyMembers()` lists the stable Ready members, this replica included once it has been live
  *   for as long as its peers need to count it stable, so that replicas starting together agree.
  * - Peers are judged by the observed-time rule on this replica's monotonic clock, never by
- *   `renewTime`: a peer is *Ready* while a change of its record has been observed within the
- *   lease duration (first sight alone is no renewal: a dead member's last record never makes it
- *   Ready), *stable* once Ready continuously for `stableMs`, and *expired* once its record has
- *   not changed for lease duration + grace. The lease duration used is the larger of ours and
- *   the one in the peer's record.
+ *   `renewTime` (peer-view.ts: Ready, stable, expired, gone).
  * - `fence(peer)` acquires an expired peer's Lease by compare-and-swap on the record observed
  *   unchanged (or creates it, when the Lease is absent), with holder `fenced-by-<me>`. A renewal
  *   the peer makes after our observation changes the resourceVersion and fails the fence; once
@@ -32,11 +28,14 @@ import { isConflict, isNotFound } from '../kube/kube-errors.js';
 import type { LeaseRecord } from '../kube/projections/lease.js';
 import { sleep } from '../kube/sleep.js';
 import type { ShardLeaseApi } from './lease-api.js';
+import { createPeerView, type PeerView } from './peer-view.js';
 
 export const MEMBER_LEASE_PREFIX = 'fleet-attach-m-';
 export const RING_LABEL = 'fleet-attach.io/ring';
 export const RING = 'adc';
 export const FENCED_PREFIX = 'fenced-by-';
+
+const memberLabels = () => ({ metadata: { labels: { [RING_LABEL]: RING } }, spec: {} });
 
 export interface MembershipOptions {
   api: ShardLeaseApi;
@@ -77,14 +76,6 @@ export interface Membership {
   stop(): Promise<void>;
 }
 
-interface Peer {
-  rec: LeaseRecord;
-  /** When a change of `rec` was last observed (first sight counts as one, for expiry). */
-  observedAt: number;
-  /** Start of the current Ready streak; undefined until a change is observed. */
-  readySince: number | undefined;
-}
-
 export function createMembership(opts: MembershipOptions): Membership {
   const lease = opts.leaseDurationMs ?? 15_000;
   const renew = opts.renewDeadlineMs ?? 10_000;
@@ -102,9 +93,7 @@ class LeaseMembership implements Membership {
   private readonly now: () => number;
   private readonly graceMs: number;
   private readonly stableMs: number;
-  private readonly peers = new Map<string, Peer>();
-  /** Identities asked about with no Lease seen: when first asked. */
-  private readonly absentSince = new Map<string, number>();
+  private readonly peers: PeerView;
   private readonly listeners = new Set<() => void>();
   private own: LeaseRecord | undefined;
   private liveSince = 0;
@@ -127,6 +116,7 @@ class LeaseMembership implements Membership {
     this.now = opts.now ?? (() => performance.now());
     this.graceMs = opts.graceMs ?? 5_000;
     this.stableMs = opts.stableMs ?? 10_000;
+    this.peers = createPeerView({ leaseMs, graceMs: this.graceMs, stableMs: this.stableMs });
   }
 
   start(): Promise<void> {
@@ -164,28 +154,24 @@ class LeaseMembership implements Membership {
     // We count ourselves stable no sooner than peers do: they see our first change up to two
     // retry periods after our first renewal (our second renewal, then their next list).
     if (this.isLive() && now - this.liveSince >= this.stableMs + 2 * this.retryMs) out.push(this.identity);
-    for (const [id, p] of this.peers) if (this.isReady(id, p, now) && now - (p.readySince as number) >= this.stableMs) out.push(id);
+    out.push(...this.peers.stable(now));
     return out.sort();
   }
 
   isGone(identity: string): boolean {
-    const p = this.peers.get(identity);
-    if (p) return p.rec.holderIdentity !== identity;
-    if (identity !== this.identity && !this.absentSince.has(identity)) this.absentSince.set(identity, this.now());
-    return false;
+    return identity !== this.identity && this.peers.isGone(identity, this.now());
   }
 
   async fence(identity: string): Promise<boolean> {
-    if (identity === this.identity || !this.isLive() || !this.expired(identity)) return false;
-    const p = this.peers.get(identity);
+    if (identity === this.identity || !this.isLive() || !this.peers.expired(identity, this.now())) return false;
+    const seen = this.peers.record(identity);
     const at = new Date().toISOString();
     const fenced = { holderIdentity: FENCED_PREFIX + this.identity, leaseDurationSeconds: Math.ceil((10 * this.leaseMs) / 1000), acquireTime: at, renewTime: at };
     try {
-      const rec = p
-        ? await this.opts.api.updateLease({ ...p.rec, ...fenced, leaseTransitions: p.rec.leaseTransitions + 1 })
-        : await this.opts.api.createLease({ namespace: this.opts.namespace, name: leaseName(identity), ...fenced, leaseTransitions: 1, kept: { metadata: { labels: { [RING_LABEL]: RING } }, spec: {} } });
-      this.peers.set(identity, { rec, observedAt: this.now(), readySince: undefined });
-      this.absentSince.delete(identity);
+      const rec = seen
+        ? await this.opts.api.updateLease({ ...seen, ...fenced, leaseTransitions: seen.leaseTransitions + 1 })
+        : await this.opts.api.createLease({ namespace: this.opts.namespace, name: leaseName(identity), ...fenced, leaseTransitions: 1, kept: memberLabels() });
+      this.peers.wrote(identity, rec, this.now());
       this.log.warn({ member: identity, by: this.identity }, 'fenced a member that stopped renewing');
       this.changed();
       return true;
@@ -221,7 +207,7 @@ class LeaseMembership implements Membership {
     } catch (err) {
       this.log.warn({ err }, 'listing members failed');
     }
-    for (const id of [...this.peers.keys(), ...this.absentSince.keys()]) if (this.expired(id)) await this.fence(id);
+    for (const id of this.peers.allExpired(this.now())) await this.fence(id);
     const key = this.readyMembers().join(',');
     if (key !== this.readyKey) {
       this.readyKey = key;
@@ -246,7 +232,7 @@ class LeaseMembership implements Membership {
         }
       } else {
         try {
-          rec = await api.createLease({ ...mine, acquireTime: at, leaseTransitions: 0, kept: { metadata: { labels: { [RING_LABEL]: RING } }, spec: {} } }, { signal: attempt });
+          rec = await api.createLease({ ...mine, acquireTime: at, leaseTransitions: 0, kept: memberLabels() }, { signal: attempt });
         } catch (err) {
           if (!isConflict(err)) throw err;
         }
@@ -257,7 +243,7 @@ class LeaseMembership implements Membership {
         if (cur && cur.holderIdentity !== identity) return this.lose(`member lease taken by ${cur.holderIdentity || 'nobody (released)'}`);
         rec = cur
           ? await api.updateLease({ ...cur, ...mine }, { signal: attempt })
-          : await api.createLease({ ...mine, acquireTime: at, leaseTransitions: 0, kept: { metadata: { labels: { [RING_LABEL]: RING } }, spec: {} } }, { signal: attempt });
+          : await api.createLease({ ...mine, acquireTime: at, leaseTransitions: 0, kept: memberLabels() }, { signal: attempt });
       }
       if (this.own && this.now() >= this.liveUntil) return this.lose('renew deadline passed');
       if (this.lostWhy) return;
@@ -271,41 +257,12 @@ class LeaseMembership implements Membership {
   }
 
   private observe(leases: LeaseRecord[]): void {
-    const now = this.now();
-    const seen = new Set<string>();
+    const byId = new Map<string, LeaseRecord>();
     for (const rec of leases) {
-      if (!rec.name.startsWith(MEMBER_LEASE_PREFIX)) continue;
       const id = rec.name.slice(MEMBER_LEASE_PREFIX.length);
-      if (id === this.identity) continue;
-      seen.add(id);
-      this.absentSince.delete(id);
-      const p = this.peers.get(id);
-      if (!p) {
-        this.peers.set(id, { rec, observedAt: now, readySince: undefined });
-        continue;
-      }
-      const o = p.rec;
-      if (o.resourceVersion === rec.resourceVersion && o.holderIdentity === rec.holderIdentity && o.renewTime === rec.renewTime) continue;
-      const streak = p.readySince !== undefined && now - p.observedAt < this.durationOf(rec);
-      this.peers.set(id, { rec, observedAt: now, readySince: streak ? p.readySince : now });
+      if (rec.name.startsWith(MEMBER_LEASE_PREFIX) && id !== this.identity) byId.set(id, rec);
     }
-    for (const id of this.peers.keys()) if (!seen.has(id)) this.peers.delete(id);
-  }
-
-  private durationOf(rec: LeaseRecord): number {
-    return Math.max(this.leaseMs, rec.leaseDurationSeconds * 1000);
-  }
-
-  private isReady(id: string, p: Peer, now: number): boolean {
-    return p.rec.holderIdentity === id && p.readySince !== undefined && now - p.observedAt < this.durationOf(p.rec);
-  }
-
-  private expired(id: string): boolean {
-    const now = this.now();
-    const p = this.peers.get(id);
-    if (p) return p.rec.holderIdentity === id && now - p.observedAt >= this.durationOf(p.rec) + this.graceMs;
-    const since = this.absentSince.get(id);
-    return since !== undefined && now - since >= this.leaseMs + this.graceMs;
+    this.peers.observe(byId, this.now());
   }
 
   private checkDeadline(): void {

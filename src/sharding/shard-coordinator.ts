@@ -96,6 +96,7 @@ class LeaseShardCoordinator implements ShardCoordinator {
   private running: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private stopped = false;
+  private lostSeen = false;
   private readonly abort = new AbortController();
   private wake: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -179,7 +180,8 @@ class LeaseShardCoordinator implements ShardCoordinator {
   }
 
   private membershipChanged(): void {
-    if (this.opts.membership.lost() !== undefined && !this.stopping) {
+    if (this.opts.membership.lost() !== undefined && !this.stopping && !this.lostSeen) {
+      this.lostSeen = true;
       // Not live: nothing acts any more (mayAct already says so); the buckets stay ours on the
       // server until a peer fences our membership.
       for (let b = 0; b < this.buckets; b++) if (this.state[b] === ACTING) this.notify(b, false);

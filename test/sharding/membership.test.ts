@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createFakeLeaseApi, createMembership, type FakeLeaseApi, type ShardLeaseApi } from '../../src/sharding/index.js';
+import { createMembership, type ShardLeaseApi } from '../../src/sharding/index.js';
+import { createFakeLeaseApi, type FakeLeaseApi } from '../../src/sharding/fake-lease-api.js';
 import { NS, TIMING } from './cluster.js';
 
 const labels = { metadata: { labels: { 'fleet-attach.io/ring': 'adc' } }, spec: {} };
