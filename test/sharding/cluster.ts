@@ -24,6 +24,8 @@ export interface Replica {
   down: boolean;
   /** Bucket Lease writes this replica sent, in order. */
   bucketWrites: Array<{ verb: string; name: string; holder: string }>;
+  /** Bucket Lease writes on the wire now, and the most at once. */
+  writesInFlight: { now: number; max: number };
   /** Its own clock when given one (else the cluster's). */
   clock?: { t: number };
 }
@@ -64,7 +66,7 @@ export function createCluster(buckets: number): Cluster {
     now: () => t,
     add(id, o = {}) {
       const bucketWrites: Replica['bucketWrites'] = [];
-      const r = { id, paused: false, stopped: false, down: false, bucketWrites } as Replica;
+      const r = { id, paused: false, stopped: false, down: false, bucketWrites, writesInFlight: { now: 0, max: 0 } } as Replica;
       const inner: ShardLeaseApi = o.api ? o.api(store) : store;
       const refused = () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
       const base: ShardLeaseApi = {
@@ -73,19 +75,23 @@ export function createCluster(buckets: number): Cluster {
         updateLease: (...a) => (r.down ? refused() : inner.updateLease(...a)),
         listLeases: (...a) => (r.down ? refused() : inner.listLeases(...a)),
       };
+      const bucketWrite = async (verb: 'create' | 'update', l: LeaseRecord, send: () => Promise<LeaseRecord>): Promise<LeaseRecord> => {
+        if (!l.name.startsWith('fleet-attach-b-')) return send();
+        bucketWrites.push({ verb, name: l.name, holder: l.holderIdentity });
+        r.writesInFlight.max = Math.max(r.writesInFlight.max, ++r.writesInFlight.now);
+        try {
+          const out = await send();
+          if (l.holderIdentity === '') events.push(`${id} released ${names.bucketOf(l.name)}`);
+          return out;
+        } finally {
+          r.writesInFlight.now--;
+        }
+      };
       const api: ShardLeaseApi = {
         getLease: (ns, n, opts) => base.getLease(ns, n, opts),
         listLeases: (ns, sel, opts) => base.listLeases(ns, sel, opts),
-        createLease: (l, opts) => {
-          if (l.name.startsWith('fleet-attach-b-')) bucketWrites.push({ verb: 'create', name: l.name, holder: l.holderIdentity });
-          return base.createLease(l, opts);
-        },
-        updateLease: async (l, opts) => {
-          if (l.name.startsWith('fleet-attach-b-')) bucketWrites.push({ verb: 'update', name: l.name, holder: l.holderIdentity });
-          const out = await base.updateLease(l, opts);
-          if (l.name.startsWith('fleet-attach-b-') && l.holderIdentity === '') events.push(`${id} released ${names.bucketOf(l.name)}`);
-          return out;
-        },
+        createLease: (l, opts) => bucketWrite('create', l, () => base.createLease(l, opts)),
+        updateLease: (l, opts) => bucketWrite('update', l, () => base.updateLease(l, opts)),
       };
       const clock = o.ownClock ? { t } : undefined;
       const m = createMembership({ api, namespace: NS, identity: id, ...TIMING, now: clock ? () => clock.t : () => t });

@@ -1,24 +1,25 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { assignTargets } from '../../src/sharding/index.js';
+import { assignTargets, DEFAULT_BUCKETS } from '../../src/sharding/index.js';
 import { createCluster, TIMING, type Cluster } from './cluster.js';
 
 const B = 256;
 
-async function converged(c: Cluster, ids: string[]): Promise<void> {
-  const targets = assignTargets(ids, B);
+async function converged(c: Cluster, ids: string[], buckets = B): Promise<void> {
+  const targets = assignTargets(ids, buckets);
   const onTargets = () => c.partitioned() && targets.every((t, b) => c.ownerOf(b)?.id === t);
   await c.stepUntil(`${ids.join(', ')} partition the buckets on their targets`, onTargets);
 }
 
 describe('shard coordinator', () => {
-  it('three replicas converge to a partition of all buckets on their targets, one owner per bucket at every step', async () => {
-    const c = createCluster(B);
+  it('three replicas converge to a partition of the default 1,024 buckets on their targets, one owner per bucket at every step', async () => {
+    const c = createCluster(DEFAULT_BUCKETS);
     for (const id of ['r-a', 'r-b', 'r-c']) c.add(id);
-    await converged(c, ['r-a', 'r-b', 'r-c']);
+    await converged(c, ['r-a', 'r-b', 'r-c'], DEFAULT_BUCKETS);
     const owned = c.replicas.map((r) => r.c.ownedBuckets().length);
-    assert.equal(owned.reduce((a, n) => a + n, 0), B);
-    assert.ok(owned.every((n) => n > B / 6), `balanced: ${owned.join(', ')}`);
+    assert.equal(owned.reduce((a, n) => a + n, 0), DEFAULT_BUCKETS);
+    assert.ok(owned.every((n) => n > DEFAULT_BUCKETS / 4), `balanced: ${owned.join(', ')}`);
+    for (const r of c.replicas) assert.ok(r.writesInFlight.max > 1 && r.writesInFlight.max <= 8, `${r.id}: ${r.writesInFlight.max} writes at once (bound 8)`);
     // Steady state: no bucket Lease is written any more.
     const writes = c.store.writes.filter((w) => w.name.startsWith('fleet-attach-b-')).length;
     for (let i = 0; i < 10; i++) await c.step();
