@@ -249,7 +249,7 @@ class GeneratedApiClient implements KubeApiClient {
     const what = { verb: 'list', resource: 'leases' };
     const list = await this.runner.run(what, (o) => this.coordination.listNamespacedLeaseWithHttpInfo({ namespace, labelSelector }, o), { signal: opts.signal, limited: false });
     // List items may omit the namespace; it is the one listed.
-    return list.items.map((l) => must(projectLease({ ...l, metadata: { namespace, ...l.metadata } }), what));
+    return list.items.map((l) => must(projectLease({ ...l, metadata: { ...l.metadata, namespace: l.metadata?.namespace ?? namespace } }), what));
   }
 
   rateLimiterStats() {
