@@ -34,7 +34,7 @@ export interface Cluster {
   store: FakeLeaseApi;
   replicas: Replica[];
   now(): number;
-  /** Events of every replica in order: `<id> drain <b>`, `<id> released <b>`, `<id> warm <b>`. */
+  /** Events of every replica in order: `<id> drain|released|warm|acting|idle <b>`. */
   events: string[];
   add(id: string, o?: { ownClock?: boolean; api?: (api: ShardLeaseApi) => ShardLeaseApi }): Replica;
   step(ms?: number): Promise<void>;
@@ -111,6 +111,9 @@ export function createCluster(buckets: number): Cluster {
         },
         warmUp: async (b) => {
           events.push(`${id} warm ${b}`);
+        },
+        onChange: (b, acting) => {
+          events.push(`${id} ${acting ? 'acting' : 'idle'} ${b}`);
         },
       });
       replicas.push(r);

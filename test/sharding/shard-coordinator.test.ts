@@ -117,8 +117,10 @@ describe('shard coordinator', () => {
       assert.equal(now, 'r-d', `bucket ${b} moved between old members`);
       const drained = c.events.indexOf(`${before[b]} drain ${b}`);
       const released = c.events.indexOf(`${before[b]} released ${b}`);
+      const idle = c.events.indexOf(`${before[b]} idle ${b}`);
       const warmed = c.events.indexOf(`r-d warm ${b}`);
-      assert.ok(drained >= 0 && drained < released && released < warmed, `bucket ${b}: drain, release, then warm-up`);
+      const acting = c.events.indexOf(`r-d acting ${b}`);
+      assert.ok(idle >= 0 && idle < drained && drained < released && released < warmed && warmed < acting, `bucket ${b}: idle, drain, release, warm-up, acting`);
     }
     // ~Binomial(256, 1/4): 64 ± 6σ (σ ≈ 6.9).
     assert.ok(Math.abs(moved - B / 4) <= 42, `${moved} buckets moved`);
