@@ -80,6 +80,8 @@ export interface KubeApiClient {
   createLease(lease: LeaseRecord, opts?: CallOptions): Promise<LeaseRecord>;
   /** Replaces it guarded by `lease.resourceVersion`; rejects with 409 on a conflict. Not rate limited. */
   updateLease(lease: LeaseRecord, opts?: CallOptions): Promise<LeaseRecord>;
+  /** The Leases in `namespace` matching `labelSelector` (one consistent read, not paged). Not rate limited. */
+  listLeases(namespace: string, labelSelector: string, opts?: CallOptions): Promise<LeaseRecord[]>;
   /** Rate limiter totals (requests that waited, ms waited) for metrics. */
   rateLimiterStats(): { acquired: number; throttled: number; waitedMs: number };
   /** Controller requests waiting for an in-flight slot, and holding one. */
@@ -241,6 +243,13 @@ class GeneratedApiClient implements KubeApiClient {
     const body = leaseBody(lease);
     const { namespace, name } = lease;
     return must(projectLease(await this.runner.run(what, (o) => this.coordination.replaceNamespacedLeaseWithHttpInfo({ namespace, name, body }, o), { signal: opts.signal, limited: false })), what);
+  }
+
+  async listLeases(namespace: string, labelSelector: string, opts: CallOptions = {}): Promise<LeaseRecord[]> {
+    const what = { verb: 'list', resource: 'leases' };
+    const list = await this.runner.run(what, (o) => this.coordination.listNamespacedLeaseWithHttpInfo({ namespace, labelSelector }, o), { signal: opts.signal, limited: false });
+    // List items may omit the namespace; it is the one listed.
+    return list.items.map((l) => must(projectLease({ ...l, metadata: { ...l.metadata, namespace: l.metadata?.namespace ?? namespace } }), what));
   }
 
   rateLimiterStats() {

@@ -145,6 +145,14 @@ export class FakeKubeApiClient implements KubeApiClient {
     return { ...stored };
   }
 
+  /** Equality requirements (`k=v`, comma-separated) only. */
+  async listLeases(namespace: string, labelSelector: string, opts?: CallOptions): Promise<LeaseRecord[]> {
+    await this.enter('listLeases', [namespace, labelSelector], opts?.signal);
+    const reqs = labelSelector.split(',').filter(Boolean).map((r) => r.split('='));
+    const labels = (l: LeaseRecord) => (l.kept?.metadata.labels ?? {}) as Record<string, string>;
+    return [...this.leases.values()].filter((l) => l.namespace === namespace && reqs.every(([k, v]) => labels(l)[k ?? ''] === v)).map((l) => ({ ...l }));
+  }
+
   rateLimiterStats() {
     return { acquired: this.calls.length, throttled: 0, waitedMs: 0 };
   }
