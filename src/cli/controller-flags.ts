@@ -36,6 +36,10 @@ export const CONTROLLER_FLAGS = {
   'leader-elect-lease-duration': { kind: 'duration', default: 15_000, min: 1, help: 'lease duration', upstream: '--leader-elect-lease-duration' },
   'leader-elect-renew-deadline': { kind: 'duration', default: 10_000, min: 1, help: 'renew deadline', upstream: '--leader-elect-renew-deadline' },
   'leader-elect-retry-period': { kind: 'duration', default: 2_000, min: 1, help: 'retry period', upstream: '--leader-elect-retry-period' },
+  sharding: { kind: 'bool', default: false, help: 'several active replicas instead of one leader: each acts on the nodes of the buckets it holds through Leases (docs/scale-out.md); takes the --leader-elect-* timings and namespace, and replaces --leader-elect' },
+  'shard-buckets': { kind: 'int', default: 1024, min: 1, max: 1 << 20, help: 'node buckets shared out between the replicas (the same on every replica)' },
+  'shard-grace': { kind: 'duration', default: 5_000, min: 0, help: 'wait beyond the lease duration before a silent replica is fenced and its buckets taken' },
+  'replica-id': { kind: 'string', default: '', help: "this replica's identity in the Leases, a DNS label (default: host name and a random suffix)" },
   listen: { kind: 'string', default: '127.0.0.1:8080', help: 'inspection API and /metrics address (port 0 picks one)' },
   'http-token': { kind: 'string', default: '', help: 'bearer token every path but /healthz and /readyz then requires (on loopback too); required off loopback' },
   'http-token-file': { kind: 'string', default: '', help: 'file holding the bearer token (e.g. a mounted Secret); one of the two token flags; a blank token or one with whitespace is refused (exit 2)' },
@@ -44,6 +48,8 @@ export const CONTROLLER_FLAGS = {
 } as const satisfies FlagSpecs;
 
 export type ControllerFlags = ParsedFlags<typeof CONTROLLER_FLAGS>;
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** Maps parsed flags to controller options; validates cross-flag rules, naming the flags. */
 export function controllerOptionsFromFlags(f: Omit<ControllerFlags, 'kubeconfig'>): Omit<ControllerOptions, 'kubeconfig'> & { httpToken?: string } {
@@ -61,6 +67,8 @@ export function controllerOptionsFromFlags(f: Omit<ControllerFlags, 'kubeconfig'
     }
   }
   const httpToken = tokenFromFlags(f['http-token'], f['http-token-file']);
+  const replicaId = f['replica-id'].trim();
+  if (replicaId !== '' && !DNS_LABEL.test(replicaId)) throw fleetError('FA_ERR_FLAG_INVALID', `--replica-id: ${JSON.stringify(replicaId)} is not a DNS label (lower-case letters, digits and '-', at most 63)`);
   return {
     loopPeriodMs: f['loop-period'],
     loopWakeMinGapMs: f['loop-wake-min-gap'],
@@ -81,7 +89,11 @@ export function controllerOptionsFromFlags(f: Omit<ControllerFlags, 'kubeconfig'
     maxApiBacklog: f['max-api-backlog'],
     workers: f.workers,
     inlinePlanBelowPairs: f['inline-plan-below-pairs'],
-    leaderElect: f['leader-elect'],
+    leaderElect: f['leader-elect'] && !f.sharding,
+    sharding: f.sharding,
+    shardBuckets: f['shard-buckets'],
+    shardGraceMs: f['shard-grace'],
+    ...(replicaId !== '' ? { identity: replicaId } : {}),
     leaderElectNamespace: f['leader-elect-resource-namespace'],
     leaderElectName: f['leader-elect-resource-name'],
     leaderElectLeaseDurationMs: lease,

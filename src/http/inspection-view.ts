@@ -14,7 +14,7 @@ import type { DurationWindow } from '../metrics/duration-window.js';
 import type { AccessMode } from '../plugins/volume-spec.js';
 
 /** `single` = leader election disabled (one replica acts). */
-export type ReplicaRole = 'leader' | 'standby' | 'single';
+export type ReplicaRole = 'leader' | 'standby' | 'single' | 'shard';
 
 export interface Readiness {
   /** Watches synced, start-up population (A1-A4) done, reconcile passes not failing in a row. */

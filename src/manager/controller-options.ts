@@ -43,6 +43,13 @@ export interface ControllerOptions {
   leaderElectRenewDeadlineMs: number;
   leaderElectRetryPeriodMs: number;
   identity?: string;
+  /** Several active replicas, each acting on the node buckets it holds (shard-roles.ts); no leader election then. */
+  sharding: boolean;
+  shardBuckets: number;
+  /** Wait beyond the lease duration before a silent replica is fenced. */
+  shardGraceMs: number;
+  /** How long a replica must be seen renewing before it is given buckets (tests shorten it). */
+  shardStableMs?: number;
   /** H6 (newer upstream text) or H3. */
   waitingForDetachText: boolean;
   perNodeVolumeMetric: boolean;
@@ -81,6 +88,9 @@ export const DEFAULT_CONTROLLER_OPTIONS: Omit<ControllerOptions, 'kubeconfig'> =
   leaderElectLeaseDurationMs: 15_000,
   leaderElectRenewDeadlineMs: 10_000,
   leaderElectRetryPeriodMs: 2_000,
+  sharding: false,
+  shardBuckets: 1024,
+  shardGraceMs: 5_000,
   waitingForDetachText: true,
   perNodeVolumeMetric: false,
 };

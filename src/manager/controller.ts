@@ -40,6 +40,8 @@ import { createInspectionView } from './inspection.js';
 import { createDashboardModel, type DashboardModel } from '../dashboard/dashboard-model.js';
 import type { ControllerObserver } from '../operations/controller-observer.js';
 import { createAttachStartLatency } from '../metrics/attach-start-latency.js';
+import { createNodeHandover } from '../populator/node-handover.js';
+import { createShardRoles, type ShardRoles } from './shard-roles.js';
 
 export interface Controller {
   readonly state: WorldState;
@@ -57,8 +59,10 @@ export interface Controller {
    * sweeping and sampling from `startController` until `stop()`.
    */
   readonly dashboard: DashboardModel;
-  /** 'single' without leader election. */
-  role(): 'leader' | 'standby' | 'single';
+  /** 'single' without leader election; 'shard' for one of several active replicas (`sharding`). */
+  role(): 'leader' | 'standby' | 'single' | 'shard';
+  /** With `sharding`: the replica's membership and buckets. */
+  readonly shards?: ShardRoles;
   /** True once every watch has synced and (if leader) the state was filled. */
   ready(): { ready: boolean; reason?: string };
   /** Resolves once this replica acts (synced and leading). */
@@ -90,6 +94,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   // once the watches have synced.
   let loop: Reconciler | undefined;
   let elector: LeaderElector | undefined;
+  let shards: ShardRoles | undefined;
   const api = createKubeApiClient({
     kc,
     qps: o.kubeApiQps,
@@ -101,7 +106,9 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     // Nothing goes on the wire once stop() has begun, nor, with leader election, unless this
     // replica leads at that moment (a standby never writes; one that stepped down sends none of
     // what it had queued). Lease calls are not asked.
-    maySend: () => !stopped && (!o.leaderElect || elector?.isLeader() === true),
+    // With sharding, each write is fenced by its node's bucket (shard-roles.ts) and nothing goes
+    // out once the membership is lost.
+    maySend: () => !stopped && (o.sharding ? shards?.membership.isLive() === true : !o.leaderElect || elector?.isLeader() === true),
   });
   const state = createWorldState({});
   // The model reads the controller's InspectionView, built once the controller object exists;
@@ -143,7 +150,9 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   });
   const conditions = new NodeConditionCounter();
   // The reconciler is built below; a pod reaches the populator only after start().
+  const ownsNode = o.sharding ? (n: string) => shards?.ownsNode(n) === true : undefined;
   const populator = createDesiredStatePopulator({ conditions, state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: o.dswPopulatorPeriodMs, listPodsPeriodMs: o.dswListPodsPeriodMs,
+    ...(ownsNode ? { ownsNode } : {}),
     onPeriodicPass: (pass, s) => metrics.periodicPassBusy.observe({ pass }, s.busyMs / 1000),
     onDesiredAdded: () => loop?.wake(),
     observer,
@@ -152,6 +161,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const podName = (uid: string) => populator.podName(uid);
   const executor = createOperationExecutor({
     state, plugins, metrics, events, podName, observer,
+    ...(o.sharding ? { mayStart: (n: string) => shards?.mayStart(n) === true } : {}),
     liveVolumesInUse: async (name) => {
       const node = await api.getNode(name);
       if (node === undefined) return 'not-found';
@@ -195,6 +205,16 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     await new Promise<void>((r) => setImmediate(r));
     const halted = () => stopped || steppingDown;
     if (halted()) return;
+    if (shards) {
+      // One of several replicas: the state starts empty and takes in each bucket's nodes as the
+      // bucket is claimed (A2–A4 for those nodes: node-handover.ts).
+      populator.start();
+      filled = true;
+      reconciler.start();
+      shards.start();
+      actingResolve();
+      return;
+    }
     const loaded = loadActualState({ state, nodes: nodes.values(), volumeAttachments: vas.values(), pv: (n) => pvs.get(n), plugins, translator, log, conditions });
     log.info(loaded, 'actual state loaded (A2–A3)');
     populator.start();
@@ -222,6 +242,20 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     synced = true;
     log.info('all watches synced');
     if (stopped) return;
+    if (o.sharding) {
+      const handover = createNodeHandover({
+        state, populator, nodes, volumeAttachments: vas, pv: (n) => pvs.get(n), plugins, translator, conditions, log,
+        writingStatus: (n) => statusUpdater.writing(n),
+      });
+      shards = createShardRoles({
+        api, namespace: o.leaderElectNamespace, identity: o.identity ?? defaultReplicaId(), buckets: o.shardBuckets,
+        leaseDurationMs: o.leaderElectLeaseDurationMs, renewDeadlineMs: o.leaderElectRenewDeadlineMs, retryPeriodMs: o.leaderElectRetryPeriodMs,
+        graceMs: o.shardGraceMs, ...(o.shardStableMs !== undefined ? { stableMs: o.shardStableMs } : {}),
+        handover: () => handover, stopped: () => stopped, log,
+        onLost: (reason) => void loseShards(reason),
+      });
+      return act();
+    }
     if (!o.leaderElect) return act();
     elector = createLeaderElector({
       api, namespace: o.leaderElectNamespace, name: o.leaderElectName,
@@ -257,12 +291,30 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     void elector.start(abort.signal);
   });
 
+  // A replica whose membership is lost stops acting at once and for good (as after losing the
+  // leader lease): its peers fence it and take its buckets over.
+  async function loseShards(reason: string): Promise<void> {
+    if (stopped) return;
+    log.error({ reason }, 'shard membership lost; stopped acting, restart required');
+    mustRestart(reason);
+    api.refuseWaiting();
+    await reconciler.stop();
+    statusUpdater.close();
+    executor.close();
+  }
+
   let stopping: Promise<void> | undefined;
   async function stopAll(): Promise<void> {
-    stopped = true;
-    api.refuseWaiting(); // maySend is false now: the queued calls end at once
     const t0 = performance.now();
     const step = (what: string) => log.info({ ms: Math.round(performance.now() - t0) }, `stop: ${what}`);
+    if (shards && restartReason === undefined) {
+      // Graceful hand-over: every bucket drained (no new operation, the started ones and the
+      // status writes finished) and released, so that peers claim them at once.
+      await shards.stop();
+      step('buckets handed over');
+    }
+    stopped = true;
+    api.refuseWaiting(); // maySend is false now: the queued calls end at once
     await reconciler.stop();
     step('reconciler stopped');
     statusUpdater.close();
@@ -286,7 +338,10 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     get dashboard(): DashboardModel {
       return model;
     },
-    role: () => (!o.leaderElect ? 'single' : elector?.isLeader() ? 'leader' : 'standby'),
+    get shards() {
+      return shards;
+    },
+    role: () => (o.sharding ? 'shard' : !o.leaderElect ? 'single' : elector?.isLeader() ? 'leader' : 'standby'),
     ready() {
       if (!synced) {
         const pending = reflectors.filter((r) => !r.synced()).map((r) => r.resource);
@@ -322,4 +377,10 @@ function listReaderOptions(reader: ControllerOptions['listReader'], planner: Pla
   const sieved = reader === 'sieve' || reader === 'worker-sieve';
   if ((reader === 'worker' || reader === 'worker-sieve') && planner.pool) return { readPage: adapt.listPageReader(planner.pool, sieved ? build : undefined) };
   return sieved ? { sieve: createJsonSieve({ build }) } : {};
+}
+
+/** A replica identity for the Leases: the host name as a DNS label, and a random suffix. */
+function defaultReplicaId(): string {
+  const host = hostname().toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+|-+$/g, '').slice(0, 50) || 'fleet-attach';
+  return `${host}-${randomBytes(4).toString('hex')}`;
 }

@@ -59,6 +59,11 @@ export interface ShardCoordinator {
   /** O(1), allocation-free: this replica may write for `nodeName` now. */
   mayAct(nodeName: string): boolean;
   mayActOnBucket(bucket: number): boolean;
+  /**
+   * O(1): this replica holds the node's bucket (warming up, acting or draining it) and is live.
+   * Writes that finish what was started (a drain's status flush) may go on while it holds.
+   */
+  holds(nodeName: string): boolean;
   bucketOf(nodeName: string): number;
   /** Buckets acting now, ascending. */
   ownedBuckets(): number[];
@@ -142,6 +147,10 @@ class LeaseShardCoordinator implements ShardCoordinator {
 
   mayActOnBucket(bucket: number): boolean {
     return this.state[bucket] === ACTING && this.opts.membership.isLive();
+  }
+
+  holds(nodeName: string): boolean {
+    return this.state[bucketOf(nodeName, this.buckets)] !== NONE && this.opts.membership.isLive();
   }
 
   bucketOf(nodeName: string): number {

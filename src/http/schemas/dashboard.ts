@@ -36,7 +36,7 @@ export const DashboardSummary = Type.Object({
   ageHistogram: Type.Object({ lt10s: Type.Integer(), lt1m: Type.Integer(), lt6m: Type.Integer(), ge6m: Type.Integer() }),
   health: Type.Object({
     ready: Type.Boolean(),
-    role: StringEnum(['leader', 'standby', 'single']),
+    role: StringEnum(['leader', 'standby', 'single', 'shard']),
     loop: Type.Object({ pass: Timing, plan: Timing }),
     apiClient: Type.Object({ inFlight: Type.Integer(), waiting: Type.Integer(), maxInFlight: Type.Integer(), admissionBound: Type.Integer() }),
     watches: Type.Array(Type.Object({ resource: Type.String(), synced: Type.Boolean(), relists: Type.Integer(), lastEventAgeMs: Type.Optional(Type.Number()) })),

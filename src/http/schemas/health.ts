@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { StringEnum } from './common.js';
 
-const Role = StringEnum(['leader', 'standby', 'single']);
+const Role = StringEnum(['leader', 'standby', 'single', 'shard']);
 
 export const healthzSchema = {
   summary: 'Process alive',

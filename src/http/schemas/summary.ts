@@ -8,7 +8,7 @@ const Timing = Type.Object({
 
 export const Summary = Type.Object({
   ready: Type.Boolean(),
-  role: StringEnum(['leader', 'standby', 'single']),
+  role: StringEnum(['leader', 'standby', 'single', 'shard']),
   nodes: Type.Object({
     total: Type.Integer({ description: 'Nodes known to the state (managed or not)' }),
     managed: Type.Integer(),
