@@ -51,6 +51,20 @@ export interface OperationExecutorDeps {
    * `pending`, as after close(), and leaves no trace. Every node when absent.
    */
   mayStart?: (nodeName: string) => boolean;
+  /**
+   * Several replicas: the attach lock of a ReadWriteOnce volume's PersistentVolume, so that two
+   * replicas (each with nodes of its own) never attach it to two nodes. `take` resolves once the
+   * node holds the lock and rejects while another node holds it (the attach then fails and backs
+   * off, as a Multi-Attach would wait); `release` clears it once the volume's VolumeAttachment
+   * on the node is gone, and never rejects. None when absent (one replica: the state sees every
+   * node).
+   */
+  attachLock?: AttachLock;
+}
+
+export interface AttachLock {
+  take(pvName: string, nodeName: string): Promise<void>;
+  release(pvName: string, nodeName: string): Promise<void>;
 }
 
 /** F8 for one detach: `after` resolves true once the node's status write succeeded, false if it failed. */
@@ -227,7 +241,9 @@ class Executor implements OperationExecutor {
     const nodeName = state.nodeName(node);
     const t0 = this.now();
     let error: unknown;
+    const locked = this.lockedPv(volume, spec);
     try {
+      if (locked !== undefined) await this.d.attachLock!.take(locked, nodeName);
       await plugin.attach(spec, nodeName);
     } catch (err) {
       error = err;
@@ -269,12 +285,15 @@ class Executor implements OperationExecutor {
     const { plugin, volumeName, spec } = target;
     const t0 = this.now();
     let error: unknown;
+    const locked = this.lockedPv(volume, spec);
     try {
       if (verifySafeToDetach) {
         const inUse = await this.d.liveVolumesInUse(nodeName); // F9; NotFound skips the check
         if (inUse !== 'not-found' && inUse.includes(unique)) throw new Error('volume is still in use by node, according to Node status');
       }
       await plugin.detach(volumeName, nodeName);
+      // The detach resolved: the VolumeAttachment is gone (L4), so the node may give the lock up.
+      if (locked !== undefined) await this.d.attachLock!.release(locked, nodeName);
     } catch (err) {
       error = err;
     }
@@ -292,6 +311,12 @@ class Executor implements OperationExecutor {
         this.log.info({ volume: unique, node: nodeName, err: String(error) }, 'detach failed');
       }
     });
+  }
+
+  /** The PV whose attach lock guards the volume: with a lock, for a multi-attach-forbidden volume of a PV. */
+  private lockedPv(volume: VolumeId, spec: VolumeSpec | undefined): string | undefined {
+    if (this.d.attachLock === undefined || spec === undefined || spec.origin !== 'pv' || !this.d.state.multiAttachForbidden(volume)) return undefined;
+    return spec.name;
   }
 
   /** J4: `storage_operation_duration_seconds`, CSI plugin label `kubernetes.io/csi:<driver>`. */

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { createWorldState } from '../../src/cache/world-state.js';
 import { createFakeEventRecorder } from '../../src/events/fake-event-recorder.js';
 import { createControllerMetrics } from '../../src/metrics/controller-metrics.js';
-import { createOperationExecutor } from '../../src/operations/operation-executor.js';
+import { createOperationExecutor, type AttachLock } from '../../src/operations/operation-executor.js';
 import { createFakeAttachablePlugin } from '../../src/plugins/fake-attachable-plugin.js';
 import { createVolumePluginManager, type VolumeSpec } from '../../src/plugins/index.js';
 import { volumeInfoFor, volumeInfoOf } from '../../src/populator/volume-info.js';
@@ -18,7 +18,7 @@ const UNIQUE = 'kubernetes.io/csi/test.csi.k8s.io^h1';
  * An executor over a ReadWriteOnce CSI volume; `live` is what the live Node read (F9) answers,
  * and every node it is asked for is recorded in `lookups`.
  */
-function executorFixture(o: { live?: readonly string[] | 'not-found'; autoSucceed?: boolean } = {}) {
+function executorFixture(o: { live?: readonly string[] | 'not-found'; autoSucceed?: boolean; attachLock?: AttachLock } = {}) {
   const state = createWorldState();
   const plugin = createFakeAttachablePlugin({ autoSucceed: o.autoSucceed ?? false });
   const lookups: string[] = [];
@@ -33,6 +33,7 @@ function executorFixture(o: { live?: readonly string[] | 'not-found'; autoSuccee
       return o.live ?? [];
     },
     now: () => 1_000,
+    ...(o.attachLock ? { attachLock: o.attachLock } : {}),
   });
   const unique = UNIQUE;
   const spec: VolumeSpec = { name: 'pv-1', origin: 'pv', source: { type: 'csi', driver: 'test.csi.k8s.io', volumeHandle: 'h1' }, accessModes: ['ReadWriteOnce'], readOnly: false, migrated: false };
@@ -234,4 +235,40 @@ test('a forced detach skips the live check; a Node the API server no longer has 
     assert.equal(plugin.calls.filter((c) => c.op === 'detach').length, 1);
     assert.equal(state.attachState(v, n), 'detached');
   }
+});
+
+test('with an attach lock, a ReadWriteOnce attach takes its PV lock first, a lock held by another node fails it unsent, and a detach gives the lock up once done', async () => {
+  const holders = new Map<string, string>();
+  const taken: string[] = [];
+  const attachLock: AttachLock = {
+    async take(pv, node) {
+      const holder = holders.get(pv);
+      if (holder !== undefined && holder !== node) throw new Error(`attach lock of ${pv} held by node ${holder}`);
+      holders.set(pv, node);
+      taken.push(`${pv}@${node}`);
+    },
+    async release(pv, node) {
+      if (holders.get(pv) === node) holders.delete(pv);
+    },
+  };
+  const { state, plugin, executor, v, node } = executorFixture({ attachLock, autoSucceed: true });
+  const a = node('node-a');
+  const b = node('node-b');
+  state.addDesiredPod(v, a, 'pod-1');
+  assert.equal(executor.startAttach(v, a), 'started');
+  await executor.idle();
+  assert.equal(state.attachState(v, a), 'attached');
+  assert.deepEqual(taken, ['pv-1@node-a']);
+  // Another replica's node wants it while node-a holds the lock: nothing reaches the plugin.
+  state.addDesiredPod(v, b, 'pod-2');
+  assert.equal(executor.startAttach(v, b), 'started');
+  await executor.idle();
+  assert.deepEqual(plugin.calls.map((c) => `${c.op} ${c.nodeName}`), ['attach node-a']);
+  assert.notEqual(state.attachState(v, b), 'attached');
+  assert.match(String((volumeInfoOf(state, v) as { lastError?: { message: string } }).lastError?.message), /held by node node-a/);
+  // Detached from node-a (its VolumeAttachment gone): the lock is free again.
+  assert.equal(executor.startDetach(v, a, false), 'started');
+  await executor.idle();
+  assert.equal(state.attachState(v, a), 'detached');
+  assert.equal(holders.get('pv-1'), undefined);
 });
