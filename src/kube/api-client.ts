@@ -1,9 +1,10 @@
 /**
  * KubeApiClient: every single-object read and write the controller makes. Kubeconfig, auth and
  * the shared keep-alive agent are client-node's (via {@link FleetKubeConfig}); the hot calls
- * (VolumeAttachment create and delete, the live Node read, the Node status patch, and the Event
- * writes, one per attach at most) are raw requests (raw-write.ts), the rest (leases, the
- * VolumeAttachment read after a create conflict) go through the generated API.
+ * (VolumeAttachment create and delete, the live Node read, the Node status patch, the Event
+ * writes, one per attach at most, and the PV lock's read and patch) are raw requests
+ * (raw-write.ts), the rest (leases, the VolumeAttachment read after a create conflict) go
+ * through the generated API.
  *
  * Contract for every method:
  * - controller calls (everything but leases) first take a slot of the in-flight bound
@@ -30,8 +31,9 @@ import {
 } from '@kubernetes/client-node';
 import { fleetError } from '../errors/index.js';
 import type { FleetKubeConfig } from './kube-config.js';
-import { isConflict, isInvalid, isNotFound, kubeErrorDetails } from './kube-errors.js';
-import { volumesAttachedCas, volumesAttachedValue, type JsonPatchOp } from './json-patch.js';
+import { isConflict, isNotFound, kubeErrorDetails } from './kube-errors.js';
+import { casOutcome, volumesAttachedCas, volumesAttachedValue, type JsonPatchOp } from './json-patch.js';
+import { persistentVolumeMeta, type PersistentVolumeMeta } from './persistent-volume-meta.js';
 import { projectLease, type LeaseRecord } from './projections/lease.js';
 import { projectNode, type AttachedVolume, type NodeRecord } from './projections/node.js';
 import type { Projected } from './projections/read.js';
@@ -45,6 +47,7 @@ import { createRequestRunner, type RawSent, type RequestRunner, type RunOptions,
 
 export type { LeaseRecord };
 export type { JsonPatchOp } from './json-patch.js';
+export type { PersistentVolumeMeta } from './persistent-volume-meta.js';
 
 export type { EventBody, EventPatchBody, VolumeAttachmentBody } from './api-bodies.js';
 
@@ -125,15 +128,6 @@ export interface NodeStatusCas {
   expected: ReadonlyArray<Readonly<AttachedVolume>> | null;
 }
 
-/** The metadata of a PersistentVolume the PV lock reads; a map is undefined when the object has none. */
-export interface PersistentVolumeMeta {
-  name: string;
-  uid: string;
-  resourceVersion: string;
-  annotations: Readonly<Record<string, string>> | undefined;
-  labels: Readonly<Record<string, string>> | undefined;
-}
-
 export interface KubeApiClientOptions {
   kc: FleetKubeConfig;
   qps?: number;
@@ -152,7 +146,7 @@ export interface KubeApiClientOptions {
   maxRetryAfterMs?: number;
   /**
    * The hot calls (VolumeAttachment create/delete, Node get, Node status patch, Event create and
-   * patch) as raw requests (default true); false sends them through the generated client, for comparison.
+   * patch, PersistentVolume get and patch) as raw requests (default true); false sends them through the generated client, for comparison.
    */
   rawWrites?: boolean;
   /** Leadership, asked before each limited call is sent (request-runner.ts). */
@@ -271,7 +265,7 @@ class GeneratedApiClient implements KubeApiClient {
         ? this.raw(what, { method: 'GET', path: `${PVS_PATH}/${pathSegment(name)}`, response: 'json' })
         : this.runner.run(what, (o) => this.core.readPersistentVolumeWithHttpInfo({ name }, o)),
     );
-    return raw === undefined ? undefined : persistentVolumeMeta(raw, what);
+    return raw === undefined ? undefined : must(persistentVolumeMeta(raw), what);
   }
 
   async patchPersistentVolume(name: string, ops: readonly JsonPatchOp[]): Promise<'patched' | 'not-found' | 'conflict'> {
@@ -357,38 +351,6 @@ class GeneratedApiClient implements KubeApiClient {
       throw err;
     }
   }
-}
-
-/** A compare-and-swap write's outcome: a failed `test` (422) or a conflict (409) is `conflict`, not an error. */
-async function casOutcome(sent: Promise<unknown>): Promise<'patched' | 'not-found' | 'conflict'> {
-  try {
-    await sent;
-    return 'patched';
-  } catch (err) {
-    if (isNotFound(err)) return 'not-found';
-    // A JSON Patch's only 422 is an operation that does not apply: the patched object is valid
-    // by construction (a list of name/devicePath pairs, an annotation, a label).
-    if (isInvalid(err) || isConflict(err)) return 'conflict';
-    throw err;
-  }
-}
-
-/** The PV's metadata from a GET answer (raw JSON or the generated client's object). */
-function persistentVolumeMeta(raw: unknown, what: What): PersistentVolumeMeta {
-  const meta = (raw as { metadata?: unknown } | null)?.metadata as Record<string, unknown> | undefined;
-  const name = meta?.name;
-  const resourceVersion = meta?.resourceVersion;
-  if (typeof name !== 'string' || typeof resourceVersion !== 'string') {
-    throw fleetError('FA_ERR_KUBE_OBJECT_INVALID', `${what.verb} ${what.resource}/${what.name ?? ''}: no metadata.name or metadata.resourceVersion`);
-  }
-  return { name, uid: typeof meta?.uid === 'string' ? meta.uid : '', resourceVersion, annotations: stringMap(meta?.annotations), labels: stringMap(meta?.labels) };
-}
-
-function stringMap(v: unknown): Record<string, string> | undefined {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
-  const out: Record<string, string> = {};
-  for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
-  return out;
 }
 
 function must<T>(p: Projected<T>, what: What): T {

@@ -12,6 +12,7 @@
  * in order, scalars by their compact text. The expected value must therefore be what the server
  * encodes: every member it writes, none it omits.
  */
+import { isConflict, isInvalid, isNotFound } from './kube-errors.js';
 import type { AttachedVolume } from './projections/node.js';
 
 export type JsonPatchOp =
@@ -60,4 +61,21 @@ export function volumesAttachedCas(
   if (willBe) ops.push({ op: wasThere ? 'replace' : 'add', path: VOLUMES_ATTACHED, value: volumesAttachedValue(next) });
   else if (wasThere) ops.push({ op: 'remove', path: VOLUMES_ATTACHED });
   return ops;
+}
+
+/**
+ * A compare-and-swap write's outcome: a failed `test` (422) or a conflict (409) is `conflict`,
+ * an answer rather than an error; 404 is `not-found`; anything else rejects.
+ */
+export async function casOutcome(sent: Promise<unknown>): Promise<'patched' | 'not-found' | 'conflict'> {
+  try {
+    await sent;
+    return 'patched';
+  } catch (err) {
+    if (isNotFound(err)) return 'not-found';
+    // A JSON Patch's only 422 is an operation that does not apply: the patched object is valid
+    // by construction (a list of name/devicePath pairs, an annotation, a label).
+    if (isInvalid(err) || isConflict(err)) return 'conflict';
+    throw err;
+  }
 }
