@@ -39,12 +39,12 @@ export function volumesAttachedValue(list: ReadonlyArray<Readonly<AttachedVolume
  * `next`; an empty or null list is the absent field (the server never encodes an empty list:
  * it is omitempty).
  *
- * An absent field is tested with `value: null`. evanphx/json-patch's `test` (v4, and every
- * version kube-apiserver has shipped since 2015) passes for a null value when the member is
- * missing from an object that exists, and fails when the member is there (its own test table:
- * `{"baz":"qux"}` tests `/foo` equal to null). `/status` always exists in a Node as the server
- * encodes it (NodeStatus is a struct, never omitted). That keeps the absent case a field-level
- * CAS too; the alternative, a merge patch carrying the Node's resourceVersion, fails whenever
+ * An absent field is tested with `value: null`. evanphx/json-patch's `test` (the v4 line
+ * kube-apiserver imports, and v5 alike) passes for a null value when the member is missing from
+ * an object that exists, and fails when the member is there (its own test table: `{"baz":"qux"}`
+ * tests `/foo` equal to null); it fails when the parent object itself is missing, but `/status`
+ * always exists in a Node as the server encodes it (NodeStatus is a struct, never omitted).
+ * That keeps the absent case a field-level CAS too; the alternative, a merge patch carrying the Node's resourceVersion, fails whenever
  * kubelet has written the Node since it was read, and needs a resourceVersion the Node
  * projection does not keep.
  *
