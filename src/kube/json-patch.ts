@@ -44,9 +44,9 @@ export function volumesAttachedValue(list: ReadonlyArray<Readonly<AttachedVolume
  * an object that exists, and fails when the member is there (its own test table: `{"baz":"qux"}`
  * tests `/foo` equal to null); it fails when the parent object itself is missing, but `/status`
  * always exists in a Node as the server encodes it (NodeStatus is a struct, never omitted).
- * That keeps the absent case a field-level CAS too; the alternative, a merge patch carrying the Node's resourceVersion, fails whenever
- * kubelet has written the Node since it was read, and needs a resourceVersion the Node
- * projection does not keep.
+ * That keeps the absent case a field-level CAS too. The alternative, a merge patch carrying the
+ * Node's resourceVersion, fails whenever kubelet has written the Node since it was read, and
+ * needs a resourceVersion the Node projection does not keep.
  *
  * `next` empty: `remove` when the list was there, nothing after the `test` when it was not
  * (the patch then only confirms the list is still absent).
