@@ -32,7 +32,7 @@ import {
 import { fleetError } from '../errors/index.js';
 import type { FleetKubeConfig } from './kube-config.js';
 import { isConflict, isNotFound, kubeErrorDetails } from './kube-errors.js';
-import { casOutcome, volumesAttachedCas, volumesAttachedValue, type JsonPatchOp } from './json-patch.js';
+import { casOutcome, jsonPatchBody, volumesAttachedCas, volumesAttachedValue, type JsonPatchOp } from './json-patch.js';
 import { persistentVolumeMeta, type PersistentVolumeMeta } from './persistent-volume-meta.js';
 import { projectLease, type LeaseRecord } from './projections/lease.js';
 import { projectNode, type AttachedVolume, type NodeRecord } from './projections/node.js';
@@ -245,7 +245,7 @@ class GeneratedApiClient implements KubeApiClient {
     if (cas !== undefined) {
       const ops = volumesAttachedCas(cas.expected, volumesAttached);
       const sent: Promise<unknown> = this.rawWrites
-        ? this.raw(what, { method: 'PATCH', path, body: JSON.stringify(ops), contentType: PatchStrategy.JsonPatch, response: 'drain' }, { priority: 'high' })
+        ? this.raw(what, { method: 'PATCH', path, body: jsonPatchBody(ops), contentType: PatchStrategy.JsonPatch, response: 'drain' }, { priority: 'high' })
         : this.runner.run(what, (o) => this.core.patchNodeStatusWithHttpInfo({ name, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, o)), { priority: 'high' });
       return casOutcome(sent);
     }
@@ -271,7 +271,7 @@ class GeneratedApiClient implements KubeApiClient {
   async patchPersistentVolume(name: string, ops: readonly JsonPatchOp[]): Promise<'patched' | 'not-found' | 'conflict'> {
     const what = { verb: 'patch', resource: 'persistentvolumes', name };
     const sent: Promise<unknown> = this.rawWrites
-      ? this.raw(what, { method: 'PATCH', path: `${PVS_PATH}/${pathSegment(name)}`, body: JSON.stringify(ops), contentType: PatchStrategy.JsonPatch, response: 'drain' })
+      ? this.raw(what, { method: 'PATCH', path: `${PVS_PATH}/${pathSegment(name)}`, body: jsonPatchBody(ops), contentType: PatchStrategy.JsonPatch, response: 'drain' })
       : this.runner.run(what, (o) => this.core.patchPersistentVolumeWithHttpInfo({ name, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, o)));
     return casOutcome(sent);
   }

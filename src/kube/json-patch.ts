@@ -19,6 +19,18 @@ export type JsonPatchOp =
   | { readonly op: 'test' | 'add' | 'replace'; readonly path: string; readonly value: unknown }
   | { readonly op: 'remove'; readonly path: string };
 
+/**
+ * The patch as sent. `test` compares strings by their encoded text, and kube-apiserver encodes
+ * the stored object with Go's encoding/json, which escapes `<`, `>`, `&`, U+2028 and U+2029 as
+ * `\u003c`… where JSON.stringify writes them as they are; so the body is escaped the same way,
+ * or a value holding one of them would never test equal. (Outside strings JSON has none of them.)
+ */
+export function jsonPatchBody(ops: readonly JsonPatchOp[]): string {
+  return JSON.stringify(ops).replace(GO_ESCAPED, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+const GO_ESCAPED = /[<>&\u2028\u2029]/g;
+
 /** One JSON Pointer (RFC 6901) reference token: `~` → `~0`, `/` → `~1` (an annotation key such as `fleet-attach.io/attach-lock`). */
 export function pointerToken(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { pointerToken, volumesAttachedCas } from '../../src/kube/json-patch.js';
+import { jsonPatchBody, pointerToken, volumesAttachedCas } from '../../src/kube/json-patch.js';
 
 const A = { name: 'kubernetes.io/csi/d^a', devicePath: '' };
 const B = { name: 'kubernetes.io/csi/d^b', devicePath: '/dev/b' };
@@ -46,5 +46,13 @@ describe('pointerToken', () => {
     assert.equal(pointerToken('fleet-attach.io/attach-lock'), 'fleet-attach.io~1attach-lock');
     assert.equal(pointerToken('a~/b'), 'a~0~1b');
     assert.equal(pointerToken('plain'), 'plain');
+  });
+});
+
+describe('jsonPatchBody', () => {
+  it('escapes what Go escapes in strings (<, >, &, U+2028, U+2029), so a tested value compares equal byte for byte', () => {
+    const body = jsonPatchBody([{ op: 'test', path: '/metadata/annotations/k', value: 'a<b>&c\u2028d\u2029é' }]);
+    assert.equal(body, '[{"op":"test","path":"/metadata/annotations/k","value":"a\\u003cb\\u003e\\u0026c\\u2028d\\u2029é"}]');
+    assert.deepEqual(JSON.parse(body), [{ op: 'test', path: '/metadata/annotations/k', value: 'a<b>&c\u2028d\u2029é' }]);
   });
 });

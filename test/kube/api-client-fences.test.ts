@@ -115,6 +115,13 @@ for (const rawWrites of [true, false]) {
       assert.equal(storedList(name), undefined, 'clearing removes the field');
     });
 
+    it('status CAS: names with characters Go escapes (<, >, &) still test equal', async () => {
+      const odd = { name: 'kubernetes.io/csi/d^a&b<c>', devicePath: '' };
+      const name = makeNode([odd]);
+      assert.equal(await api.patchNodeStatus(name, [odd, A], { expected: listOf(await api.getNode(name)) }), 'patched');
+      assert.deepEqual(storedList(name), [odd, A]);
+    });
+
     it('status CAS: a list expected to be absent is there: `conflict`', async () => {
       const name = makeNode([A]);
       assert.equal(await api.patchNodeStatus(name, [B], { expected: null }), 'conflict');
