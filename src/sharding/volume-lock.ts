@@ -146,7 +146,9 @@ function takeOps(meta: PersistentVolumeMeta, node: string, fence: LockFence): Js
     meta.annotations === undefined
       ? { op: 'add', path: '/metadata/annotations', value: { [ATTACH_LOCK_ANNOTATION]: value } }
       : { op: 'add', path: LOCK_PATH, value },
-    meta.labels === undefined ? { op: 'add', path: '/metadata/labels', value: { [LOCK_BUCKET_LABEL]: bucket } } : { op: 'add', path: BUCKET_PATH, value: bucket },
+    meta.labels === undefined
+      ? { op: 'add', path: '/metadata/labels', value: { [LOCK_BUCKET_LABEL]: bucket } }
+      : { op: 'add', path: BUCKET_PATH, value: bucket },
   ];
 }
 
