@@ -244,6 +244,8 @@ class GeneratedApiClient implements KubeApiClient {
     const path = `${NODES_PATH}/${pathSegment(name)}/status`;
     if (cas !== undefined) {
       const ops = volumesAttachedCas(cas.expected, volumesAttached);
+      // The generated client serialises the ops itself, without Go's escapes (jsonPatchBody):
+      // a comparison path, whose `test` of a string holding <, > or & fails on kube-apiserver.
       const sent: Promise<unknown> = this.rawWrites
         ? this.raw(what, { method: 'PATCH', path, body: jsonPatchBody(ops), contentType: PatchStrategy.JsonPatch, response: 'drain' }, { priority: 'high' })
         : this.runner.run(what, (o) => this.core.patchNodeStatusWithHttpInfo({ name, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, o)), { priority: 'high' });
