@@ -35,6 +35,9 @@ export const ERRORS = {
   // leader election and stop: a call refused before it is sent because this replica does not
   // lead or is stopping (expected then: recognised by isNotLeader and kept quiet)
   FA_ERR_NOT_LEADER: { status: 503, message: 'not sent: the controller is stopping or does not lead' },
+  // sharding: a write refused before it is sent because this replica does not own the bucket of
+  // the node it is for (expected during a hand-over: recognised by isNotOwner and kept quiet)
+  FA_ERR_NOT_OWNER: { status: 503, message: 'not sent: this replica does not own the node' },
   // WASM state and kernel
   FA_ERR_STATE_CAPACITY: { status: 507, message: 'state table capacity exceeded' },
   FA_ERR_KERNEL: { status: 500, message: 'plan kernel failed' },

@@ -35,6 +35,11 @@ export function isNotLeader(err: unknown): boolean {
   return isFleetError(err, 'FA_ERR_NOT_LEADER');
 }
 
+/** A write refused because this replica does not own the bucket of its node (sharding/fenced-writes.ts). */
+export function isNotOwner(err: unknown): boolean {
+  return isFleetError(err, 'FA_ERR_NOT_OWNER');
+}
+
 /** Expected, quiet outcomes: an operation refused because one is pending or the key is backing off. */
 export function isExpectedOperationRefusal(err: unknown): boolean {
   return isFleetError(err, 'FA_ERR_OP_ALREADY_PENDING') || isFleetError(err, 'FA_ERR_OP_BACKOFF');

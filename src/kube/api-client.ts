@@ -1,9 +1,10 @@
 /**
  * KubeApiClient: every single-object read and write the controller makes. Kubeconfig, auth and
  * the shared keep-alive agent are client-node's (via {@link FleetKubeConfig}); the hot calls
- * (VolumeAttachment create and delete, the live Node read, the Node status patch, and the Event
- * writes, one per attach at most) are raw requests (raw-write.ts), the rest (leases, the
- * VolumeAttachment read after a create conflict) go through the generated API.
+ * (VolumeAttachment create and delete, the live Node read, the Node status patch, the Event
+ * writes, one per attach at most, and the PV lock's read and patch) are raw requests
+ * (raw-write.ts), the rest (leases, the VolumeAttachment read after a create conflict) go
+ * through the generated API.
  *
  * Contract for every method:
  * - controller calls (everything but leases) first take a slot of the in-flight bound
@@ -30,7 +31,9 @@ import {
 } from '@kubernetes/client-node';
 import { fleetError } from '../errors/index.js';
 import type { FleetKubeConfig } from './kube-config.js';
-import { isNotFound, kubeErrorDetails } from './kube-errors.js';
+import { isConflict, isNotFound, kubeErrorDetails } from './kube-errors.js';
+import { casOutcome, jsonPatchBody, volumesAttachedCas, volumesAttachedValue, type JsonPatchOp } from './json-patch.js';
+import { persistentVolumeMeta, type PersistentVolumeMeta } from './persistent-volume-meta.js';
 import { projectLease, type LeaseRecord } from './projections/lease.js';
 import { projectNode, type AttachedVolume, type NodeRecord } from './projections/node.js';
 import type { Projected } from './projections/read.js';
@@ -43,6 +46,8 @@ import { attemptCall, pathSegment, sendRaw, type RawCall } from './raw-write.js'
 import { createRequestRunner, type RawSent, type RequestRunner, type RunOptions, type What } from './request-runner.js';
 
 export type { LeaseRecord };
+export type { JsonPatchOp } from './json-patch.js';
+export type { PersistentVolumeMeta } from './persistent-volume-meta.js';
 
 export type { EventBody, EventPatchBody, VolumeAttachmentBody } from './api-bodies.js';
 
@@ -61,6 +66,12 @@ export interface KubeApiClient {
   createVolumeAttachment(body: VolumeAttachmentBody): Promise<'created' | 'already-exists'>;
   /** Deletes it; NotFound is success (`not-found`). Deletion completes later, when the attacher drops its finalizer. */
   deleteVolumeAttachment(name: string): Promise<'deleted' | 'not-found'>;
+  /**
+   * The same, conditioned on the object seen (DeleteOptions `preconditions`): when the stored
+   * VolumeAttachment has another uid (deleted and created again) or another resourceVersion,
+   * kube-apiserver refuses with 409 and nothing is deleted: `precondition-failed`.
+   */
+  deleteVolumeAttachment(name: string, preconditions: DeletePreconditions): Promise<'deleted' | 'not-found' | 'precondition-failed'>;
   /** Live GET; undefined when it does not exist. */
   getVolumeAttachment(name: string): Promise<VolumeAttachmentRecord | undefined>;
   /** Live GET (F9 safety check); undefined when the Node does not exist. */
@@ -70,6 +81,21 @@ export interface KubeApiClient {
    * list is replaced; null removes the field). `not-found` when the Node is gone.
    */
   patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null): Promise<'patched' | 'not-found'>;
+  /**
+   * The same write as a compare-and-swap (JSON Patch `test` then `replace`, json-patch.ts
+   * {@link volumesAttachedCas}): written only if the stored list still equals `cas.expected`;
+   * otherwise kube-apiserver answers 422 and nothing changes: `conflict`. `expected` must be the
+   * list as read from the server (or as this caller last wrote it), entry for entry in its
+   * order, with each `devicePath` as read ('' when empty); null or empty: the field is absent.
+   */
+  patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null, cas: NodeStatusCas): Promise<'patched' | 'not-found' | 'conflict'>;
+  /** Live GET of a PersistentVolume's metadata; undefined when it does not exist. */
+  getPersistentVolume(name: string): Promise<PersistentVolumeMeta | undefined>;
+  /**
+   * Applies a JSON Patch to the PersistentVolume. `conflict` when an operation fails (a `test`:
+   * 422) or the server reports a conflict (409); `not-found` when it is gone.
+   */
+  patchPersistentVolume(name: string, ops: readonly JsonPatchOp[]): Promise<'patched' | 'not-found' | 'conflict'>;
   /** Creates a core/v1 Event in `namespace`. */
   createEvent(namespace: string, event: EventBody): Promise<void>;
   /** Merge-patches a repeated Event; `not-found` when it is gone. */
@@ -93,6 +119,17 @@ export interface KubeApiClient {
   refuseWaiting(): void;
 }
 
+/** DeleteOptions `preconditions`: the object deleted must still have this uid and/or resourceVersion. */
+export interface DeletePreconditions {
+  uid?: string;
+  resourceVersion?: string;
+}
+
+/** A compare-and-swap on `status.volumesAttached`: the list the caller last read or wrote. */
+export interface NodeStatusCas {
+  expected: ReadonlyArray<Readonly<AttachedVolume>> | null;
+}
+
 export interface KubeApiClientOptions {
   kc: FleetKubeConfig;
   qps?: number;
@@ -111,7 +148,7 @@ export interface KubeApiClientOptions {
   maxRetryAfterMs?: number;
   /**
    * The hot calls (VolumeAttachment create/delete, Node get, Node status patch, Event create and
-   * patch) as raw requests (default true); false sends them through the generated client, for comparison.
+   * patch, PersistentVolume get and patch) as raw requests (default true); false sends them through the generated client, for comparison.
    */
   rawWrites?: boolean;
   /** Leadership, asked before each limited call is sent (request-runner.ts). */
@@ -120,6 +157,7 @@ export interface KubeApiClientOptions {
 
 const VA_PATH = '/apis/storage.k8s.io/v1/volumeattachments';
 const NODES_PATH = '/api/v1/nodes';
+const PVS_PATH = '/api/v1/persistentvolumes';
 const eventsPath = (namespace: string) => `/api/v1/namespaces/${pathSegment(namespace)}/events`;
 
 export function createKubeApiClient(opts: KubeApiClientOptions): KubeApiClient {
@@ -162,16 +200,25 @@ class GeneratedApiClient implements KubeApiClient {
     }
   }
 
-  async deleteVolumeAttachment(name: string): Promise<'deleted' | 'not-found'> {
+  deleteVolumeAttachment(name: string): Promise<'deleted' | 'not-found'>;
+  deleteVolumeAttachment(name: string, preconditions: DeletePreconditions): Promise<'deleted' | 'not-found' | 'precondition-failed'>;
+  async deleteVolumeAttachment(name: string, preconditions?: DeletePreconditions): Promise<'deleted' | 'not-found' | 'precondition-failed'> {
     const what = { verb: 'delete', resource: 'volumeattachments', name };
+    const options = preconditions === undefined ? undefined : { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { ...preconditions } };
     try {
       // High lane: a detach deletes right after its live Node check (F9), whose answer must not
       // age in the queue behind creates; the check itself waits in the normal lane.
-      if (this.rawWrites) await this.raw(what, { method: 'DELETE', path: `${VA_PATH}/${pathSegment(name)}`, response: 'drain' }, { priority: 'high' });
-      else await this.runner.run(what, (o) => this.storage.deleteVolumeAttachmentWithHttpInfo({ name }, o), { priority: 'high' });
+      if (this.rawWrites) {
+        const body = options === undefined ? undefined : JSON.stringify(options);
+        await this.raw(what, { method: 'DELETE', path: `${VA_PATH}/${pathSegment(name)}`, body, response: 'drain' }, { priority: 'high' });
+      } else {
+        await this.runner.run(what, (o) => this.storage.deleteVolumeAttachmentWithHttpInfo({ name, ...(options ? { body: options } : {}) }, o), { priority: 'high' });
+      }
       return 'deleted';
     } catch (err) {
       if (isNotFound(err)) return 'not-found';
+      // With preconditions a 409 can only be theirs: a delete has no other conflict.
+      if (preconditions !== undefined && isConflict(err)) return 'precondition-failed';
       throw err;
     }
   }
@@ -192,15 +239,45 @@ class GeneratedApiClient implements KubeApiClient {
     return raw === undefined ? undefined : must(projectNode(raw), what);
   }
 
-  async patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null): Promise<'patched' | 'not-found'> {
-    const list = volumesAttached === null ? null : volumesAttached.map((v) => ({ name: v.name, devicePath: v.devicePath }));
-    const body = { status: { volumesAttached: list } };
+  patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null): Promise<'patched' | 'not-found'>;
+  patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null, cas: NodeStatusCas): Promise<'patched' | 'not-found' | 'conflict'>;
+  async patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null, cas?: NodeStatusCas): Promise<'patched' | 'not-found' | 'conflict'> {
     const what = { verb: 'patch', resource: 'nodes/status', name };
+    const path = `${NODES_PATH}/${pathSegment(name)}/status`;
+    if (cas !== undefined) {
+      const ops = volumesAttachedCas(cas.expected, volumesAttached);
+      // The generated client serialises the ops itself, without Go's escapes (jsonPatchBody):
+      // a comparison path, whose `test` of a string holding <, > or & fails on kube-apiserver.
+      const sent: Promise<unknown> = this.rawWrites
+        ? this.raw(what, { method: 'PATCH', path, body: jsonPatchBody(ops), contentType: PatchStrategy.JsonPatch, response: 'drain' }, { priority: 'high' })
+        : this.runner.run(what, (o) => this.core.patchNodeStatusWithHttpInfo({ name, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, o)), { priority: 'high' });
+      return casOutcome(sent);
+    }
+    const list = volumesAttached === null ? null : volumesAttachedValue(volumesAttached);
+    const body = { status: { volumesAttached: list } };
     const sent: Promise<unknown> = this.rawWrites
-      ? this.raw(what, { method: 'PATCH', path: `${NODES_PATH}/${pathSegment(name)}/status`, body: JSON.stringify(body), contentType: PatchStrategy.MergePatch, response: 'drain' }, { priority: 'high' })
+      ? this.raw(what, { method: 'PATCH', path, body: JSON.stringify(body), contentType: PatchStrategy.MergePatch, response: 'drain' }, { priority: 'high' })
       : this.runner.run(what, (o) => this.core.patchNodeStatusWithHttpInfo({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, o)), { priority: 'high' });
     const patched = await this.orUndefined(sent.then(() => true));
     return patched === undefined ? 'not-found' : 'patched';
+  }
+
+  async getPersistentVolume(name: string): Promise<PersistentVolumeMeta | undefined> {
+    const what = { verb: 'get', resource: 'persistentvolumes', name };
+    const raw = await this.orUndefined(
+      this.rawWrites
+        ? this.raw(what, { method: 'GET', path: `${PVS_PATH}/${pathSegment(name)}`, response: 'json' })
+        : this.runner.run(what, (o) => this.core.readPersistentVolumeWithHttpInfo({ name }, o)),
+    );
+    return raw === undefined ? undefined : must(persistentVolumeMeta(raw), what);
+  }
+
+  async patchPersistentVolume(name: string, ops: readonly JsonPatchOp[]): Promise<'patched' | 'not-found' | 'conflict'> {
+    const what = { verb: 'patch', resource: 'persistentvolumes', name };
+    const sent: Promise<unknown> = this.rawWrites
+      ? this.raw(what, { method: 'PATCH', path: `${PVS_PATH}/${pathSegment(name)}`, body: jsonPatchBody(ops), contentType: PatchStrategy.JsonPatch, response: 'drain' })
+      : this.runner.run(what, (o) => this.core.patchPersistentVolumeWithHttpInfo({ name, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, o)));
+    return casOutcome(sent);
   }
 
   async createEvent(namespace: string, event: EventBody): Promise<void> {

@@ -64,6 +64,8 @@ export const isNotFound = (err: unknown): boolean => statusCodeOf(err) === 404;
 export const isConflict = (err: unknown): boolean => statusCodeOf(err) === 409;
 export const isAlreadyExists = (err: unknown): boolean => isConflict(err) && kubeErrorDetails(err)?.reason === 'AlreadyExists';
 export const isGone = (err: unknown): boolean => statusCodeOf(err) === 410;
+/** 422: Invalid, and a JSON Patch operation that does not apply (a failed `test`). */
+export const isInvalid = (err: unknown): boolean => statusCodeOf(err) === 422;
 export const isTooManyRequests = (err: unknown): boolean => statusCodeOf(err) === 429;
 
 /** Parses a `Retry-After` header (seconds or an HTTP date) into milliseconds. */

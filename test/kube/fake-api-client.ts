@@ -9,7 +9,8 @@
  * {@link kubeError}); `hold(method)` makes calls wait until `release(method)`.
  */
 import { fleetError, type FleetError } from '../../src/errors/index.js';
-import type { CallOptions, EventBody, EventPatchBody, KubeApiClient, LeaseRecord, VolumeAttachmentBody } from '../../src/kube/api-client.js';
+import fjp from 'fast-json-patch';
+import type { CallOptions, DeletePreconditions, EventBody, EventPatchBody, JsonPatchOp, KubeApiClient, LeaseRecord, NodeStatusCas, PersistentVolumeMeta, VolumeAttachmentBody } from '../../src/kube/api-client.js';
 import type { KubeErrorDetails } from '../../src/kube/kube-errors.js';
 import type { AttachedVolume, NodeRecord } from '../../src/kube/projections/node.js';
 import type { VolumeAttachmentRecord } from '../../src/kube/projections/volume-attachment.js';
@@ -30,6 +31,8 @@ export class FakeKubeApiClient implements KubeApiClient {
   readonly events: Array<{ namespace: string; event: EventBody }> = [];
   readonly eventPatches: Array<{ namespace: string; name: string; patch: EventPatchBody }> = [];
   readonly leases = new Map<string, LeaseRecord>();
+  /** PersistentVolume metadata by name; JSON Patches apply to it (a failed op is `conflict`). */
+  readonly persistentVolumes = new Map<string, PersistentVolumeMeta>();
   readonly calls: Array<{ method: Method; args: unknown[] }> = [];
   private readonly failures = new Map<Method, unknown[]>();
   private readonly holds = new Map<Method, Array<() => void>>();
@@ -81,8 +84,9 @@ export class FakeKubeApiClient implements KubeApiClient {
     return 'created';
   }
 
-  async deleteVolumeAttachment(name: string): Promise<'deleted' | 'not-found'> {
-    await this.enter('deleteVolumeAttachment', [name]);
+  /** Preconditions are recorded, not checked (the records keep no uid or resourceVersion). */
+  async deleteVolumeAttachment(name: string, preconditions?: DeletePreconditions): Promise<'deleted' | 'not-found'> {
+    await this.enter('deleteVolumeAttachment', preconditions === undefined ? [name] : [name, preconditions]);
     return this.volumeAttachments.delete(name) ? 'deleted' : 'not-found';
   }
 
@@ -98,13 +102,37 @@ export class FakeKubeApiClient implements KubeApiClient {
     return n && structuredClone(n);
   }
 
-  async patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null): Promise<'patched' | 'not-found'> {
-    await this.enter('patchNodeStatus', [name, volumesAttached]);
+  /** With `cas`, `conflict` unless the node's volume names equal the expected ones (device paths are not kept). */
+  patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null): Promise<'patched' | 'not-found'>;
+  patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null, cas: NodeStatusCas): Promise<'patched' | 'not-found' | 'conflict'>;
+  async patchNodeStatus(name: string, volumesAttached: ReadonlyArray<Readonly<AttachedVolume>> | null, cas?: NodeStatusCas): Promise<'patched' | 'not-found' | 'conflict'> {
+    await this.enter('patchNodeStatus', cas === undefined ? [name, volumesAttached] : [name, volumesAttached, cas]);
     const node = this.nodes.get(name);
     if (!node) return 'not-found';
+    if (cas !== undefined && (cas.expected ?? []).map((v) => v.name).join('\n') !== node.volumesAttached.join('\n')) return 'conflict';
     node.volumesAttached = (volumesAttached ?? []).map((v) => v.name);
     this.nodeStatusPatches.push({ name, volumesAttached: (volumesAttached ?? []).map((v) => ({ ...v })) });
     return 'patched';
+  }
+
+  async getPersistentVolume(name: string): Promise<PersistentVolumeMeta | undefined> {
+    await this.enter('getPersistentVolume', [name]);
+    const pv = this.persistentVolumes.get(name);
+    return pv && structuredClone(pv);
+  }
+
+  async patchPersistentVolume(name: string, ops: readonly JsonPatchOp[]): Promise<'patched' | 'not-found' | 'conflict'> {
+    await this.enter('patchPersistentVolume', [name, ops]);
+    const pv = this.persistentVolumes.get(name);
+    if (!pv) return 'not-found';
+    const doc = { metadata: structuredClone(pv) };
+    try {
+      const out = fjp.applyPatch(doc, structuredClone(ops) as fjp.Operation[], true, false).newDocument;
+      this.persistentVolumes.set(name, { ...out.metadata, resourceVersion: String(++this.rv) });
+      return 'patched';
+    } catch {
+      return 'conflict';
+    }
   }
 
   async createEvent(namespace: string, event: EventBody): Promise<void> {
