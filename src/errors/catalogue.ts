@@ -32,6 +32,8 @@ export const ERRORS = {
   // Kubernetes API
   FA_ERR_KUBE_API: { status: 502, message: 'kubernetes API error' },
   FA_ERR_KUBE_OBJECT_INVALID: { status: 422, message: 'malformed object' },
+  FA_ERR_KUBE_CONFLICT: { status: 409, message: 'the object changed since it was read (a compare-and-swap lost)' },
+  FA_ERR_VOLUME_LOCKED: { status: 409, message: "the volume's attach lock is held by another node" },
   // leader election and stop: a call refused before it is sent because this replica does not
   // lead or is stopping (expected then: recognised by isNotLeader and kept quiet)
   FA_ERR_NOT_LEADER: { status: 503, message: 'not sent: the controller is stopping or does not lead' },

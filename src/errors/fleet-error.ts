@@ -40,6 +40,11 @@ export function isNotOwner(err: unknown): boolean {
   return isFleetError(err, 'FA_ERR_NOT_OWNER');
 }
 
+/** A call refused before it was sent, by leadership or by ownership: nothing happened on the server. */
+export function isNotSent(err: unknown): boolean {
+  return isNotLeader(err) || isNotOwner(err);
+}
+
 /** Expected, quiet outcomes: an operation refused because one is pending or the key is backing off. */
 export function isExpectedOperationRefusal(err: unknown): boolean {
   return isFleetError(err, 'FA_ERR_OP_ALREADY_PENDING') || isFleetError(err, 'FA_ERR_OP_BACKOFF');

@@ -1,2 +1,2 @@
 export { ERRORS, type ErrorCode } from './catalogue.js';
-export { FleetError, fleetError, isFleetError, isExpectedOperationRefusal, isNotLeader, isNotOwner } from './fleet-error.js';
+export { FleetError, fleetError, isFleetError, isExpectedOperationRefusal, isNotLeader, isNotOwner, isNotSent } from './fleet-error.js';

@@ -42,6 +42,7 @@ import type { ControllerObserver } from '../operations/controller-observer.js';
 import { createAttachStartLatency } from '../metrics/attach-start-latency.js';
 import { createNodeHandover } from '../populator/node-handover.js';
 import { createShardRoles, type ShardRoles } from './shard-roles.js';
+import { createShardWrites } from './shard-writes.js';
 
 export interface Controller {
   readonly state: WorldState;
@@ -139,7 +140,9 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const csiNodes = createReflector({ ...rOpts, kind: CSI_NODE_KIND });
   const reflectors = [pods, pvcs, pvs, nodes, vas, drivers, csiNodes] as Array<Reflector<unknown>>;
 
-  const csi = createCsiPlugin({ api: adapt.volumeAttachmentApi(api), attachments: adapt.volumeAttachmentCache(vas), drivers: adapt.csiDriverCache(drivers), csiTimeoutMs: o.csiTimeoutMs });
+  // One replica of several: every write fenced by its node's bucket and at the data (shard-writes.ts).
+  const sharded = o.sharding ? createShardWrites({ api, roles: () => shards, nodes, pvs, volumeAttachments: vas }) : undefined;
+  const csi = createCsiPlugin({ api: sharded?.volumeAttachments ?? adapt.volumeAttachmentApi(api), attachments: adapt.volumeAttachmentCache(vas), drivers: adapt.csiDriverCache(drivers), csiTimeoutMs: o.csiTimeoutMs });
   const plugins = createVolumePluginManager({ plugins: [csi, ...createAttachOnlyPlugins()] });
   const translator = createCsiTranslator({ isMigrated: createMigrationPredicate({ csiNodeAnnotation: (n) => csiNodes.get(n)?.migratedPlugins.join(',') }) });
   // Both series exist from the start, so a dashboard reads 0 before the first drop.
@@ -161,7 +164,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const podName = (uid: string) => populator.podName(uid);
   const executor = createOperationExecutor({
     state, plugins, metrics, events, podName, observer,
-    ...(o.sharding ? { mayStart: (n: string) => shards?.mayStart(n) === true } : {}),
+    ...(sharded ? { mayStart: (n: string) => shards?.mayStart(n) === true, attachLock: sharded.attachLock } : {}),
     liveVolumesInUse: async (name) => {
       const node = await api.getNode(name);
       if (node === undefined) return 'not-found';
@@ -170,7 +173,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
       return node.volumesInUse;
     },
   });
-  const statusUpdater = createNodeStatusUpdater({ api: adapt.nodeStatusApi(api), attachments: adapt.reportedAttachments(state), nodes: adapt.nodeLookup(nodes) });
+  const statusUpdater = createNodeStatusUpdater({ api: sharded?.nodeStatus ?? adapt.nodeStatusApi(api), attachments: adapt.reportedAttachments(state), nodes: adapt.nodeLookup(nodes) });
   const reconciler = createReconciler({
     state, planner, executor, statusUpdater, events, metrics, podName, verify: { plugins }, observer,
     apiBacklog: () => api.backlog().waiting,
@@ -294,7 +297,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   // A replica whose membership is lost stops acting at once and for good (as after losing the
   // leader lease): its peers fence it and take its buckets over.
   async function loseShards(reason: string): Promise<void> {
-    if (stopped) return;
+    if (stopped || stopping !== undefined) return; // a stop releases the membership itself
     log.error({ reason }, 'shard membership lost; stopped acting, restart required');
     mustRestart(reason);
     api.refuseWaiting();

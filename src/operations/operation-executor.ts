@@ -24,7 +24,7 @@ import type { EventRecorder, InvolvedPod } from '../events/index.js';
 import { CSI_PLUGIN_NAME, csiPersistentSource, type AttachableVolumePlugin, type VolumePluginManager, type VolumeSpec } from '../plugins/index.js';
 import { volumeInfoOf } from '../populator/volume-info.js';
 import { logger, type Logger } from '../log/logger.js';
-import { isNotLeader } from '../errors/index.js';
+import { isNotSent } from '../errors/index.js';
 import { controllerNow } from '../cache/controller-clock.js';
 import { notify, type ControllerObserver } from './controller-observer.js';
 
@@ -249,7 +249,7 @@ class Executor implements OperationExecutor {
       error = err;
     }
     if (this.closed) return;
-    if (!isNotLeader(error)) this.observe(plugin, spec, 'volume_attach', t0, error === undefined);
+    if (!isNotSent(error)) this.observe(plugin, spec, 'volume_attach', t0, error === undefined);
     state.whenIdle(() => {
       const pods = this.scheduledPods(volume, node);
       // The operation's key is released even if recording its outcome throws: a key left
@@ -261,7 +261,7 @@ class Executor implements OperationExecutor {
       } else {
         settle(() => state.markUncertain(volume, node), () => state.completeOperation(volume, node, 'attach', false, this.now())); // J2: uncertain, never reported
         // Not sent because this replica is stopping or not leading: nothing failed to tell the pod.
-        if (isNotLeader(error)) return;
+        if (isNotSent(error)) return;
         this.recordError(volume, 'attach', nodeName, error);
         this.notifyFailed(volume, node, 'attach', unique, nodeName, error);
         this.d.events.attachFailed(pods, specName, error);
@@ -298,14 +298,14 @@ class Executor implements OperationExecutor {
       error = err;
     }
     if (this.closed) return;
-    if (!isNotLeader(error)) this.observe(plugin, spec, 'volume_detach', t0, error === undefined);
+    if (!isNotSent(error)) this.observe(plugin, spec, 'volume_detach', t0, error === undefined);
     state.whenIdle(() => {
       if (error === undefined) {
         settle(() => state.markDetached(volume, node), () => state.completeOperation(volume, node, 'detach', true, this.now())); // J3
         notify(this.d.observer, () => ({ kind: 'detach-succeeded', volume: unique, node: nodeName }));
       } else {
         settle(() => state.markUncertain(volume, node), () => state.completeOperation(volume, node, 'detach', false, this.now())); // J3: uncertain, stays out of node status
-        if (isNotLeader(error)) return; // not sent: stopping or not leading
+        if (isNotSent(error)) return; // not sent: stopping, not leading, or not this replica's node
         this.recordError(volume, 'detach', nodeName, error);
         this.notifyFailed(volume, node, 'detach', unique, nodeName, error);
         this.log.info({ volume: unique, node: nodeName, err: String(error) }, 'detach failed');

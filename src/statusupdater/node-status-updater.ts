@@ -10,7 +10,7 @@
  *
  * This is distinct from the kubelet's node status manager, which owns every other status field.
  */
-import { fleetError, isNotLeader } from '../errors/index.js';
+import { fleetError, isNotSent } from '../errors/index.js';
 import { logger, type Logger } from '../log/logger.js';
 
 /** One `status.volumesAttached` entry (K1). */
@@ -173,7 +173,7 @@ class Updater implements NodeStatusUpdater {
       }
       return 'written';
     } catch (err) {
-      if (!isNotLeader(err)) this.log.warn({ node: nodeName, err, volumes: volumes?.length }, 'node status update failed; will retry');
+      if (!isNotSent(err)) this.log.warn({ node: nodeName, err, volumes: volumes?.length }, 'node status update failed; will retry');
       try {
         await this.idle(() => this.deps.attachments.setNodeStatusUpdateNeeded(nodeName));
       } catch (flagErr) {

@@ -5,7 +5,7 @@
  * VolumeAttachment cache's change notifications, with a timer for the timeout (see
  * attachment-waiter.ts); outcomes and texts are upstream's.
  */
-import { fleetError, isNotLeader } from '../../errors/index.js';
+import { fleetError, isNotSent } from '../../errors/index.js';
 import { CSI_PLUGIN_NAME, csiVolumeName, splitCsiVolumeName } from '../unique-volume-name.js';
 import type { AttachResult, AttachableVolumePlugin } from '../volume-plugin.js';
 import { csiPersistentSource, type VolumeSpec } from '../volume-spec.js';
@@ -165,7 +165,7 @@ class CsiPluginImpl implements CsiPlugin {
         const cached = this.deps.attachments.get(name);
         if (cached !== undefined) return cached.attached;
         return api.get!(name).then((va) => va?.attached === true, (err: unknown) => {
-          if (isNotLeader(err)) throw err;
+          if (isNotSent(err)) throw err;
           return false;
         });
       }),

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { CommitBus } from './commit-bus.js';
 import { CommittedEvent } from './committed-event.js';
 import { EventWindow } from './event-window.js';
-import { generateName, hasFinalizers, keepServerOwnedMeta, podGracePeriod, podNodeName, rfc3339, validateObject, invalid, kindDetails, resourceDetails, applyCreateDefaults, checkImmutable } from './object-rules.js';
+import { generateName, hasFinalizers, keepServerOwnedMeta, podGracePeriod, podNodeName, rfc3339, validateObject, invalid, kindDetails, resourceDetails, applyCreateDefaults, checkImmutable, dropOmittedEmpty } from './object-rules.js';
 import { ObjectTables, keyOf } from './object-tables.js';
 import { RESOURCES, type ResourceInfo } from './resources.js';
 import type { BytePage, ListPage, ListPageOptions, ServableStore, SimStoreOptions } from './servable-store.js';
@@ -171,6 +171,7 @@ class MemoryStore implements ServableStore {
     delete meta.deletionGracePeriodSeconds;
     const created = withTypeMeta(info, o);
     applyCreateDefaults(info, created);
+    dropOmittedEmpty(info, created);
     created.metadata.resourceVersion = String(this.rv + 1);
     const json = JSON.stringify(created);
     this.tables.put(resource, key, json, undefined, resource === 'pods' ? podNodeName(created) : undefined);
@@ -250,6 +251,7 @@ class MemoryStore implements ServableStore {
    */
   private writeExisting(info: ResourceInfo, key: string, sm: ObjectMeta, prevNode: string | undefined, next: KubeObject, before = this.tables.json(info.name, key) as string): Committed {
     const o = withTypeMeta(info, next);
+    dropOmittedEmpty(info, o);
     if (sm.deletionTimestamp !== undefined && sm.deletionGracePeriodSeconds === 0 && !hasFinalizers(o.metadata)) return this.remove(info, key, prevNode, o);
     const oldRv = String(sm.resourceVersion);
     o.metadata.resourceVersion = oldRv;

@@ -139,6 +139,21 @@ export function applyCreateDefaults(info: ResourceInfo, obj: KubeObject): void {
   else if (info.name === 'volumeattachments') obj.status = { attached: false };
 }
 
+/**
+ * Lists kube-apiserver never stores empty because their Go fields are `omitempty`: a Node's
+ * `status.volumesAttached` and `status.volumesInUse`. Written as `[]`, they are absent when read
+ * back, so a JSON patch `test` of the absent list (null) holds on the simulator as it does there.
+ */
+export function dropOmittedEmpty(info: ResourceInfo, obj: KubeObject): void {
+  if (info.name !== 'nodes') return;
+  const status = obj.status as Record<string, unknown> | undefined;
+  if (status === undefined || status === null || typeof status !== 'object') return;
+  for (const f of ['volumesAttached', 'volumesInUse']) {
+    const v = status[f];
+    if (Array.isArray(v) && v.length === 0) delete status[f];
+  }
+}
+
 /** A VolumeAttachment's spec is immutable (its validation strategy); throws Invalid on a change. */
 export function checkImmutable(info: ResourceInfo, stored: KubeObject, next: KubeObject): void {
   if (info.name !== 'volumeattachments') return;
