@@ -8,6 +8,8 @@
  * the log, drop or stall watches, fail the next requests. Other requests go to `route`.
  */
 import http from 'node:http';
+import { after, afterEach, before, beforeEach } from 'node:test';
+import { loadKubeConfig, type FleetKubeConfig } from '../../src/kube/kube-config.js';
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface FakeObject {
@@ -233,4 +235,24 @@ export async function waitFor(cond: () => boolean, what: string, timeoutMs = 500
     if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * Inside a `describe`: one fake server for the suite and a fresh kubeconfig per test (its routes
+ * cleared). Read `srv` and `kc` from the returned object inside tests.
+ */
+export function useFakeKubeServer(): { readonly srv: FakeKubeServer; readonly kc: FleetKubeConfig } {
+  const fixture = {} as { srv: FakeKubeServer; kc: FleetKubeConfig };
+  before(async () => {
+    fixture.srv = await startFakeKubeServer();
+  });
+  after(async () => {
+    await fixture.srv.close();
+  });
+  beforeEach(() => {
+    fixture.kc = loadKubeConfig({ yaml: fixture.srv.kubeconfigYaml });
+    fixture.srv.route = undefined;
+  });
+  afterEach(() => fixture.kc.close());
+  return fixture;
 }

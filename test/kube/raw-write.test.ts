@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { isFleetError } from '../../src/errors/index.js';
 import { createKubeApiClient, type VolumeAttachmentBody } from '../../src/kube/api-client.js';
 import { loadKubeConfig, type FleetKubeConfig } from '../../src/kube/kube-config.js';
 import { isAlreadyExists, isNotFound, kubeErrorDetails } from '../../src/kube/kube-errors.js';
 import type { RequestReport } from '../../src/kube/request-hook.js';
-import { startFakeKubeServer, type FakeKubeServer } from './fake-kube-server.js';
+import { startFakeKubeServer, useFakeKubeServer, type FakeKubeServer } from './fake-kube-server.js';
 import { mockClock, settle, turns } from '../support/mock-clock.js';
 
 const VA_PATH = '/apis/storage.k8s.io/v1/volumeattachments';
@@ -41,27 +41,15 @@ const happyRoute: FakeKubeServer['route'] = (req, body, url) => {
 };
 
 describe('KubeApiClient raw hot calls', () => {
-  let srv: FakeKubeServer;
-  let kc: FleetKubeConfig;
-  before(async () => {
-    srv = await startFakeKubeServer();
-  });
-  after(async () => {
-    await srv.close();
-  });
-  beforeEach(() => {
-    kc = loadKubeConfig({ yaml: srv.kubeconfigYaml });
-    srv.route = undefined;
-  });
-  afterEach(() => kc.close());
+  const fx = useFakeKubeServer();
 
   it('sends the same requests and resolves the same results as the generated client', async () => {
-    srv.route = happyRoute;
+    fx.srv.route = happyRoute;
     const results: Record<string, unknown[]> = {};
     const sent: Record<string, Array<{ method: string; url: string; type: string | undefined; auth: string | undefined; body: unknown }>> = {};
     for (const rawWrites of [true, false]) {
-      const api = createKubeApiClient({ kc, rawWrites, qps: 0 });
-      const n = srv.requests.length;
+      const api = createKubeApiClient({ kc: fx.kc, rawWrites, qps: 0 });
+      const n = fx.srv.requests.length;
       results[String(rawWrites)] = [
         await api.createVolumeAttachment({ metadata: { name: 'va/1' }, spec: { attacher: 'd', nodeName: 'n 1', source: { inlineVolumeSpec: { csi: { driver: 'd', volumeHandle: 'h' } } } } }),
         await api.patchNodeStatus('n 1', [{ name: 'kubernetes.io/csi/d^h1', devicePath: '' }]),
@@ -69,7 +57,7 @@ describe('KubeApiClient raw hot calls', () => {
         await api.getNode('n 1'),
         await api.deleteVolumeAttachment('va/1'),
       ];
-      sent[String(rawWrites)] = srv.requests.slice(n).map((r) => ({
+      sent[String(rawWrites)] = fx.srv.requests.slice(n).map((r) => ({
         method: r.method,
         url: r.url,
         // The generated client labels even a bodiless DELETE as JSON; only a body's type matters.
@@ -95,8 +83,8 @@ describe('KubeApiClient raw hot calls', () => {
   });
 
   it('maps 404 to not-found, undefined, or a not-found kube error carrying the Status', async () => {
-    srv.route = () => NOT_FOUND;
-    const api = createKubeApiClient({ kc });
+    fx.srv.route = () => NOT_FOUND;
+    const api = createKubeApiClient({ kc: fx.kc });
     assert.equal(await api.deleteVolumeAttachment('nope'), 'not-found');
     assert.equal(await api.patchNodeStatus('nope', []), 'not-found');
     assert.equal(await api.getNode('nope'), undefined);
@@ -109,22 +97,22 @@ describe('KubeApiClient raw hot calls', () => {
   });
 
   it('treats 409 AlreadyExists on a raw create as success only when the existing spec matches', async () => {
-    srv.route = (req, _b, url) => {
+    fx.srv.route = (req, _b, url) => {
       if (req.method === 'POST') return { status: 409, body: { kind: 'Status', code: 409, reason: 'AlreadyExists', message: 'exists' } };
       if (url.pathname === `${VA_PATH}/va-same`) return { status: 200, body: vaObject('va-same', 'n1', 'pv1') };
       if (url.pathname === `${VA_PATH}/va-other`) return { status: 200, body: vaObject('va-other', 'n2', 'pv1') };
       return undefined;
     };
-    const api = createKubeApiClient({ kc });
+    const api = createKubeApiClient({ kc: fx.kc });
     assert.equal(await api.createVolumeAttachment(vaBody('va-same')), 'already-exists');
     await assert.rejects(api.createVolumeAttachment(vaBody('va-other')), (err: unknown) => isAlreadyExists(err) && kubeErrorDetails(err)?.code === 409);
   });
 
   it('retries 429 after Retry-After, reporting every attempt, and gives up with the code and the wait', async (t) => {
-    srv.route = happyRoute;
-    srv.failNext((m, u) => m === 'PATCH' && u.pathname === '/api/v1/nodes/n1/status', 429, 2, { 'retry-after': '0.1' });
+    fx.srv.route = happyRoute;
+    fx.srv.failNext((m, u) => m === 'PATCH' && u.pathname === '/api/v1/nodes/n1/status', 429, 2, { 'retry-after': '0.1' });
     const reports: RequestReport[] = [];
-    const api = createKubeApiClient({ kc, onRequest: (r) => reports.push(r), maxRetries: 2 });
+    const api = createKubeApiClient({ kc: fx.kc, onRequest: (r) => reports.push(r), maxRetries: 2 });
     const clock = mockClock(t, { performanceNow: false }); // the client's waits run on it; the requests on real I/O
     const patched = api.patchNodeStatus('n1', []);
     // Each retry waits its Retry-After (100 ms) on the clock: not sent 1 ms before, sent at it
@@ -140,15 +128,15 @@ describe('KubeApiClient raw hot calls', () => {
     t.mock.timers.reset(); // real timers again: the zero Retry-After waits below
     assert.deepEqual(reports.map((r) => [r.verb, r.resource, r.code]), [['patch', 'nodes/status', 429], ['patch', 'nodes/status', 429], ['patch', 'nodes/status', 200]]);
 
-    srv.failNext((m) => m === 'DELETE', 429, 3, { 'retry-after': '0' });
+    fx.srv.failNext((m) => m === 'DELETE', 429, 3, { 'retry-after': '0' });
     await assert.rejects(api.deleteVolumeAttachment('a'), (err: unknown) => isFleetError(err, 'FA_ERR_KUBE_API') && kubeErrorDetails(err)?.code === 429 && kubeErrorDetails(err)?.retryAfterMs === 0);
     assert.equal(api.rateLimiterStats().acquired, 6, 'each attempt took a token');
   });
 
   it('rejects a 500 with FA_ERR_KUBE_API code 500 at once, and a connection reset with code 0', async () => {
-    srv.route = () => ({ status: 500, body: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd down' } });
+    fx.srv.route = () => ({ status: 500, body: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd down' } });
     const reports: RequestReport[] = [];
-    const api = createKubeApiClient({ kc, onRequest: (r) => reports.push(r) });
+    const api = createKubeApiClient({ kc: fx.kc, onRequest: (r) => reports.push(r) });
     await assert.rejects(api.getNode('n1'), (err: unknown) => {
       assert.ok(isFleetError(err, 'FA_ERR_KUBE_API'));
       assert.equal(kubeErrorDetails(err)?.code, 500);
@@ -156,7 +144,7 @@ describe('KubeApiClient raw hot calls', () => {
       assert.match(err.message, /etcd down/);
       return true;
     });
-    srv.route = (req) => {
+    fx.srv.route = (req) => {
       req.socket.destroy();
       return undefined;
     };
@@ -166,16 +154,16 @@ describe('KubeApiClient raw hot calls', () => {
   });
 
   it('sends client-node\'s headers over HTTP/1.1 but leaves connection management to the pool', async () => {
-    srv.route = happyRoute;
-    const apply = kc.applyToHTTPSOptions.bind(kc);
-    kc.applyToHTTPSOptions = async (o) => {
+    fx.srv.route = happyRoute;
+    const apply = fx.kc.applyToHTTPSOptions.bind(fx.kc);
+    fx.kc.applyToHTTPSOptions = async (o) => {
       await apply(o);
       o.headers = { ...o.headers, 'Impersonate-User': 'alice', 'Impersonate-Group': ['ops', 'audit'], Connection: 'upgrade', 'Transfer-Encoding': 'chunked', Upgrade: 'h2c' };
     };
-    const api = createKubeApiClient({ kc, qps: 0 });
-    const n = srv.requests.length;
+    const api = createKubeApiClient({ kc: fx.kc, qps: 0 });
+    const n = fx.srv.requests.length;
     assert.equal((await api.getNode('n1'))?.name, 'n1');
-    const sent = srv.requests[n];
+    const sent = fx.srv.requests[n];
     assert.equal(sent?.headers['impersonate-user'], 'alice');
     // One field per group, as kube-apiserver reads Impersonate-Group, not one joined value.
     const groups = (sent?.rawHeaders ?? []).filter((_, i, raw) => i % 2 === 1 && raw[i - 1]?.toLowerCase() === 'impersonate-group');
@@ -187,14 +175,14 @@ describe('KubeApiClient raw hot calls', () => {
   it('reuses one keep-alive connection across raw writes, reads and error responses', async () => {
     // A response far larger than the stream buffers: the socket is free only once it is read.
     const big = { ...nodeObject('big'), metadata: { name: 'big', annotations: { padding: 'x'.repeat(1 << 20) } } };
-    srv.route = (req, body, url) => {
+    fx.srv.route = (req, body, url) => {
       if (url.pathname.endsWith('/gone') || url.pathname.endsWith('/gone/status')) return NOT_FOUND;
       if (url.pathname === '/api/v1/nodes/big/status') return { status: 200, body: big };
       return happyRoute(req, body, url);
     };
-    const api = createKubeApiClient({ kc, qps: 0 });
+    const api = createKubeApiClient({ kc: fx.kc, qps: 0 });
     await api.getNode('n1'); // opens the connection
-    const before = srv.connections();
+    const before = fx.srv.connections();
     for (let i = 0; i < 5; i++) {
       await api.createVolumeAttachment(vaBody(`va-${i}`));
       await api.patchNodeStatus('n1', [{ name: `v${i}`, devicePath: '' }]);
@@ -206,7 +194,7 @@ describe('KubeApiClient raw hot calls', () => {
     }
     // undici's pool marks a connection free a tick after its response ends, so a call sent at
     // once from the previous one's resolution may open one second connection; never more.
-    assert.ok(srv.connections() - before <= 1, `${srv.connections() - before} connections opened for 35 calls`);
+    assert.ok(fx.srv.connections() - before <= 1, `${fx.srv.connections() - before} connections opened for 35 calls`);
   });
 });
 

@@ -8,12 +8,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createWorldState } from '../../src/cache/world-state.js';
 import type { NodeRecord, PodRecord, PvRecord, PvcRecord, VolumeAttachmentRecord } from '../../src/kube/projections/index.js';
-import { createCsiPlugin, createCsiTranslator, createVolumePluginManager } from '../../src/plugins/index.js';
 import { projectNode } from '../../src/kube/projections/index.js';
 import { createDesiredStatePopulator } from '../../src/populator/desired-state-populator.js';
 import { loadActualState } from '../../src/populator/actual-state-loader.js';
 import { logger } from '../../src/log/logger.js';
-import { FakeSource } from './fake-source.js';
+import { csiOnly, FakeSource } from './fake-source.js';
+import { createCsiPlugin, createCsiTranslator, createVolumePluginManager } from '../../src/plugins/index.js';
 
 const DRIVER = 'unit.csi.fleet-attach.io';
 
@@ -35,13 +35,7 @@ function setup() {
   const pvs = new FakeSource<PvRecord>((v) => v.name);
   const nodes = new FakeSource<NodeRecord>((n) => n.name);
   for (const n of ['node-a', 'node-b']) nodes.items.set(n, { name: n, uid: `uid-${n}`, managed: true, ready: true, outOfService: false, volumesInUse: [], volumesAttached: [] });
-  const csi = createCsiPlugin({
-    api: { create: async () => 'created', delete: async () => 'deleted' },
-    attachments: { get: () => undefined, onChange: () => () => undefined },
-    drivers: { attachRequired: () => true },
-  });
-  const plugins = createVolumePluginManager({ plugins: [csi] });
-  const translator = createCsiTranslator({ isMigrated: () => false });
+  const { plugins, translator } = csiOnly();
   const log = logger('populator-test');
   loadActualState({ state, nodes: nodes.values(), volumeAttachments: [], pv: (n) => pvs.items.get(n), plugins, translator, log });
   const populator = createDesiredStatePopulator({ state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: 3_600_000, listPodsPeriodMs: 3_600_000, log });

@@ -1,6 +1,17 @@
-/** A populator Source held in a Map, whose events the test fires. */
+/** Populator test fixtures: a Source held in a Map, whose events the test fires, and plugins. */
 import type { ProjectionHandler } from '../../src/kube/projection-store.js';
 import type { Source } from '../../src/populator/desired-state-populator.js';
+import { createCsiPlugin, createCsiTranslator, createVolumePluginManager } from '../../src/plugins/index.js';
+
+/** The CSI plugin alone (attach required for every driver, no API behind it) and no migration. */
+export function csiOnly() {
+  const csi = createCsiPlugin({
+    api: { create: async () => 'created', delete: async () => 'deleted' },
+    attachments: { get: () => undefined, onChange: () => () => undefined },
+    drivers: { attachRequired: () => true },
+  });
+  return { plugins: createVolumePluginManager({ plugins: [csi] }), translator: createCsiTranslator({ isMigrated: () => false }) };
+}
 
 /** A Source whose events the test fires; counts `get` calls. */
 export class FakeSource<T> implements Source<T> {

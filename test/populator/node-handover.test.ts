@@ -9,12 +9,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createWorldState } from '../../src/cache/world-state.js';
 import type { NodeRecord, PodRecord, PvRecord, PvcRecord, VolumeAttachmentRecord } from '../../src/kube/projections/index.js';
-import { createCsiPlugin, createCsiTranslator, createVolumePluginManager } from '../../src/plugins/index.js';
 import { createDesiredStatePopulator } from '../../src/populator/desired-state-populator.js';
 import { loadActualState } from '../../src/populator/actual-state-loader.js';
 import { createNodeHandover } from '../../src/populator/node-handover.js';
 import { logger } from '../../src/log/logger.js';
-import { FakeSource } from './fake-source.js';
+import { csiOnly, FakeSource } from './fake-source.js';
 
 const DRIVER = 'unit.csi.fleet-attach.io';
 const NODES = ['node-a', 'node-b', 'node-c', 'node-d'];
@@ -40,13 +39,7 @@ function setup() {
   }
   pvs.items.set('pv-stray', { name: 'pv-stray', phase: 'Bound', accessModes: ['ReadWriteOnce'], csi: { driver: DRIVER, volumeHandle: 'h-stray', readOnly: false } });
   vas.items.set('va-stray', { name: 'va-stray', attacher: DRIVER, nodeName: 'node-c', pvName: 'pv-stray', attached: true } as VolumeAttachmentRecord);
-  const csi = createCsiPlugin({
-    api: { create: async () => 'created', delete: async () => 'deleted' },
-    attachments: { get: () => undefined, onChange: () => () => undefined },
-    drivers: { attachRequired: () => true },
-  });
-  const plugins = createVolumePluginManager({ plugins: [csi] });
-  const translator = createCsiTranslator({ isMigrated: () => false });
+  const { plugins, translator } = csiOnly();
   const log = logger('handover-test');
   const owned = new Set(['node-a', 'node-b']);
   const writing = new Set<string>();

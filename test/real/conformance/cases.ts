@@ -6,6 +6,7 @@
  * case creates its own objects (names carry the case's prefix), so cases share one server.
  */
 import { call, statusOf, watch, type Target } from './target.js';
+import { LEASES, mustCreate, names, NODES, PVS, rvOf, VAS } from './case-helpers.js';
 
 export interface ConformanceCase {
   name: string;
@@ -41,21 +42,9 @@ const va = (name: string, nodeName: string, pvName: string) => ({
   spec: { attacher: 'sim.csi.fleet-attach.io', nodeName, source: { persistentVolumeName: pvName } },
 });
 
-const NODES = '/api/v1/nodes';
-const PVS = '/api/v1/persistentvolumes';
 const PODS = '/api/v1/namespaces/default/pods';
-const VAS = '/apis/storage.k8s.io/v1/volumeattachments';
-const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases';
 const EVENTS = '/api/v1/namespaces/default/events';
 
-const names = (list: any) => (list?.items ?? []).map((i: any) => i.metadata.name).sort();
-const rvOf = (o: any) => o?.metadata?.resourceVersion as string;
-
-async function mustCreate(t: Target, path: string, obj: unknown): Promise<any> {
-  const a = await call(t, 'POST', path, { body: obj });
-  if (a.status !== 201) throw new Error(`${t.name}: POST ${path} answered ${a.status}: ${a.text}`);
-  return a.body;
-}
 
 export const CASES: ConformanceCase[] = [
   {

@@ -6,25 +6,14 @@
  */
 import type { ConformanceCase } from './cases.js';
 import { call, statusOf, watch, type Target } from './target.js';
+import { LEASES, mustCreate, names, NODES, PVS, rvOf, VAS } from './case-helpers.js';
 
-const NODES = '/api/v1/nodes';
-const PVS = '/api/v1/persistentvolumes';
-const VAS = '/apis/storage.k8s.io/v1/volumeattachments';
-const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases';
 const JSON_PATCH = 'application/json-patch+json';
 const MERGE = 'application/merge-patch+json';
 const SMP = 'application/strategic-merge-patch+json';
 const OWNER = 'fleet-attach.io/owner';
 const OWNER_PTR = '/metadata/annotations/fleet-attach.io~1owner';
 
-const names = (list: any) => (list?.items ?? []).map((i: any) => i.metadata.name).sort();
-const rvOf = (o: any) => o?.metadata?.resourceVersion as string;
-
-async function mustCreate(t: Target, path: string, obj: unknown): Promise<any> {
-  const a = await call(t, 'POST', path, { body: obj });
-  if (a.status !== 201) throw new Error(`${t.name}: POST ${path} answered ${a.status}: ${a.text}`);
-  return a.body;
-}
 
 const node = (name: string, labels: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels } });
 const pv = (name: string, annotations: Record<string, string> = {}, finalizers?: string[]) => ({
