@@ -4,7 +4,9 @@
 // Debian's chromium); `--real` runs only the first, `--browser` only the second.
 // Node 20's --test does not expand globs, so the file list is built here.
 // Files run one at a time (--test-concurrency=1): integration tests start servers and
-// worker pools, and two of them at once on a 2-core machine distort their timers.
+// worker pools, and two of them at once on a 2-core machine distort their timers. The folders of
+// PURE hold tests that start no server, process, worker or timer (pure functions and in-memory
+// components, many of them property tests): those run two at a time, first.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -30,9 +32,17 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const r = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
-  { cwd: root, stdio: 'inherit' },
-);
-process.exit(r.status ?? 1);
+const PURE = ['cache', 'docs', 'events', 'invariants', 'log', 'metrics', 'operations', 'packed', 'plugins', 'populator', 'statusupdater'].map((d) => join('test', d) + '/');
+const pure = files.filter((f) => PURE.some((d) => f.startsWith(d)));
+const rest = files.filter((f) => !pure.includes(f));
+let status = 0;
+for (const [group, concurrency] of [[pure, 2], [rest, 1]]) {
+  if (group.length === 0) continue;
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...group],
+    { cwd: root, stdio: 'inherit' },
+  );
+  if ((r.status ?? 1) !== 0) status = r.status ?? 1;
+}
+process.exit(status);
