@@ -4,7 +4,8 @@
  * data (a check the API server makes):
  *
  * - VolumeAttachment creates and deletes: only while the node's bucket acts here; the name is
- *   deterministic (a second create is AlreadyExists), and a ReadWriteOnce volume's attach first
+ *   deterministic (a second create is AlreadyExists), a delete carries the uid of the incarnation
+ *   it means (DeleteOptions preconditions), and a ReadWriteOnce volume's attach first
  *   takes its PV's attach lock (volume-lock.ts), so two replicas never attach it to two nodes.
  * - Node status writes: while the bucket is held (also while it drains: the drain flushes them),
  *   as a compare-and-swap on the list last seen in the Node cache, so that a paused or cut-off
@@ -56,9 +57,10 @@ export function createShardWrites(d: ShardWritesDeps): ShardWrites {
     volumeAttachments: {
       create: (body) => acting.createVolumeAttachment(body).catch(inApiWords),
       delete: async (name) => {
-        const node = (d.volumeAttachments.get(name) as { nodeName?: string } | undefined)?.nodeName;
-        if (node === undefined) return 'not-found'; // not in the cache: nothing of ours to delete
-        const r = await acting.deleteVolumeAttachment(name, node);
+        const va = d.volumeAttachments.get(name) as { nodeName?: string; uid?: string } | undefined;
+        if (va?.nodeName === undefined) return 'not-found'; // not in the cache: nothing of ours to delete
+        // The incarnation the cache shows: one re-created since under the same name is not deleted.
+        const r = await acting.deleteVolumeAttachment(name, va.nodeName, va.uid === undefined ? undefined : { uid: va.uid });
         return r === 'precondition-failed' ? 'not-found' : r;
       },
       get: (name) => d.api.getVolumeAttachment(name),

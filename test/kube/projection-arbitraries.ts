@@ -89,6 +89,7 @@ export const pv: fc.Arbitrary<PvRecord> = fc
 export const volumeAttachment: fc.Arbitrary<VolumeAttachmentRecord> = fc
   .record({
     name: anyText,
+    uid: opt(uidText),
     attacher: text,
     nodeName: text,
     pvName: opt(anyText),

@@ -176,7 +176,7 @@ describe('other projections', () => {
       }),
     );
     assert.deepEqual(va, {
-      name: 'csi-1', attacher: 'd', nodeName: 'n1', pvName: 'pv1', inline: false, attached: false,
+      name: 'csi-1', uid: 'u', attacher: 'd', nodeName: 'n1', pvName: 'pv1', inline: false, attached: false,
       attachError: 'boom', detachError: '', deletionTimestamp: '2024-01-01T00:00:00Z', deleting: true,
     });
     assert.equal(ok(projectVolumeAttachment({ metadata: { name: 'x' }, spec: { attacher: 'd', nodeName: 'n', source: { inlineVolumeSpec: {} } } })).inline, true);

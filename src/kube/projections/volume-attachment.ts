@@ -8,12 +8,14 @@ import { sharedString } from './string-pool.js';
 import { VOLUME_ATTACHMENT_CODEC } from './volume-attachment-codec.js';
 
 /**
- * The object's uid, resourceVersion and finalizers are not kept: nothing reads them
- * (VolumeAttachments are found by name, L1; the store keeps each object's resourceVersion), and
- * without them the attacher's finalizer update changes nothing the record holds.
+ * The object's resourceVersion and finalizers are not kept: nothing reads them (VolumeAttachments
+ * are found by name, L1; the store keeps each object's resourceVersion), and without them the
+ * attacher's finalizer update changes nothing the record holds.
  */
 export interface VolumeAttachmentRecord {
   name: string;
+  /** `metadata.uid`: a delete names the incarnation it means (DeleteOptions preconditions). */
+  uid?: string;
   /** `spec.attacher`: the CSI driver name. */
   attacher: string;
   nodeName: string;
@@ -45,8 +47,10 @@ export function projectVolumeAttachment(raw: unknown) {
     const attachError = errorMessage(status, 'attachError');
     const detachError = errorMessage(status, 'detachError');
     const deletionTimestamp = optTimestamp(meta.deletionTimestamp, 'metadata.deletionTimestamp');
+    const uid = optStr(meta.uid, 'metadata.uid');
     return {
       name: str(meta.name, 'metadata.name'),
+      ...(uid ? { uid } : {}),
       attacher: sharedString(str(spec.attacher, 'spec.attacher')),
       nodeName: sharedString(str(spec.nodeName, 'spec.nodeName')),
       ...(pvName ? { pvName } : {}),
