@@ -50,6 +50,11 @@ export interface ControllerOptions {
   shardGraceMs: number;
   /** How long a replica must be seen renewing before it is given buckets (tests shorten it). */
   shardStableMs?: number;
+  /**
+   * Tests only: sharding guards switched off, to show that the tests catch their absence
+   * ('volume-lock': no PV attach lock; 'status-cas': node status as a plain merge patch).
+   */
+  unsafeShardGuardsOff?: ReadonlyArray<'volume-lock' | 'status-cas'>;
   /** H6 (newer upstream text) or H3. */
   waitingForDetachText: boolean;
   perNodeVolumeMetric: boolean;

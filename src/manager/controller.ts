@@ -141,7 +141,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const reflectors = [pods, pvcs, pvs, nodes, vas, drivers, csiNodes] as Array<Reflector<unknown>>;
 
   // One replica of several: every write fenced by its node's bucket and at the data (shard-writes.ts).
-  const sharded = o.sharding ? createShardWrites({ api, roles: () => shards, nodes, pvs, volumeAttachments: vas }) : undefined;
+  const sharded = o.sharding ? createShardWrites({ api, roles: () => shards, nodes, pvs, volumeAttachments: vas, guardsOff: o.unsafeShardGuardsOff ?? [] }) : undefined;
   const csi = createCsiPlugin({ api: sharded?.volumeAttachments ?? adapt.volumeAttachmentApi(api), attachments: adapt.volumeAttachmentCache(vas), drivers: adapt.csiDriverCache(drivers), csiTimeoutMs: o.csiTimeoutMs });
   const plugins = createVolumePluginManager({ plugins: [csi, ...createAttachOnlyPlugins()] });
   const translator = createCsiTranslator({ isMigrated: createMigrationPredicate({ csiNodeAnnotation: (n) => csiNodes.get(n)?.migratedPlugins.join(',') }) });
@@ -164,7 +164,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const podName = (uid: string) => populator.podName(uid);
   const executor = createOperationExecutor({
     state, plugins, metrics, events, podName, observer,
-    ...(sharded ? { mayStart: (n: string) => shards?.mayStart(n) === true, attachLock: sharded.attachLock } : {}),
+    ...(sharded ? { mayStart: (n: string) => shards?.mayStart(n) === true, ...(sharded.attachLock ? { attachLock: sharded.attachLock } : {}) } : {}),
     liveVolumesInUse: async (name) => {
       const node = await api.getNode(name);
       if (node === undefined) return 'not-found';

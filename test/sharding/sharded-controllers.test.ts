@@ -21,6 +21,38 @@ const BUCKETS = 16;
 const REPLICAS = ['replica-1', 'replica-2'];
 const TIMINGS = { leaderElectLeaseDurationMs: 3000, leaderElectRenewDeadlineMs: 2000, leaderElectRetryPeriodMs: 300, shardGraceMs: 500, shardStableMs: 500 };
 
+/** The buckets acting on a replica now. */
+const ownedBy = (ctls: ReadonlyMap<string, Controller>, id: string) => ctls.get(id)?.shards?.coordinator.ownedBuckets() ?? [];
+
+/**
+ * Moves `count` ReadWriteOnce pods, one after another, each to a node whose bucket another
+ * replica holds: the pod is deleted (its kubelet unmounts, then it is gone) and created again
+ * under the same name and claim there. Returns how many moved.
+ */
+async function moveAcrossReplicas(sim: Simulator, ctls: ReadonlyMap<string, Controller>, count: number): Promise<number> {
+  const store = sim.store;
+  const holderOf = new Map<number, string>();
+  for (const id of ctls.keys()) for (const b of ownedBy(ctls, id)) holderOf.set(b, id);
+  const nodes = store.list('nodes').map((n) => n.metadata.name);
+  const rwo = (claim: string) => ((store.get('persistentvolumeclaims', FLEET_NAMESPACE, claim)?.spec as { accessModes?: string[] } | undefined)?.accessModes ?? []).includes('ReadWriteOnce');
+  let moved = 0;
+  for (const p of store.list('pods', FLEET_NAMESPACE)) {
+    if (moved === count) break;
+    const spec = p.spec as { nodeName: string; volumes?: Array<{ persistentVolumeClaim?: { claimName: string } }> };
+    const claims = (spec.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim ? [v.persistentVolumeClaim.claimName] : []));
+    if (claims.length === 0 || !claims.every(rwo)) continue;
+    const from = holderOf.get(bucketOf(spec.nodeName, BUCKETS));
+    const to = nodes.find((n) => { const h = holderOf.get(bucketOf(n, BUCKETS)); return h !== undefined && h !== from; });
+    if (from === undefined || to === undefined) continue;
+    store.delete('pods', FLEET_NAMESPACE, p.metadata.name);
+    await waitFor(`pod ${p.metadata.name} gone`, () => store.get('pods', FLEET_NAMESPACE, p.metadata.name) === undefined, 30_000);
+    const again: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: p.metadata.name, namespace: FLEET_NAMESPACE, labels: p.metadata.labels }, spec: { ...spec, nodeName: to }, status: { phase: 'Running', containerStatuses: [{ name: 'c', ready: true, state: { running: {} } }] } };
+    store.create('pods', again);
+    moved++;
+  }
+  return moved;
+}
+
 /** Who held a bucket from a resourceVersion on ('' when free), as its Lease was committed. */
 interface Holding { holder: string; from: number }
 
@@ -72,7 +104,7 @@ describe('several active replicas sharing the node buckets', () => {
     await sim.stop();
   });
 
-  const owned = (id: string) => ctls.get(id)?.shards?.coordinator.ownedBuckets() ?? [];
+  const owned = (id: string) => ownedBy(ctls, id);
   const converged = () => {
     const c = checker.convergence();
     return c.desired > 0 && c.attached === c.desired && c.strayAttachments === 0;
@@ -89,22 +121,10 @@ describe('several active replicas sharing the node buckets', () => {
     assert.deepEqual(checker.violations(), []);
   });
 
-  it('move ReadWriteOnce pods between nodes of different buckets without a violation', async () => {
-    const store = sim.store;
-    const nodes = store.list('nodes').map((n) => n.metadata.name);
-    const moved: string[] = [];
-    for (const p of store.list('pods', FLEET_NAMESPACE).slice(0, 8)) {
-      const from = (p.spec as { nodeName: string }).nodeName;
-      const to = nodes.find((n) => bucketOf(n, BUCKETS) !== bucketOf(from, BUCKETS))!;
-      store.delete('pods', FLEET_NAMESPACE, p.metadata.name);
-      moved.push(p.metadata.name);
-      await waitFor(`pod ${p.metadata.name} gone`, () => store.get('pods', FLEET_NAMESPACE, p.metadata.name) === undefined, 30_000);
-      const again: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: p.metadata.name, namespace: FLEET_NAMESPACE, labels: p.metadata.labels }, spec: { ...(p.spec as object), nodeName: to }, status: { phase: 'Running', containerStatuses: [{ name: 'c', ready: true, state: { running: {} } }] } };
-      store.create('pods', again);
-    }
+  it('move ReadWriteOnce pods between nodes of different replicas without a violation', async () => {
+    assert.equal(await moveAcrossReplicas(sim, ctls, 8), 8);
     await waitFor('convergence after the moves', converged, 60_000);
     assert.deepEqual(checker.violations(), []);
-    assert.equal(moved.length, 8);
   });
 
   it('every VolumeAttachment and node status write came from the replica holding the node\'s bucket at that moment', () => {
@@ -157,5 +177,38 @@ describe('several active replicas sharing the node buckets', () => {
       [base, extra].some((g) => g.cluster.has(key) || (g.namespaced.has(key) && [...namespaces].every((ns) => ns === g.namespaced.get(key))));
     for (const [key, namespaces] of used) assert.ok(granted(key, namespaces), `used but not granted: ${key} (${[...namespaces].join(',')})`);
     for (const key of [...extra.cluster, ...extra.namespaced.keys()]) assert.ok(used.has(key), `granted for sharding but never used: ${key}`);
+  });
+});
+
+// The same move with the attach lock switched off: a ReadWriteOnce volume then gets attached to
+// its new node before its old attachment is gone (the detach takes 2 s here), which the checker
+// must see. Without this, zero violations above would prove nothing about the lock.
+describe('the same replicas without the attach lock', () => {
+  let sim: Simulator;
+  let checker: InvariantChecker;
+  const ctls = new Map<string, Controller>();
+
+  before(async () => {
+    sim = await startSimulator({
+      fleet: { nodes: 24, podsPerNode: 3, seed: 11, attachLatencyMs: 20, detachLatencyMs: 2000, mountLatencyMs: 20, unmountLatencyMs: 20 },
+      bookmarkIntervalMs: 200,
+    });
+    checker = createInvariantChecker({ store: sim.store, maxWaitForUnmountMs: 360_000 });
+    for (const id of REPLICAS) {
+      ctls.set(id, await startController({ ...controllerDefaults(sim), sharding: true, shardBuckets: BUCKETS, identity: id, ...TIMINGS, unsafeShardGuardsOff: ['volume-lock'] }));
+    }
+  });
+  after(async () => {
+    checker.stop();
+    for (const c of ctls.values()) await c.stop();
+    await sim.stop();
+  });
+
+  it('put a ReadWriteOnce volume on two nodes', async () => {
+    await waitFor('every bucket acting, on both replicas', () => ownedBy(ctls, 'replica-1').length > 0 && ownedBy(ctls, 'replica-2').length > 0 && ownedBy(ctls, 'replica-1').length + ownedBy(ctls, 'replica-2').length === BUCKETS, 60_000);
+    await waitFor('convergence', () => { const c = checker.convergence(); return c.desired > 0 && c.attached === c.desired; }, 60_000);
+    assert.deepEqual(checker.violations(), []);
+    assert.equal(await moveAcrossReplicas(sim, ctls, 4), 4);
+    await waitFor('a multi-attach violation', () => checker.violations().some((v) => v.kind === 'multi-attach'), 30_000);
   });
 });
