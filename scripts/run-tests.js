@@ -5,8 +5,8 @@
 // Node 20's --test does not expand globs, so the file list is built here.
 // Files run one at a time (--test-concurrency=1): integration tests start servers and
 // worker pools, and two of them at once on a 2-core machine distort their timers. The folders of
-// PURE hold tests that start no server, process, worker or timer (pure functions and in-memory
-// components, many of them property tests): those run two at a time, first.
+// PURE hold tests that start no server, process or timer (pure functions, in-memory components
+// on controlled clocks, the kernel's property tests): those run two at a time, first.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -32,7 +32,11 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const PURE = ['cache', 'docs', 'events', 'invariants', 'log', 'metrics', 'operations', 'packed', 'plugins', 'populator', 'statusupdater'].map((d) => join('test', d) + '/');
+const PURE = [
+  'cache/', 'docs/', 'events/', 'invariants/', 'log/', 'metrics/', 'operations/', 'packed/', 'plugins/', 'populator/', 'statusupdater/',
+  'kernel/abi', 'kernel/growth', 'kernel/invariants', 'kernel/plan-equivalence', 'kernel/planner.test', 'kernel/shard-descriptors',
+  'sharding/assignment', 'sharding/bucket-hash', 'sharding/membership', 'sharding/schedules', 'sharding/shard-coordinator',
+].map((d) => join('test', d));
 const pure = files.filter((f) => PURE.some((d) => f.startsWith(d)));
 const rest = files.filter((f) => !pure.includes(f));
 let status = 0;
