@@ -4,7 +4,8 @@
  * Behaves like the real client's contract: AlreadyExists on create is success when the spec
  * matches, delete of a missing VA is `not-found`, patchNodeStatus of an unknown node (not in
  * `nodes`) is `not-found`, patchEvent of an unknown event is `not-found`, lease
- * updates are guarded by resourceVersion (409 on a stale one). Every call is recorded in `calls`;
+ * updates are guarded by resourceVersion (409 on a stale one), a node status CAS compares volume
+ * names, PV JSON Patches apply to `persistentVolumes` (a failed operation is `conflict`). Every call is recorded in `calls`;
  * `failNext(method, err)` makes the next call(s) of a method reject with `err` (build one with
  * {@link kubeError}); `hold(method)` makes calls wait until `release(method)`.
  */
