@@ -21,7 +21,7 @@ import { kubeErrorDetails } from '../kube/kube-errors.js';
  * some, as client-go's StatusError reads: the CSI plugin puts that text after upstream's
  * `attacher.Attach failed:` in the FailedAttachVolume event. The client's error is its cause.
  */
-function inApiWords(err: unknown): never {
+export function inApiWords(err: unknown): never {
   const words = kubeErrorDetails(err)?.statusMessage;
   throw words === undefined ? err : new Error(words, { cause: err });
 }

@@ -26,6 +26,7 @@ import { attachmentName } from '../plugins/csi/attachment-name.js';
 import { createFencedWrites, type FencedWrites } from '../sharding/fenced-writes.js';
 import type { NodeStatusApi } from '../statusupdater/index.js';
 import type { ShardRoles } from './shard-roles.js';
+import { inApiWords } from './adapters.js';
 
 export interface ShardWritesDeps {
   api: KubeApiClient;
@@ -106,8 +107,4 @@ export function createShardWrites(d: ShardWritesDeps): ShardWrites {
       },
     },
   };
-}
-
-function inApiWords(err: unknown): never {
-  throw err;
 }
