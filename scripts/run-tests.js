@@ -1,18 +1,20 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts file with Node's test runner and tsx, but those under test/real/
-// (they need the upstream binaries of `npm run upstream:build`) and test/browser/ (they need
-// Debian's chromium); `--real` runs only the first, `--browser` only the second.
+// Runs every test/**/*.test.ts file with Node's test runner and tsx, but those of the tiers:
+// test/real/ (they need the upstream binaries of `npm run upstream:build`), test/browser/ (they
+// need Debian's chromium) and test/soak/ (minutes of faults and restarts, kept out of the
+// ten-minute suite); `--real`, `--browser` or `--soak` runs only that tier.
 // Node 20's --test does not expand globs, so the file list is built here.
 // Files run one at a time (--test-concurrency=1): integration tests start servers and
 // worker pools, and two of them at once on a 2-core machine distort their timers. The folders of
 // PURE hold tests that start no server, process or timer (pure functions, in-memory components
-// on controlled clocks, the kernel's property tests): those run two at a time, first.
+// on controlled clocks, the kernel's property tests, HTTP routes through fastify's inject): those
+// run two at a time, first.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
-const TIERS = { '--real': join('test', 'real'), '--browser': join('test', 'browser') };
+const TIERS = { '--real': join('test', 'real'), '--browser': join('test', 'browser'), '--soak': join('test', 'soak') };
 const tier = Object.keys(TIERS).find((t) => process.argv.includes(t));
 const only = process.argv.slice(2).filter((a) => !(a in TIERS));
 const tierOf = (f) => Object.keys(TIERS).find((t) => f.startsWith(TIERS[t] + '/'));
@@ -36,6 +38,14 @@ const PURE = [
   'cache/', 'docs/', 'events/', 'invariants/', 'log/', 'metrics/', 'operations/', 'packed/', 'plugins/', 'populator/', 'statusupdater/',
   'kernel/abi', 'kernel/growth', 'kernel/invariants', 'kernel/plan-equivalence', 'kernel/planner.test', 'kernel/shard-descriptors',
   'sharding/assignment', 'sharding/bucket-hash', 'sharding/membership', 'sharding/schedules', 'sharding/shard-coordinator',
+  'http/health', 'http/metrics.test', 'http/nodes', 'http/openapi', 'http/operations', 'http/session', 'http/summary', 'http/ui',
+  'http/volumes', 'http/waiting-for', 'dashboard/history', 'dashboard/reason-codes', 'dashboard/routes', 'dashboard/stream',
+  'dashboard/timeline', 'kube/api-client-fences-body', 'kube/h2-stream-table', 'kube/in-flight-limiter', 'kube/json-sieve',
+  'kube/keep-from', 'kube/keep-spec-coverage', 'kube/light-async-bind', 'kube/list-page.test', 'kube/list-page-encoding', 'kube/packed-store',
+  'kube/projection-codecs', 'kube/projection-store', 'kube/projections', 'kube/sieve-abi', 'kube/string-pool',
+  'manager/adapters', 'manager/wire-metrics', 'reconciler/act-on-plan', 'reconciler/attach-hold', 'reconciler/attach-window',
+  'reconciler/controller-clock', 'reconciler/detach-gate', 'reconciler/failing-passes', 'bench/latency-timeline',
+  'bench/pod-va-commit-tracker', 'bench/pod-va-tracker', 'faults/fault-spec', 'fuzz/projections',
 ].map((d) => join('test', d));
 const pure = files.filter((f) => PURE.some((d) => f.startsWith(d)));
 const rest = files.filter((f) => !pure.includes(f));
