@@ -18,8 +18,10 @@
  *
  * A partition cuts both ways: the API server ends a denied client's open watches and holds a
  * black-holed one's (nothing more reaches it, bookmarks included, and the stream ends once the
- * rule is lifted, so the client resumes from the last event it saw). The first matching rule
- * applies; rules change at run time, in-process or over `/debug/faults` (api-server.ts).
+ * rule is lifted, so the client resumes from the last event it saw); a lagging watch that is
+ * ended (by a deny rule, its timeout) ends once the frames it is owed are out. The first
+ * matching rule applies; rules change at run time, in-process or over `/debug/faults`
+ * (api-server.ts).
  */
 import type { FaultHooks, RequestFacts } from './faults.js';
 import { ApiError, badRequest, type StatusReason } from './status.js';

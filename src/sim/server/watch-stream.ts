@@ -97,11 +97,6 @@ export class WatchStream {
     return this.held;
   }
 
-  /** Lag of the frames handed over from now on (ms). */
-  get lag(): number {
-    return this.lagMs;
-  }
-
   /** Frames (and the replay or end) waiting in the lag line. */
   get lagged(): number {
     return this.lagLine?.size ?? 0;
