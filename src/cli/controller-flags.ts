@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fleetError } from '../errors/index.js';
 import type { FlagSpecs, ParsedFlags } from './flags.js';
-import type { ControllerOptions } from '../manager/controller-options.js';
+import { SHARD_GUARDS, type ControllerOptions, type ShardGuard } from '../manager/controller-options.js';
 
 export const CONTROLLER_FLAGS = {
   kubeconfig: { kind: 'string', default: '', help: 'kubeconfig file (else $KUBECONFIG, else in-cluster)', upstream: '--kubeconfig' },
@@ -103,6 +103,22 @@ export function controllerOptionsFromFlags(f: Omit<ControllerFlags, 'kubeconfig'
     perNodeVolumeMetric: f['per-node-volume-metric'],
     ...(httpToken ? { httpToken } : {}),
   };
+}
+
+/** Tests only: the sharding guards to switch off (ControllerOptions.unsafeShardGuardsOff), a comma list. */
+export const UNSAFE_SHARD_GUARDS_ENV = 'FLEET_ATTACH_UNSAFE_SHARD_GUARDS';
+
+/**
+ * The guards {@link UNSAFE_SHARD_GUARDS_ENV} names; undefined when it is unset or blank. An
+ * unknown name, or the variable without --sharding, is refused (exit 2).
+ */
+export function unsafeShardGuardsFromEnv(value: string | undefined, sharding: boolean): ShardGuard[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (!sharding) throw fleetError('FA_ERR_FLAG_INVALID', `${UNSAFE_SHARD_GUARDS_ENV} is set, but only --sharding has guards to switch off`);
+  const names = value.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const unknown = names.find((n) => !(SHARD_GUARDS as readonly string[]).includes(n));
+  if (unknown !== undefined) throw fleetError('FA_ERR_FLAG_INVALID', `${UNSAFE_SHARD_GUARDS_ENV}: unknown guard ${JSON.stringify(unknown)} (known: ${SHARD_GUARDS.join(', ')})`);
+  return [...new Set(names)] as ShardGuard[];
 }
 
 /**
