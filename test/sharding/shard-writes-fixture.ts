@@ -21,12 +21,12 @@ export function pvMeta(name: string, lockedBy?: string): PersistentVolumeMeta {
     : { name, uid: `uid-${name}`, resourceVersion: '1', annotations: { [ATTACH_LOCK_ANNOTATION]: lockValue(lockedBy, 1) }, labels: { [LOCK_BUCKET_LABEL]: String(BUCKET) } };
 }
 
-export function shardWritesFixture(o: { owned: readonly string[]; guardsOff?: ShardGuard[]; holdMs?: number; needed?: LockNeeds }) {
+export function shardWritesFixture(o: { owned: readonly string[]; guardsOff?: ShardGuard[]; holdMs?: number; needed?: LockNeeds; attached?: Map<string, Set<string>> }) {
   const api = new FakeKubeApiClient();
   const clock = { t: 0 };
   const owned = new Set(o.owned);
   /** pv → nodes with a VolumeAttachment of it. */
-  const attached = new Map<string, Set<string>>();
+  const attached = o.attached ?? new Map<string, Set<string>>();
   const roles = {
     mayStart: (n: string) => owned.has(n),
     holds: (n: string) => owned.has(n),
