@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { main } from '../../src/cli/main.js';
-import { UNSAFE_SHARD_GUARDS_ENV, unsafeShardGuardsFromEnv } from '../../src/cli/controller-flags.js';
+import { CONTROLLER_FLAGS, controllerOptionsFromFlags, UNSAFE_SHARD_GUARDS_ENV, unsafeShardGuardsFromEnv } from '../../src/cli/controller-flags.js';
+import { parseFlags } from '../../src/cli/flags.js';
 import { createWorldState } from '../../src/cache/world-state.js';
 import { isFleetError, isNotOwner } from '../../src/errors/index.js';
 import { createFakeEventRecorder } from '../../src/events/fake-event-recorder.js';
@@ -32,6 +33,13 @@ describe('FLEET_ATTACH_UNSAFE_SHARD_GUARDS', () => {
   it('refuses an unknown guard, and the variable without --sharding, naming the variable', () => {
     assert.throws(() => unsafeShardGuardsFromEnv('ownership,fencing', true), invalid(/"fencing"/));
     assert.throws(() => unsafeShardGuardsFromEnv('ownership', false), invalid(/--sharding/));
+  });
+
+  it('the lock sweep timings are flags (a mutation run shortens the hold)', () => {
+    const opts = (argv: string[]) => controllerOptionsFromFlags(parseFlags(CONTROLLER_FLAGS, argv).flags);
+    assert.deepEqual([opts([]).shardLockSweepMs, opts([]).shardLockSweepHoldMs], [30_000, 120_000]);
+    const set = opts(['--shard-lock-sweep-period', '2s', '--shard-lock-hold', '20s']);
+    assert.deepEqual([set.shardLockSweepMs, set.shardLockSweepHoldMs], [2_000, 20_000]);
   });
 
   describe('fleet-attach run', () => {
