@@ -6,7 +6,7 @@
  * the same count (one tracker).
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { createWorldState } from '../../src/cache/world-state.js';
 import { isFleetError } from '../../src/errors/index.js';
 import { createFakeEventRecorder } from '../../src/events/fake-event-recorder.js';
@@ -21,6 +21,10 @@ import { volumeInfoFor } from '../../src/populator/volume-info.js';
 import { createLockSweep } from '../../src/sharding/lock-sweep.js';
 import { ATTACH_LOCK_ANNOTATION, LOCK_BUCKET_LABEL, lockValue } from '../../src/sharding/volume-lock.js';
 import { FakeKubeApiClient } from '../kube/fake-api-client.js';
+import { startSimulator, type Simulator } from '../../src/sim/server/index.js';
+import { startController, type Controller } from '../../src/manager/controller.js';
+import { bucketOf } from '../../src/sharding/index.js';
+import { controllerDefaults, waitFor } from '../controller/harness.js';
 import { EPOCH, pvMeta, shardWritesFixture } from './shard-writes-fixture.js';
 
 const HOLD = 1000;
@@ -206,5 +210,38 @@ describe('the lock sweep in a replica', () => {
     r.clock.t = 5000 + HOLD;
     await r.writes.attachLock!.take('pv-1', 'n2');
     assert.equal(r.holderOf('pv-1'), lockValue('n2', EPOCH));
+  });
+});
+
+describe('a sharded controller', () => {
+  const BUCKETS = 8;
+  let sim: Simulator;
+  let ctl: Controller;
+
+  before(async () => {
+    sim = await startSimulator({ fleet: { nodes: 4, podsPerNode: 1, seed: 3, attachLatencyMs: 20, detachLatencyMs: 20, mountLatencyMs: 20, unmountLatencyMs: 20 }, bookmarkIntervalMs: 200 });
+    ctl = await startController({
+      ...controllerDefaults(sim), sharding: true, shardBuckets: BUCKETS, identity: 'sweeper',
+      leaderElectLeaseDurationMs: 3000, leaderElectRenewDeadlineMs: 2000, leaderElectRetryPeriodMs: 300, shardGraceMs: 500, shardStableMs: 300,
+      shardLockSweepMs: 200, shardLockSweepHoldMs: 600,
+    });
+  });
+  after(async () => {
+    await ctl.stop();
+    await sim.stop();
+  });
+
+  it('sweeps a lock left over on a PersistentVolume nothing uses, through the API', async () => {
+    const node = sim.store.list('nodes')[0]!.metadata.name;
+    sim.store.create('persistentvolumes', {
+      apiVersion: 'v1', kind: 'PersistentVolume',
+      metadata: { name: 'pv-left-over', annotations: { [ATTACH_LOCK_ANNOTATION]: lockValue(node, 1) }, labels: { [LOCK_BUCKET_LABEL]: String(bucketOf(node, BUCKETS)) } },
+      spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', csi: { driver: 'test.csi.k8s.io', volumeHandle: 'left-over' } },
+      status: { phase: 'Available' },
+    });
+    const lockOf = () => (sim.store.get('persistentvolumes', undefined, 'pv-left-over')?.metadata.annotations as Record<string, string> | undefined)?.[ATTACH_LOCK_ANNOTATION];
+    assert.equal(lockOf(), lockValue(node, 1));
+    await waitFor('the left-over lock released', () => lockOf() === undefined, 15_000);
+    assert.equal((sim.store.get('persistentvolumes', undefined, 'pv-left-over')?.metadata.labels as Record<string, string> | undefined)?.[LOCK_BUCKET_LABEL], undefined);
   });
 });
