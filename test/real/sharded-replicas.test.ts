@@ -1,0 +1,291 @@
+/**
+ * Several active replicas (`run --sharding`, docs/scale-out.md) against a real kube-apiserver,
+ * with its audit log as the record of who committed what.
+ *
+ * - The cluster: upstream etcd + kube-apiserver (real-cluster.ts) with an audit policy
+ *   (sharded/audit.ts: RequestResponse for node status and VolumeAttachment writes and the
+ *   Lease writes of the Lease namespace, Metadata for PersistentVolume writes).
+ * - The identities: one ServiceAccount per replica (and one for the probes), each bound through
+ *   deploy/rbac.yaml and deploy/rbac-sharded.yaml, with its own token (sharded/identities.ts).
+ * - The fleet: 60 nodes × 3 pods (90% ReadWriteOnce) created through the API with the remote
+ *   fleet's kubelets and CSI attacher, as in real-api-server.test.ts; the judge is the same
+ *   watch + invariant checker (real-api/api-watcher.ts), and the test watches the bucket Leases
+ *   itself (sharded/bucket-watch.ts): the ownership history by resourceVersion.
+ * - The replicas: `fleet-attach run --sharding --replica-id rN` child processes, 16 buckets,
+ *   lease 3 s / renew 2 s / retry 0.5 s / grace 1 s.
+ *
+ * Phases: the data-level fences tried directly with the project's own calls (sharded/
+ * fence-probes.ts); two replicas share the buckets and converge; ReadWriteOnce pods moved to
+ * nodes of the other replica's buckets with zero multi-attach; one replica SIGKILLed, the other
+ * takes its buckets and converges, moving pods off the nodes it took over; a third identity
+ * joins and the buckets are shared again. Then, from the audit log: every successful node
+ * status patch and VolumeAttachment create/delete by a replica was made by the replica holding
+ * the node's bucket at that revision, every committed bucket Lease write is in the watch's
+ * history, and the fences' refusals (409, 422) are counted per replica.
+ *
+ * Every wait has a deadline that fails the test; nothing asserts on elapsed time.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createKubeApiClient } from '../../src/kube/api-client.js';
+import { loadKubeConfig } from '../../src/kube/kube-config.js';
+import { bucketOf } from '../../src/sharding/index.js';
+import { startFleetActors, type FleetActors } from '../../src/sim/actors/index.js';
+import { DEFAULT_MIRROR, DEFAULT_NODE_SELECTOR, createRemoteStore, populateRemoteFleet, withNodeSelector, type RemoteStore } from '../../src/sim/remote/index.js';
+import { startApiWatcher, type ApiWatcher } from './real-api/api-watcher.js';
+import { ControllerProcess } from './real-api/controller-process.js';
+import { answers, auditFlags, commits, isSuccess, readAudit } from './sharded/audit.js';
+import { startBucketWatch, type BucketWatch } from './sharded/bucket-watch.js';
+import * as probes from './sharded/fence-probes.js';
+import { IDENTITY_NAMESPACE, createIdentities, serviceAccountUser } from './sharded/identities.js';
+import { moveRwoPods } from './sharded/moves.js';
+import { down, up, type RealCluster } from './real-cluster.js';
+
+const NODES = 60;
+const PODS_PER_NODE = 3;
+const BUCKETS = 16;
+const DRIVER = 'sim.csi.fleet-attach.io';
+const MAX_WAIT_MS = 20_000;
+const REPLICAS = ['r1', 'r2', 'r3'] as const;
+const PROBE = 'fleet-attach-probe';
+const saOf = (id: string) => `fleet-attach-${id}`;
+const userOf = (id: string) => serviceAccountUser(saOf(id));
+
+const replicaArgs = (id: string) => [
+  '--sharding', '--replica-id', id, '--shard-buckets', String(BUCKETS),
+  '--leader-elect-lease-duration', '3s', '--leader-elect-renew-deadline', '2s', '--leader-elect-retry-period', '500ms', '--shard-grace', '1s',
+  '--max-wait-for-unmount', `${MAX_WAIT_MS / 1000}s`, '--kube-api-qps', '200', '--kube-api-burst', '400',
+];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, timeoutMs: number, probe: () => boolean | Promise<boolean>, detail: () => string | Promise<string> = () => ''): Promise<number> {
+  const t0 = performance.now();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await probe()) return performance.now() - t0;
+    if (Date.now() > deadline) assert.fail(`${what}: not within ${Math.round(timeoutMs / 1000)} s. ${await detail()}`);
+    await sleep(500);
+  }
+}
+
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+describe('two sharded replicas against a real kube-apiserver: the fences hold there', () => {
+  let dir = '';
+  let cluster: RealCluster | undefined;
+  let kubeconfigs = new Map<string, string>();
+  let watcher: ApiWatcher | undefined;
+  let buckets: BucketWatch | undefined;
+  let fleetStore: RemoteStore | undefined;
+  let actors: FleetActors | undefined;
+  const replicas = new Map<string, ControllerProcess>();
+  let failed = false;
+  const auditLog = () => join(dir, 'audit.log');
+  const log = (msg: string) => console.log(`[sharded] ${msg}`);
+
+  const step = (body: () => Promise<void>) => async (t: { skip(msg?: string): void }) => {
+    if (failed) return t.skip('an earlier phase failed');
+    try {
+      await body();
+    } catch (err) {
+      failed = true;
+      throw err;
+    }
+  };
+
+  const startReplica = (id: string) => {
+    const rdir = join(dir, id);
+    mkdirSync(rdir, { recursive: true });
+    const ctl = new ControllerProcess({ dir: rdir, kubeconfig: kubeconfigs.get(saOf(id))!, args: replicaArgs(id) });
+    replicas.set(id, ctl);
+    ctl.start();
+    return ctl;
+  };
+  /** Replicas whose current instance runs. */
+  const live = () => [...replicas].filter(([, c]) => c.current?.exit === undefined).map(([id]) => id);
+  const acting = async (id: string) => (await replicas.get(id)?.get<{ ready: boolean; role: string }>('/readyz'))?.role === 'shard';
+  /** Every bucket held, by live replicas only, each of `ids` holding some. */
+  const shared = (ids: readonly string[]) => {
+    const cur = buckets!.current();
+    return cur.size === BUCKETS && [...cur.values()].every((h) => ids.includes(h)) && ids.every((id) => buckets!.heldBy(id).length > 0);
+  };
+  const converged = () => {
+    const c = watcher!.checker.convergence();
+    return c.converged && c.desired === NODES * PODS_PER_NODE && c.strayAttachments === 0;
+  };
+  const detail = () => `buckets ${JSON.stringify(Object.fromEntries(live().map((id) => [id, buckets!.heldBy(id)])))}, convergence ${JSON.stringify(watcher!.checker.convergence())}, violations ${watcher!.checker.violations().length}`;
+  const holderOfNode = (node: string) => buckets!.current().get(bucketOf(node, BUCKETS));
+  const nodes = () => watcher!.list('nodes').map((n) => n.metadata.name).filter((n) => n !== probes.PROBE_NODE).sort();
+
+  before(async () => {
+    execFileSync(process.execPath, [new URL('../../scripts/ensure-build.js', import.meta.url).pathname], { stdio: 'inherit' });
+    dir = await mkdtemp(join(tmpdir(), 'fa-real-sharded-'));
+    const flags = auditFlags({ policyPath: join(dir, 'audit-policy.yaml'), logPath: auditLog(), leaseNamespace: IDENTITY_NAMESPACE });
+    cluster = await up({ dir, apiserverArgs: flags });
+    kubeconfigs = createIdentities({ dir, adminKubeconfig: cluster.adminKubeconfig, templateKubeconfig: cluster.controllerKubeconfig, names: [...REPLICAS.map(saOf), PROBE] });
+    watcher = await startApiWatcher({ kubeconfig: cluster.adminKubeconfig, maxWaitForUnmountMs: MAX_WAIT_MS, convergenceBoundMs: 120_000 });
+    buckets = await startBucketWatch({ kubeconfig: cluster.adminKubeconfig, namespace: IDENTITY_NAMESPACE, buckets: BUCKETS });
+  });
+
+  after(async () => {
+    for (const c of replicas.values()) await c.stop().catch(() => {});
+    await actors?.stop().catch(() => {});
+    await fleetStore?.close({ flushMs: 0 }).catch(() => {});
+    await watcher?.stop().catch(() => {});
+    await buckets?.stop().catch(() => {});
+    if (dir) {
+      await down(dir).catch((err) => log(`down: ${String(err)}`));
+      if (failed) log(`logs kept in ${dir}`);
+      else await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses stale compare-and-swap writes of the project\'s own calls (node status 422, VolumeAttachment uid 409, PV lock 422, bucket Lease 409)', { timeout: 120_000 }, step(async () => {
+    const admin = cluster!.adminKubeconfig;
+    const kc = loadKubeConfig({ path: kubeconfigs.get(PROBE)! });
+    const api = createKubeApiClient({ kc });
+    try {
+      const uid = probes.createProbeObjects(admin);
+      const node = await probes.probeNodeStatus(api);
+      assert.deepEqual(node, { first: 'patched,patched', stale: 'conflict', after: ['kubernetes.io/csi/probe^b'] }, 'node status CAS from a stale list');
+      const va = await probes.probeVolumeAttachmentDelete(api, uid);
+      assert.deepEqual(va, { wrongUid: 'precondition-failed', stillThere: true, rightUid: 'deleted' }, 'VolumeAttachment delete with a wrong uid');
+      const lock = await probes.probeVolumeLock(api);
+      assert.deepEqual(lock, { a: 'taken', b: 'conflict', bPatch: 'conflict', holder: 'node-a' }, 'PV attach lock from a stale read');
+      const lease = await probes.probeBucketLease(api, IDENTITY_NAMESPACE, BUCKETS);
+      assert.deepEqual(lease, { staleUpdate: 409, doubleCreate: 409, holder: 'probe-b', epoch: 2 }, 'bucket Lease claim from a stale resourceVersion');
+    } finally {
+      probes.deleteProbeObjects(admin, IDENTITY_NAMESPACE, probes.probeLeaseName(IDENTITY_NAMESPACE, BUCKETS, api));
+      kc.close();
+    }
+    // The server's own record of the refusals, under the probe's user.
+    const seen = answers(readAudit(auditLog()), [serviceAccountUser(PROBE)]).get(serviceAccountUser(PROBE))!;
+    for (const k of ['patch nodes/status 422', 'delete volumeattachments 409', 'patch persistentvolumes 422', 'update leases 409', 'create leases 409']) {
+      assert.ok((seen.get(k) ?? 0) >= 1, `audit log: ${k} for the probe (seen ${JSON.stringify(Object.fromEntries(seen))})`);
+    }
+  }));
+
+  it('two replicas, each under its own ServiceAccount, share the buckets and converge the fleet', { timeout: 240_000 }, step(async () => {
+    for (const id of ['r1', 'r2']) startReplica(id);
+    await until('both replicas act as shards', 60_000, async () => (await acting('r1')) && (await acting('r2')), () => [...replicas.values()].flatMap((c) => c.grepLogs(/./).slice(-5).map((l) => l.line)).join('\n'));
+    const fleet = { seed: 23, nodes: NODES, podsPerNode: PODS_PER_NODE, driver: DRIVER, rwxFraction: 0.1, leaseRenewMs: 300_000 };
+    fleetStore = await createRemoteStore({ kubeconfig: { path: cluster!.adminKubeconfig }, resources: withNodeSelector(DEFAULT_MIRROR, DEFAULT_NODE_SELECTOR), qps: 500, burst: 1000, maxInFlight: 32 });
+    actors = startFleetActors(fleetStore, fleet);
+    const population = await populateRemoteFleet(fleetStore, fleet);
+    assert.equal(population.errors, 0, 'population writes that failed');
+    const t = await until('both replicas hold buckets, all held, and the fleet converged', 180_000, () => shared(['r1', 'r2']) && converged(), detail);
+    log(`converged ${secs(t)} after the population; ${detail()}`);
+    assert.deepEqual(watcher!.checker.violations(), []);
+  }));
+
+  it('moves ReadWriteOnce pods to nodes of the other replica\'s buckets with zero multi-attach', { timeout: 180_000 }, step(async () => {
+    const all = nodes();
+    const moves = await moveRwoPods({
+      store: fleetStore!, view: watcher!, count: 10,
+      target: (from, i) => {
+        const mine = holderOfNode(from);
+        const others = all.filter((n) => { const h = holderOfNode(n); return h !== undefined && mine !== undefined && h !== mine; });
+        return others[(i * 7) % Math.max(1, others.length)];
+      },
+    });
+    assert.equal(moves.length, 10, 'pods moved across replicas');
+    await until('convergence after the moves', 120_000, converged, detail);
+    assert.deepEqual(watcher!.checker.violations(), []);
+    log(`moved ${moves.length} pods across replicas; operations ${JSON.stringify(watcher!.checker.operations())}`);
+  }));
+
+  it('after a SIGKILL of one replica the other takes its buckets over and the fleet converges', { timeout: 180_000 }, step(async () => {
+    const before = buckets!.heldBy('r1');
+    await replicas.get('r1')!.kill('SIGKILL');
+    const t = await until('r2 holds every bucket', 60_000, () => buckets!.heldBy('r2').length === BUCKETS, detail);
+    log(`r2 took r1's buckets ${JSON.stringify(before)} ${secs(t)} after the kill (lease + grace included)`);
+    const all = nodes();
+    const moves = await moveRwoPods({
+      store: fleetStore!, view: watcher!, count: 4,
+      target: (from, i) => (before.includes(bucketOf(from, BUCKETS)) ? all.filter((n) => n !== from)[(i * 11) % (all.length - 1)] : undefined),
+    });
+    assert.equal(moves.length, 4, 'pods moved off the nodes taken over');
+    await until('convergence after the take-over', 120_000, () => converged() && shared(['r2']), detail);
+    assert.deepEqual(watcher!.checker.violations(), []);
+  }));
+
+  it('a third identity joins and the buckets are shared again', { timeout: 180_000 }, step(async () => {
+    startReplica('r3');
+    await until('r2 and r3 share the buckets', 90_000, () => shared(['r2', 'r3']), detail);
+    const all = nodes();
+    const moves = await moveRwoPods({
+      store: fleetStore!, view: watcher!, count: 6,
+      target: (from, i) => {
+        const mine = holderOfNode(from);
+        const others = all.filter((n) => { const h = holderOfNode(n); return h !== undefined && mine !== undefined && h !== mine; });
+        return others[(i * 5) % Math.max(1, others.length)];
+      },
+    });
+    assert.equal(moves.length, 6);
+    await until('convergence with r2 and r3', 120_000, () => converged() && shared(['r2', 'r3']), detail);
+    assert.deepEqual(watcher!.checker.violations(), []);
+  }));
+
+  it('the audit log: every committed node status and VolumeAttachment write of a replica came from the holder of the node\'s bucket at that revision', { timeout: 120_000 }, step(async () => {
+    for (const c of replicas.values()) await c.scrapeNow();
+    for (const c of replicas.values()) await c.stop();
+    await sleep(1000);
+    const events = readAudit(auditLog());
+    const idOfUser = new Map(REPLICAS.map((id) => [userOf(id), id]));
+    assert.equal(buckets!.relists(), 0, 'the bucket Lease watch was relisted: its history may have gaps');
+
+    const wrong: string[] = [];
+    const checked: Record<string, number> = {};
+    const noops: Record<string, number> = {};
+    const vaNode = (e: { responseObject?: { spec?: { nodeName?: string } } }) => e.responseObject?.spec?.nodeName;
+    for (const resource of ['nodes/status', 'volumeattachments']) {
+      const r = commits(events, resource);
+      for (const c of r.commits) {
+        const id = idOfUser.get(c.event.user.username);
+        if (id === undefined) continue;
+        const node = resource === 'nodes/status' ? c.name : vaNode(c.event);
+        assert.ok(node, `${c.event.verb} ${resource} ${c.name}: no node in the audit event`);
+        const holder = buckets!.holderAt(bucketOf(node, BUCKETS), c.rv);
+        if (holder !== id) wrong.push(`${c.event.verb} ${resource} ${c.name} (node ${node}, bucket ${bucketOf(node, BUCKETS)}) at ${c.rv} by ${id}; holder then: ${holder || 'none'}`);
+        checked[`${c.event.verb} ${resource}`] = (checked[`${c.event.verb} ${resource}`] ?? 0) + 1;
+      }
+      for (const c of r.noops) if (idOfUser.has(c.event.user.username)) noops[`${c.event.verb} ${resource}`] = (noops[`${c.event.verb} ${resource}`] ?? 0) + 1;
+      assert.deepEqual(r.unversioned.filter((e) => idOfUser.has(e.user.username)).map((e) => `${e.verb} ${resource} ${e.objectRef?.name}`), [], 'successful replica writes without a committed version');
+    }
+    log(`audit: writes checked against the bucket holder ${JSON.stringify(checked)}; no-op writes ${JSON.stringify(noops)}`);
+    assert.deepEqual(wrong.slice(0, 10), [], `${wrong.length} writes by a replica not holding the node's bucket`);
+    assert.ok((checked['create volumeattachments'] ?? 0) >= NODES * PODS_PER_NODE, 'VolumeAttachment creates checked');
+    assert.ok((checked['patch nodes/status'] ?? 0) >= NODES, 'node status patches checked');
+    assert.ok((checked['delete volumeattachments'] ?? 0) >= 10, 'VolumeAttachment deletes checked');
+
+    // Every bucket Lease version a replica committed is in the watch's history, with its holder.
+    const missing: string[] = [];
+    let leaseWrites = 0;
+    for (const e of events) {
+      const name = e.objectRef?.name ?? e.responseObject?.metadata?.name ?? '';
+      const b = name.startsWith('fleet-attach-b-') ? Number(name.slice('fleet-attach-b-'.length)) : -1;
+      if (b < 0 || e.objectRef?.resource !== 'leases' || !isSuccess(e) || !idOfUser.has(e.user.username)) continue;
+      leaseWrites++;
+      const rv = Number(e.responseObject?.metadata?.resourceVersion);
+      const h = buckets!.history(b).find((x) => x.rv === rv);
+      if (!h || h.holder !== (e.responseObject?.spec?.holderIdentity ?? '')) missing.push(`${e.verb} ${name} at ${rv} by ${idOfUser.get(e.user.username)}: watch ${h ? `says ${h.holder}` : 'has no such version'}`);
+    }
+    assert.deepEqual(missing.slice(0, 10), [], 'committed bucket Lease writes the watch did not see');
+    assert.ok(leaseWrites >= BUCKETS, `bucket Lease writes by the replicas: ${leaseWrites}`);
+
+    // The fences refusing: 409 and 422 answers each replica got, as the server logged them.
+    const byUser = answers(events, REPLICAS.map(userOf));
+    const refusals = Object.fromEntries(REPLICAS.map((id) => [id, Object.fromEntries([...byUser.get(userOf(id))!].filter(([k]) => / (409|422)$/.test(k)))]));
+    log(`audit: refusals (409/422) per replica ${JSON.stringify(refusals)}`);
+    for (const [id, c] of replicas) {
+      assert.equal(c.answers('403'), 0, `403 answers to ${id}: a permission deploy/rbac.yaml + rbac-sharded.yaml lack`);
+      log(`${id}: instances ${c.instances.length}, exits by themselves ${JSON.stringify(c.unexpectedExits.map((x) => x.exit))}`);
+    }
+  }));
+});
