@@ -12,9 +12,11 @@
  *
  * A write that changes nothing (a status patch replacing the list with an equal one, a second
  * delete of a VolumeAttachment already marked for deletion) is answered with the object's
- * existing version, committed by an earlier write. So the writes of one verb answered with one
- * version of one object are grouped, and the change at that version is attributed to the first
- * of them received; the others changed nothing and are counted as no-ops, not judged.
+ * existing version, committed by an earlier write (often the fleet's: a kubelet's status update).
+ * So the writes answered with one version of one object, by any user, are grouped, and the
+ * change at that version is attributed to the first of them received; the others changed
+ * nothing and are counted as no-ops, not judged. (A delete is answered with the version of the
+ * deletion itself, a new one, seen on this server.)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
@@ -71,7 +73,7 @@ export interface Commit {
 }
 
 /**
- * The successful writes of `resource` that committed a version: per (verb, object, answered
+ * The successful writes of `resource` that committed a version: per (object, answered
  * resourceVersion) the first received; `noops` the others.
  */
 export function commits(events: readonly AuditEvent[], resource: string): { commits: Commit[]; noops: Commit[]; unversioned: AuditEvent[] } {
@@ -85,7 +87,7 @@ export function commits(events: readonly AuditEvent[], resource: string): { comm
       unversioned.push(e);
       continue;
     }
-    const key = `${e.verb} ${name}@${rv}`;
+    const key = `${name}@${rv}`;
     const g = groups.get(key) ?? [];
     g.push({ event: e, rv, name });
     groups.set(key, g);

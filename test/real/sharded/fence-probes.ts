@@ -45,7 +45,7 @@ export function createProbeObjects(admin: string): string {
 }
 
 export function deleteProbeObjects(admin: string, leaseNamespace: string, leaseName: string): void {
-  kubectl(admin, ['delete', '--ignore-not-found', '--wait=false', `node/${PROBE_NODE}`, `persistentvolume/${PROBE_PV}`, `volumeattachment/${PROBE_VA}`]);
+  kubectl(admin, ['delete', '--ignore-not-found', '--timeout=60s', `node/${PROBE_NODE}`, `persistentvolume/${PROBE_PV}`, `volumeattachment/${PROBE_VA}`]);
   kubectl(admin, ['-n', leaseNamespace, 'delete', '--ignore-not-found', `lease/${leaseName}`]);
 }
 
