@@ -113,3 +113,38 @@ export function answers(events: readonly AuditEvent[], users: readonly string[])
   }
   return out;
 }
+
+export interface Judgement {
+  /** Committed writes checked, by "verb resource". */
+  checked: Record<string, number>;
+  /** Writes that changed nothing (not judged), by "verb resource". */
+  noops: Record<string, number>;
+  /** Committed writes whose author was not the holder of the node's bucket at that revision. */
+  wrong: string[];
+  /** Successful writes that carry no committed version (cannot be judged). */
+  unversioned: string[];
+}
+
+/**
+ * Judges every committed node status and VolumeAttachment write of the users `identityOf`
+ * names: its author must be `holderAt(node, rv)`, the holder of the node's bucket just before
+ * the write's revision. A VolumeAttachment's node is its spec.nodeName as committed.
+ */
+export function judgeWrites(events: readonly AuditEvent[], o: { identityOf: (username: string) => string | undefined; holderAt: (node: string, rv: number) => string }): Judgement {
+  const out: Judgement = { checked: {}, noops: {}, wrong: [], unversioned: [] };
+  const bump = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
+  for (const resource of ['nodes/status', 'volumeattachments']) {
+    const r = commits(events, resource);
+    for (const c of r.commits) {
+      const id = o.identityOf(c.event.user.username);
+      if (id === undefined) continue;
+      const node = resource === 'nodes/status' ? c.name : c.event.responseObject?.spec?.nodeName;
+      const holder = node === undefined ? undefined : o.holderAt(node, c.rv);
+      if (holder !== id) out.wrong.push(`${c.event.verb} ${resource} ${c.name} (node ${node ?? 'unknown'}) at ${c.rv} by ${id}; holder then: ${holder || 'none'}`);
+      bump(out.checked, `${c.event.verb} ${resource}`);
+    }
+    for (const c of r.noops) if (o.identityOf(c.event.user.username) !== undefined) bump(out.noops, `${c.event.verb} ${resource}`);
+    for (const e of r.unversioned) if (o.identityOf(e.user.username) !== undefined) out.unversioned.push(`${e.verb} ${resource} ${e.objectRef?.name}`);
+  }
+  return out;
+}
