@@ -288,6 +288,21 @@ describe('two sharded replicas against a real kube-apiserver: the fences hold th
       if (!h || h.holder !== (e.responseObject?.spec?.holderIdentity ?? '')) missing.push(`${e.verb} ${name} at ${rv} by ${idOfUser.get(e.user.username)}: watch ${h ? `says ${h.holder}` : 'has no such version'}`);
     }
     assert.deepEqual(missing.slice(0, 10), [], 'committed bucket Lease writes the watch did not see');
+
+    // The SIGKILLed r1: its member Lease was fenced before any of its buckets went to another
+    // holder (a claim straight from r1, not after a release), in etcd's order.
+    const fencedAt = Math.min(...events
+      .filter((e) => e.objectRef?.name === 'fleet-attach-m-r1' && isSuccess(e) && (e.responseObject?.spec?.holderIdentity ?? '').startsWith('fenced-by-'))
+      .map((e) => Number(e.responseObject?.metadata?.resourceVersion)));
+    assert.ok(Number.isFinite(fencedAt), 'r1\'s member Lease fenced, in the audit log');
+    const takenFromR1: Array<{ b: number; rv: number; by: string }> = [];
+    for (let b = 0; b < BUCKETS; b++) {
+      const h = buckets!.history(b);
+      for (let i = 1; i < h.length; i++) if (h[i - 1]!.holder === 'r1' && h[i]!.holder !== '' && h[i]!.holder !== 'r1') takenFromR1.push({ b, rv: h[i]!.rv, by: h[i]!.holder });
+    }
+    log(`r1 fenced at revision ${fencedAt}; its buckets claimed at ${JSON.stringify(takenFromR1.map((x) => x.rv))}`);
+    assert.ok(takenFromR1.length > 0, 'buckets taken from the SIGKILLed r1');
+    assert.deepEqual(takenFromR1.filter((x) => x.rv < fencedAt), [], 'buckets claimed from r1 before its member Lease was fenced');
     assert.ok(leaseWrites >= BUCKETS, `bucket Lease writes by the replicas: ${leaseWrites}`);
 
     // The fences refusing: 409 and 422 answers each replica got, as the server logged them.
