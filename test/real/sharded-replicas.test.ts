@@ -95,6 +95,8 @@ describe('two sharded replicas against a real kube-apiserver: the fences hold th
   let fleetStore: RemoteStore | undefined;
   let actors: FleetActors | undefined;
   const replicas = new Map<string, ControllerProcess>();
+  /** From the paused r3's SIGCONT to the start of its next instance. */
+  let woke = { from: 0, to: 0 };
   let failed = false;
   const auditLog = () => join(dir, 'audit.log');
   const log = (msg: string) => console.log(`[sharded] ${msg}`);
@@ -255,6 +257,33 @@ describe('two sharded replicas against a real kube-apiserver: the fences hold th
     assert.deepEqual(watcher!.checker.violations(), []);
   }));
 
+  it('a replica paused past lease + grace is fenced; on waking it stops, comes back as a new member, and the fleet converges', { timeout: 240_000 }, step(async () => {
+    const r3 = replicas.get('r3')!;
+    await until('r3 acts', 60_000, () => acting('r3'), detail);
+    const inst = r3.current!;
+    const paused = heldBy('r3');
+    process.kill(inst.pid, 'SIGSTOP');
+    try {
+      const t = await until('r2 holds every bucket while r3 is paused', 60_000, () => heldBy('r2').length === BUCKETS, detail);
+      log(`r3 paused; r2 took its buckets ${JSON.stringify(paused)} ${secs(t)} after the pause`);
+      // Pods moved off the paused replica's nodes while it sleeps: when it wakes, what it
+      // believes of those nodes is stale.
+      const all = nodes();
+      const moves = await move(6, (from, i) => (paused.includes(bucketOf(from, BUCKETS)) ? all.filter((n) => n !== from)[(i * 13) % (all.length - 1)] : undefined));
+      assert.equal(moves.length, 6, 'pods moved off the paused replica\'s nodes');
+      await until('convergence while r3 is paused', 120_000, converged, detail);
+    } finally {
+      woke = { from: Date.now(), to: Number.POSITIVE_INFINITY };
+      process.kill(inst.pid, 'SIGCONT');
+    }
+    await until('the woken r3 instance exits (its member Lease is fenced)', 60_000, () => inst.exit !== undefined, detail);
+    woke.to = r3.instances[1]?.startedAt ?? Date.now();
+    await until('r3 back as a new member, buckets shared with r2', 90_000, () => shared(['r2', 'r3']) && r3.instances.length >= 2, detail);
+    log(`r3 woke and exited (${String(inst.exit)}); back as ${JSON.stringify([...new Set(buckets!.current().values())])}`);
+    await until('convergence after r3 came back', 120_000, () => converged() && shared(['r2', 'r3']), detail);
+    assert.deepEqual(watcher!.checker.violations(), []);
+  }));
+
   it('the audit log: every committed node status and VolumeAttachment write of a replica came from the holder of the node\'s bucket at that revision', { timeout: 120_000 }, step(async () => {
     for (const c of replicas.values()) await c.scrapeNow();
     for (const c of replicas.values()) await c.stop();
@@ -308,6 +337,8 @@ describe('two sharded replicas against a real kube-apiserver: the fences hold th
     // The fences refusing: 409 and 422 answers each replica got, as the server logged them.
     const byUser = answers(events, REPLICAS.map(userOf));
     const refusals = Object.fromEntries(REPLICAS.map((id) => [id, Object.fromEntries([...byUser.get(userOf(id))!].filter(([k]) => / (409|422)$/.test(k)))]));
+    const wokeWrites = answers(events.filter((e) => e.verb !== 'get' && Date.parse(e.requestReceivedTimestamp) >= woke.from && Date.parse(e.requestReceivedTimestamp) < woke.to), [userOf('r3')]).get(userOf('r3'))!;
+    log(`audit: writes of the woken r3 instance before it exited: ${JSON.stringify(Object.fromEntries(wokeWrites))}`);
     log(`audit: refusals (409/422) per replica ${JSON.stringify(refusals)}`);
     for (const [id, c] of replicas) {
       assert.equal(c.answers('403'), 0, `403 answers to ${id}: a permission deploy/rbac.yaml + rbac-sharded.yaml lack`);
