@@ -20,7 +20,9 @@
  * fence-probes.ts); two replicas share the buckets and converge; ReadWriteOnce pods moved to
  * nodes of the other replica's buckets with zero multi-attach; one replica SIGKILLed, the other
  * takes its buckets and converges, moving pods off the nodes it took over; a third identity
- * joins and the buckets are shared again. Then, from the audit log: every successful node
+ * joins and the buckets are shared again; that replica is paused (SIGSTOP) past lease + grace,
+ * its buckets taken and pods moved off its nodes meanwhile, then woken: it finds itself fenced,
+ * exits, and its next instance rejoins. Then, from the audit log: every successful node
  * status patch and VolumeAttachment create/delete by a replica was made by the replica holding
  * the node's bucket at that revision (and the same judge does catch the probe's writes, made
  * holding nothing), every committed bucket Lease write is in the watch's history, and the
