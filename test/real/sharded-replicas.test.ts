@@ -44,7 +44,7 @@ import { startFleetActors, type FleetActors } from '../../src/sim/actors/index.j
 import { DEFAULT_MIRROR, DEFAULT_NODE_SELECTOR, createRemoteStore, populateRemoteFleet, withNodeSelector, type RemoteStore } from '../../src/sim/remote/index.js';
 import { startApiWatcher, type ApiWatcher } from './real-api/api-watcher.js';
 import { ControllerProcess } from './real-api/controller-process.js';
-import { answers, auditFlags, isSuccess, judgeWrites, readAudit } from './sharded/audit.js';
+import { answers, auditFlags, fencedRevision, judgeWrites, leaseWritesUnseen, readAudit } from './sharded/audit.js';
 import { startBucketWatch, type BucketWatch } from './sharded/bucket-watch.js';
 import * as probes from './sharded/fence-probes.js';
 import { IDENTITY_NAMESPACE, createIdentities, serviceAccountUser } from './sharded/identities.js';
@@ -143,6 +143,15 @@ describe('two sharded replicas against a real kube-apiserver: the fences hold th
     const movesSeen = ops.detaches >= movedFrom.detaches + movedFrom.moved && ops.attaches >= movedFrom.attaches + movedFrom.moved;
     return movesSeen && c.converged && c.desired === NODES * PODS_PER_NODE && c.strayAttachments === 0;
   };
+  /** A move target: a node of a bucket another replica holds, spread by `stride`. */
+  const acrossReplicas = (stride: number) => {
+    const all = nodes();
+    return (from: string, i: number) => {
+      const mine = holderOfNode(from);
+      const others = all.filter((n) => { const h = holderOfNode(n); return h !== undefined && mine !== undefined && h !== mine; });
+      return others[(i * stride) % Math.max(1, others.length)];
+    };
+  };
   const move = async (count: number, target: (node: string, i: number) => string | undefined) => {
     const ops = watcher!.checker.operations();
     movedFrom = { attaches: ops.attaches, detaches: ops.detaches, moved: 0 };
@@ -219,12 +228,7 @@ describe('two sharded replicas against a real kube-apiserver: the fences hold th
   }));
 
   it('moves ReadWriteOnce pods to nodes of the other replica\'s buckets with zero multi-attach', { timeout: 180_000 }, step(async () => {
-    const all = nodes();
-    const moves = await move(10, (from, i) => {
-      const mine = holderOfNode(from);
-      const others = all.filter((n) => { const h = holderOfNode(n); return h !== undefined && mine !== undefined && h !== mine; });
-      return others[(i * 7) % Math.max(1, others.length)];
-    });
+    const moves = await move(10, acrossReplicas(7));
     assert.equal(moves.length, 10, 'pods moved across replicas');
     await until('convergence after the moves', 120_000, converged, detail);
     assert.deepEqual(watcher!.checker.violations(), []);
@@ -248,12 +252,7 @@ describe('two sharded replicas against a real kube-apiserver: the fences hold th
     startReplica('r3');
     const t = await until('r2 and r3 share the buckets', 90_000, () => shared(['r2', 'r3']), detail);
     log(`r3 joined: buckets shared ${secs(t)} after its start: r2 ${JSON.stringify(heldBy('r2'))}, r3 ${JSON.stringify(heldBy('r3'))}`);
-    const all = nodes();
-    const moves = await move(6, (from, i) => {
-      const mine = holderOfNode(from);
-      const others = all.filter((n) => { const h = holderOfNode(n); return h !== undefined && mine !== undefined && h !== mine; });
-      return others[(i * 5) % Math.max(1, others.length)];
-    });
+    const moves = await move(6, acrossReplicas(5));
     assert.equal(moves.length, 6);
     await until('convergence with r2 and r3', 120_000, () => converged() && shared(['r2', 'r3']), detail);
     assert.deepEqual(watcher!.checker.violations(), []);
@@ -306,35 +305,18 @@ describe('two sharded replicas against a real kube-apiserver: the fences hold th
     const control = judgeWrites(events, { identityOf: (u) => (u === serviceAccountUser(PROBE) ? PROBE : undefined), holderAt });
     assert.ok(control.wrong.length >= 3, `the probe's node status patches and VolumeAttachment delete are judged not the holder's: ${JSON.stringify(control)}`);
 
-    // Every bucket Lease version a replica committed is in the watch's history, with its holder.
-    const missing: string[] = [];
-    let leaseWrites = 0;
-    for (const e of events) {
-      const name = e.objectRef?.name ?? e.responseObject?.metadata?.name ?? '';
-      const b = name.startsWith('fleet-attach-b-') ? Number(name.slice('fleet-attach-b-'.length)) : -1;
-      if (b < 0 || e.objectRef?.resource !== 'leases' || !isSuccess(e) || !idOfUser.has(e.user.username)) continue;
-      leaseWrites++;
-      const rv = Number(e.responseObject?.metadata?.resourceVersion);
-      const h = buckets!.history(b).find((x) => x.rv === rv);
-      if (!h || h.holder !== (e.responseObject?.spec?.holderIdentity ?? '')) missing.push(`${e.verb} ${name} at ${rv} by ${idOfUser.get(e.user.username)}: watch ${h ? `says ${h.holder}` : 'has no such version'}`);
-    }
-    assert.deepEqual(missing.slice(0, 10), [], 'committed bucket Lease writes the watch did not see');
+    const unseen = leaseWritesUnseen(events, { identityOf: (u) => idOfUser.get(u), history: (b) => buckets!.history(b) });
+    assert.deepEqual(unseen.unseen.slice(0, 10), [], 'committed bucket Lease writes the watch did not see');
+    assert.ok(unseen.writes >= BUCKETS, `bucket Lease writes by the replicas: ${unseen.writes}`);
 
     // The SIGKILLed r1: its member Lease was fenced before any of its buckets went to another
     // holder (a claim straight from r1, not after a release), in etcd's order.
-    const fencedAt = Math.min(...events
-      .filter((e) => e.objectRef?.name === 'fleet-attach-m-r1' && isSuccess(e) && (e.responseObject?.spec?.holderIdentity ?? '').startsWith('fenced-by-'))
-      .map((e) => Number(e.responseObject?.metadata?.resourceVersion)));
-    assert.ok(Number.isFinite(fencedAt), 'r1\'s member Lease fenced, in the audit log');
-    const takenFromR1: Array<{ b: number; rv: number; by: string }> = [];
-    for (let b = 0; b < BUCKETS; b++) {
-      const h = buckets!.history(b);
-      for (let i = 1; i < h.length; i++) if (h[i - 1]!.holder === 'r1' && h[i]!.holder !== '' && h[i]!.holder !== 'r1') takenFromR1.push({ b, rv: h[i]!.rv, by: h[i]!.holder });
-    }
+    const fencedAt = fencedRevision(events, 'fleet-attach-m-r1');
+    assert.ok(fencedAt !== undefined, 'r1\'s member Lease fenced, in the audit log');
+    const takenFromR1 = buckets!.takenFrom('r1');
     log(`r1 fenced at revision ${fencedAt}; its buckets claimed at ${JSON.stringify(takenFromR1.map((x) => x.rv))}`);
     assert.ok(takenFromR1.length > 0, 'buckets taken from the SIGKILLed r1');
-    assert.deepEqual(takenFromR1.filter((x) => x.rv < fencedAt), [], 'buckets claimed from r1 before its member Lease was fenced');
-    assert.ok(leaseWrites >= BUCKETS, `bucket Lease writes by the replicas: ${leaseWrites}`);
+    assert.deepEqual(takenFromR1.filter((x) => x.rv < fencedAt!), [], 'buckets claimed from r1 before its member Lease was fenced');
 
     // The fences refusing: 409 and 422 answers each replica got, as the server logged them.
     const byUser = answers(events, REPLICAS.map(userOf));

@@ -148,3 +148,34 @@ export function judgeWrites(events: readonly AuditEvent[], o: { identityOf: (use
   }
   return out;
 }
+
+/**
+ * The committed bucket Lease writes of the users `identityOf` names that a watch's history
+ * (`history(b)`: bucket b's versions with their holder) lacks, or records with another holder.
+ */
+export function leaseWritesUnseen(events: readonly AuditEvent[], o: { identityOf: (username: string) => string | undefined; history: (b: number) => ReadonlyArray<{ rv: number; holder: string }> }): { writes: number; unseen: string[] } {
+  const out = { writes: 0, unseen: [] as string[] };
+  for (const e of events) {
+    const name = e.objectRef?.name ?? e.responseObject?.metadata?.name ?? '';
+    const m = /^fleet-attach-b-(\d+)$/.exec(name);
+    const id = o.identityOf(e.user.username);
+    if (!m || e.objectRef?.resource !== 'leases' || !isSuccess(e) || id === undefined) continue;
+    out.writes++;
+    const rv = Number(e.responseObject?.metadata?.resourceVersion);
+    const holder = e.responseObject?.spec?.holderIdentity ?? '';
+    const h = o.history(Number(m[1])).find((x) => x.rv === rv);
+    if (!h || h.holder !== holder) out.unseen.push(`${e.verb} ${name} at ${rv} by ${id} (holder ${holder}): watch ${h ? `says ${h.holder}` : 'has no such version'}`);
+  }
+  return out;
+}
+
+/** The revision at which a member Lease was first fenced (holder `fenced-by-…`), if it was. */
+export function fencedRevision(events: readonly AuditEvent[], memberLease: string): number | undefined {
+  let first: number | undefined;
+  for (const e of events) {
+    if (e.objectRef?.name !== memberLease || !isSuccess(e) || !(e.responseObject?.spec?.holderIdentity ?? '').startsWith('fenced-by-')) continue;
+    const rv = Number(e.responseObject?.metadata?.resourceVersion);
+    if (Number.isFinite(rv) && (first === undefined || rv < first)) first = rv;
+  }
+  return first;
+}

@@ -33,6 +33,8 @@ export interface BucketWatch {
   current(): Map<number, string>;
   /** Buckets `id` holds now. */
   heldBy(id: string): number[];
+  /** Versions where a bucket went from `holder` straight to another holder (a take-over, not after a release). */
+  takenFrom(holder: string): Array<{ bucket: number; rv: number; by: string }>;
   relists(): number;
   stop(): Promise<void>;
 }
@@ -94,6 +96,13 @@ export async function startBucketWatch(o: { kubeconfig: string; namespace: strin
     },
     current,
     heldBy: (id) => [...current()].filter(([, h]) => h === id).map(([b]) => b).sort((a, b) => a - b),
+    takenFrom(holder) {
+      const out: Array<{ bucket: number; rv: number; by: string }> = [];
+      for (const [bucket, h] of histories) {
+        for (let i = 1; i < h.length; i++) if (h[i - 1]!.holder === holder && h[i]!.holder !== '' && h[i]!.holder !== holder) out.push({ bucket, rv: h[i]!.rv, by: h[i]!.holder });
+      }
+      return out.sort((a, b) => a.rv - b.rv);
+    },
     relists: () => reflector.stats().relists,
     async stop() {
       await reflector.stop();
