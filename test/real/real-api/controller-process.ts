@@ -38,8 +38,8 @@ export interface UnexpectedExit {
 export interface ControllerProcessOptions {
   dir: string;
   kubeconfig: string;
-  /** Flags after `run --kubeconfig F --listen 127.0.0.1:0`. */
-  args: readonly string[];
+  /** Flags after `run --kubeconfig F --listen 127.0.0.1:0`; a function gets the instance number (from 1). */
+  args: readonly string[] | ((n: number) => readonly string[]);
   /** Pause before a crashed instance is started again, ms (default 1000). */
   restartDelayMs?: number;
   env?: NodeJS.ProcessEnv;
@@ -68,7 +68,7 @@ export class ControllerProcess {
     const n = this.instances.length + 1;
     const logPath = join(this.o.dir, `controller-${n}.log`);
     const fd = openSync(logPath, 'a');
-    const child = spawn(process.execPath, [BIN, 'run', '--kubeconfig', this.o.kubeconfig, '--listen', '127.0.0.1:0', ...this.o.args], {
+    const child = spawn(process.execPath, [BIN, 'run', '--kubeconfig', this.o.kubeconfig, '--listen', '127.0.0.1:0', ...(typeof this.o.args === 'function' ? this.o.args(n) : this.o.args)], {
       env: { ...process.env, LOG_LEVEL: 'info', ...this.o.env },
       stdio: ['ignore', fd, fd],
     });
