@@ -41,7 +41,7 @@ export const CONTROLLER_FLAGS = {
   'shard-grace': { kind: 'duration', default: 5_000, min: 0, help: 'wait beyond the lease duration before a silent replica is fenced and its buckets taken' },
   'shard-lock-sweep-period': { kind: 'duration', default: 30_000, min: 100, help: 'period of the sweep that clears attach locks left over by a replica that died between a detach and the lock\'s release (also run after each bucket adoption)' },
   'shard-lock-hold': { kind: 'duration', default: 120_000, min: 0, help: 'a lock is left over once nothing has needed it for this long without a break; must exceed the longest time a sent write may take to commit (the request timeouts: 30s client, 60s server)' },
-  'replica-id': { kind: 'string', default: '', help: "this replica's identity in the Leases, a DNS label (default: host name and a random suffix)" },
+  'replica-id': { kind: 'string', default: '', help: "this replica's identity in the Leases, a DNS label, new at every start: an identity once fenced never acts again (default: host name and a random suffix)" },
   listen: { kind: 'string', default: '127.0.0.1:8080', help: 'inspection API and /metrics address (port 0 picks one)' },
   'http-token': { kind: 'string', default: '', help: 'bearer token every path but /healthz and /readyz then requires (on loopback too); required off loopback' },
   'http-token-file': { kind: 'string', default: '', help: 'file holding the bearer token (e.g. a mounted Secret); one of the two token flags; a blank token or one with whitespace is refused (exit 2)' },

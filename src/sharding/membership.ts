@@ -240,7 +240,7 @@ class LeaseMembership implements Membership {
       if (!rec) {
         // A conflict (our last write committed unseen, or a fence) or a deleted Lease: read it again.
         const cur = await api.getLease(namespace, mine.name, { signal: attempt });
-        if (cur && cur.holderIdentity !== identity) return this.lose(`member lease taken by ${cur.holderIdentity || 'nobody (released)'}`);
+        if (cur && cur.holderIdentity !== identity) return this.lose(`member lease taken by ${cur.holderIdentity || 'nobody (released)'}; this identity never acts again: start under a new one`);
         rec = cur
           ? await api.updateLease({ ...cur, ...mine }, { signal: attempt })
           : await api.createLease({ ...mine, acquireTime: at, leaseTransitions: 0, kept: memberLabels() }, { signal: attempt });
