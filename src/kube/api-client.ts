@@ -130,6 +130,8 @@ export interface DeletePreconditions {
 /** A compare-and-swap on `status.volumesAttached`: the list the caller last read or wrote. */
 export interface NodeStatusCas {
   expected: ReadonlyArray<Readonly<AttachedVolume>> | null;
+  /** The Node's resourceVersion read with `expected`: the write also fails on any change since (json-patch.ts). */
+  resourceVersion?: string;
 }
 
 export interface KubeApiClientOptions {
@@ -247,7 +249,7 @@ class GeneratedApiClient implements KubeApiClient {
     const what = { verb: 'patch', resource: 'nodes/status', name };
     const path = `${NODES_PATH}/${pathSegment(name)}/status`;
     if (cas !== undefined) {
-      const ops = volumesAttachedCas(cas.expected, volumesAttached);
+      const ops = volumesAttachedCas(cas.expected, volumesAttached, cas.resourceVersion);
       // The generated client serialises the ops itself, without Go's escapes (jsonPatchBody):
       // a comparison path, whose `test` of a string holding <, > or & fails on kube-apiserver.
       const sent: Promise<unknown> = this.rawWrites

@@ -56,9 +56,14 @@ export function volumesAttachedValue(list: ReadonlyArray<Readonly<AttachedVolume
  * an object that exists, and fails when the member is there (its own test table: `{"baz":"qux"}`
  * tests `/foo` equal to null); it fails when the parent object itself is missing, but `/status`
  * always exists in a Node as the server encodes it (NodeStatus is a struct, never omitted).
- * That keeps the absent case a field-level CAS too. The alternative, a merge patch carrying the
- * Node's resourceVersion, fails whenever kubelet has written the Node since it was read, and
- * needs a resourceVersion the Node projection does not keep.
+ * That keeps the absent case a field-level CAS too.
+ *
+ * With `resourceVersion` (the Node's, as read with `expected`), a `test` of
+ * `/metadata/resourceVersion` comes first: a test of the list alone passes again once the list
+ * has gone away and come back (A→B→A), so a write delayed past other writers' changes could land
+ * on a list equal to what it read but no longer meaning the same (a volume detached and attached
+ * again). The version makes it fail on any write to the Node since the read, kubelet's included
+ * (a re-read and a retry, as upstream guards its removals from the list).
  *
  * `next` empty: `remove` when the list was there, nothing after the `test` when it was not
  * (the patch then only confirms the list is still absent).
@@ -66,10 +71,12 @@ export function volumesAttachedValue(list: ReadonlyArray<Readonly<AttachedVolume
 export function volumesAttachedCas(
   expected: ReadonlyArray<Readonly<AttachedVolume>> | null,
   next: ReadonlyArray<Readonly<AttachedVolume>> | null,
+  resourceVersion?: string,
 ): JsonPatchOp[] {
   const wasThere = expected !== null && expected.length > 0;
   const willBe = next !== null && next.length > 0;
-  const ops: JsonPatchOp[] = [{ op: 'test', path: VOLUMES_ATTACHED, value: wasThere ? volumesAttachedValue(expected) : null }];
+  const ops: JsonPatchOp[] = resourceVersion === undefined ? [] : [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }];
+  ops.push({ op: 'test', path: VOLUMES_ATTACHED, value: wasThere ? volumesAttachedValue(expected) : null });
   if (willBe) ops.push({ op: wasThere ? 'replace' : 'add', path: VOLUMES_ATTACHED, value: volumesAttachedValue(next) });
   else if (wasThere) ops.push({ op: 'remove', path: VOLUMES_ATTACHED });
   return ops;

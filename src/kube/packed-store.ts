@@ -62,6 +62,13 @@ export class PackedStore<T> implements ProjectionCache<T> {
     return this.index.find(key) >= 0;
   }
 
+  resourceVersionOf(key: string): string | undefined {
+    const slot = this.index.find(key);
+    if (slot < 0) return undefined;
+    const v = this.rvs[slot]!;
+    return v === TEXT_RV ? this.textRvs.get(slot) : String(v);
+  }
+
   get size(): number {
     return this.index.count;
   }

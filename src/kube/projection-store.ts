@@ -41,6 +41,8 @@ export interface StoreEntry<T> {
 export interface ProjectionCache<T> {
   get(key: string): T | undefined;
   has(key: string): boolean;
+  /** The resourceVersion the stored object was read at, or undefined when it is not stored. */
+  resourceVersionOf(key: string): string | undefined;
   readonly size: number;
   values(): IterableIterator<T>;
   keys(): IterableIterator<string>;
@@ -76,6 +78,11 @@ export class ProjectionStore<T> implements ProjectionCache<T> {
 
   has(key: string): boolean {
     return this.objects.has(key);
+  }
+
+  resourceVersionOf(key: string): string | undefined {
+    const v = this.versions.get(key);
+    return v === undefined ? undefined : String(v);
   }
 
   get size(): number {

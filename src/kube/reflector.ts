@@ -52,6 +52,8 @@ export interface Reflector<T> {
   onSynced(cb: () => void): () => void;
   addHandler(h: ProjectionHandler<T>): () => void;
   get(key: string): T | undefined;
+  /** The resourceVersion the cached object was read at, or undefined when it is not cached. */
+  resourceVersionOf(key: string): string | undefined;
   values(): IterableIterator<T>;
   keys(): IterableIterator<string>;
   size(): number;
@@ -124,6 +126,10 @@ class ListWatchReflector<T> implements Reflector<T> {
   }
   get(key: string): T | undefined {
     return this.core.store.get(key);
+  }
+
+  resourceVersionOf(key: string): string | undefined {
+    return this.core.store.resourceVersionOf(key);
   }
   values(): IterableIterator<T> {
     return this.core.store.values();

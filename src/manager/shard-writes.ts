@@ -8,8 +8,9 @@
  *   it means (DeleteOptions preconditions), and a ReadWriteOnce volume's attach first
  *   takes its PV's attach lock (volume-lock.ts), so two replicas never attach it to two nodes.
  * - Node status writes: while the bucket is held (also while it drains: the drain flushes them),
- *   as a compare-and-swap on the list last seen in the Node cache, so that a paused or cut-off
- *   former owner's write fails once the new owner has written. A lost compare-and-swap is a
+ *   as a compare-and-swap on the list last seen in the Node cache and on the resourceVersion it
+ *   was seen at, so that a paused or cut-off former owner's write fails once anyone (the new
+ *   owner, kubelet) has written the Node since its read, even when the list looks the same again. A lost compare-and-swap is a
  *   failed write: the node is flagged again and written from the cache's newer list (K4).
  * - The attach lock's release: while the bucket is held, once the detach is done.
  *
@@ -39,7 +40,7 @@ import { inApiWords } from './adapters.js';
 export interface ShardWritesDeps {
   api: KubeApiClient;
   roles: () => ShardRoles | undefined;
-  nodes: { get(name: string): NodeRecord | undefined };
+  nodes: { get(name: string): NodeRecord | undefined; resourceVersionOf(name: string): string | undefined };
   pvs: { get(name: string): PvRecord | undefined };
   volumeAttachments: { get(name: string): unknown };
   /** The nodes with a VolumeAttachment of a PV (attachments-by-pv.ts). */
@@ -119,10 +120,11 @@ export function createShardWrites(d: ShardWritesDeps): ShardWrites {
       async patchNodeStatus(node, patch) {
         const cur = d.nodes.get(node);
         const expected = cur === undefined ? null : cur.volumesAttached.map((name, i) => ({ name, devicePath: cur.devicePaths?.[i] ?? '' }));
+        const resourceVersion = cur === undefined ? undefined : d.nodes.resourceVersionOf(node);
         const r = d.guardsOff?.includes('status-cas')
           ? await holding.patchNodeStatus(node, patch.status.volumesAttached)
-          : await holding.patchNodeStatus(node, patch.status.volumesAttached, { expected });
-        if (r === 'conflict') throw fleetError('FA_ERR_KUBE_CONFLICT', `node ${node}: status.volumesAttached changed since it was read; written again from the newer list`);
+          : await holding.patchNodeStatus(node, patch.status.volumesAttached, resourceVersion === undefined ? { expected } : { expected, resourceVersion });
+        if (r === 'conflict') throw fleetError('FA_ERR_KUBE_CONFLICT', `node ${node}: changed since it was read; written again from the newer state`);
         return r;
       },
     },

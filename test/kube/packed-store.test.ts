@@ -68,6 +68,8 @@ function sameContents<T>(packed: ProjectionCache<T>, ref: ProjectionCache<T>): v
   for (const k of KEYS) {
     assert.equal(packed.has(k), ref.has(k));
     assert.deepStrictEqual(packed.get(k), ref.get(k));
+    assert.equal(packed.resourceVersionOf(k), ref.resourceVersionOf(k));
+    if (!ref.has(k)) assert.equal(ref.resourceVersionOf(k), undefined);
   }
   assert.deepStrictEqual([...packed.keys()].sort(), [...ref.keys()].sort());
   assert.deepStrictEqual([...packed.values()].map(canon).sort(), [...ref.values()].map(canon).sort());
@@ -87,6 +89,7 @@ function checkAgainstMapStore<T>(kind: ResourceKind<T>, arb: fc.Arbitrary<T>): v
         if (o.op === 'upsert') {
           packed.upsert(KEYS[o.k]!, value(o.v), o.rv);
           ref.upsert(KEYS[o.k]!, value(o.v), o.rv);
+          assert.equal(packed.resourceVersionOf(KEYS[o.k]!), o.rv, 'the version as written');
         } else if (o.op === 'remove') {
           packed.remove(KEYS[o.k]!, o.v === undefined ? undefined : value(o.v));
           ref.remove(KEYS[o.k]!, o.v === undefined ? undefined : value(o.v));

@@ -33,7 +33,7 @@ export function shardWritesFixture(o: { owned: readonly string[]; guardsOff?: Sh
     coordinator: { bucketOf: () => BUCKET, epoch: () => EPOCH, ownedBuckets: () => [BUCKET] },
   } as unknown as ShardRoles;
   const writes = createShardWrites({
-    api, roles: () => roles, nodes: new Map(), pvs: new Map(), volumeAttachments: new Map(),
+    api, roles: () => roles, nodes: { get: () => undefined, resourceVersionOf: () => undefined }, pvs: new Map(), volumeAttachments: new Map(),
     attachedNodes: (pv) => attached.get(pv) ?? new Set(),
     lockNeeds: o.needed ?? (() => undefined),
     lockHoldMs: o.holdMs ?? 1000,
