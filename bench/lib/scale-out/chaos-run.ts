@@ -122,10 +122,13 @@ export async function runChaos(o: ChaosRunOptions): Promise<ChaosRunResult> {
   const lag = lagSupported();
   const unexpected: ChaosRunResult['unexpected_exits'] = [];
   let faulting = true;
-  const lagAction = (ms: number): ClientFaultAction => (lag ? ({ kind: 'lag', ms } as unknown as ClientFaultAction) : { kind: 'delay', ms });
+  // Without the simulator's `lag`, a request delay stands in, kept below the renew deadline.
+  const lagAction = (ms: number): ClientFaultAction => (lag ? ({ kind: 'lag', ms } as unknown as ClientFaultAction) : { kind: 'delay', ms: Math.min(ms, 300) });
   let pool: ReplicaPool;
+  let joining = false;
   const startReplica = (): Replica => {
     const r = pool.start();
+    if (!joining) return r;
     if (o.lagAllMs) sim.clientFaults.set({ user: r.id, action: lagAction(o.lagAllMs) });
     // Its share among the replicas alive now (those that will still be there when it is stable).
     const ids = pool.live().map((x) => x.id);
@@ -138,7 +141,7 @@ export async function runChaos(o: ChaosRunOptions): Promise<ChaosRunResult> {
     onUnexpectedExit(r) {
       unexpected.push({ id: r.id, code: r.exitCode, tail: r.child.output().slice(-1500) });
       o.log(`  ${r.id} exited by itself (code ${r.exitCode})${faulting ? '; a replacement starts' : ''}`);
-      if (faulting) startReplica();
+      if (faulting) replaceLater(r.id);
     },
   });
   const faultLog: string[] = [];
@@ -146,14 +149,19 @@ export async function runChaos(o: ChaosRunOptions): Promise<ChaosRunResult> {
   let convergence: ChaosRunResult['convergence'];
   try {
     for (let i = 0; i < o.initialReplicas; i++) startReplica();
+    joining = true;
     const ok = await waitUntil('buckets shared', () => settled(obs, pool, o.buckets) && obs.checker.convergence().converged, 120_000);
     o.log(`  ${o.label}: ${pool.live().length} replicas ${ok ? 'share the buckets, fleet converged' : 'NOT settled after 120 s (going on)'} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     workload.start();
-    const start = performance.now();
+    // Each fault waits its gap after the previous one, then (but for a scale-up) until every
+    // bucket is held by a live replica and two replicas hold some: a takeover is then always
+    // possible and timed on its own.
+    let prevAt = 0;
     for (const f of o.faults) {
       if (o.stopOnViolation && obs.checker.violations().length > 0) break;
-      const wait = start + f.atMs - performance.now();
-      if (wait > 0) await sleep(wait);
+      await sleep(Math.max(0, f.atMs - prevAt));
+      prevAt = f.atMs;
+      if (f.kind !== 'scale-up') await waitUntil('two holders', () => ready(), 30_000);
       faultLog.push(await applyFault(f));
     }
     if (o.tailMs) {
@@ -198,6 +206,20 @@ export async function runChaos(o: ChaosRunOptions): Promise<ChaosRunResult> {
     duration_s: Math.round(performance.now() - t0) / 1000,
   };
 
+  function ready(): boolean {
+    const live = pool.live().filter((r) => !r.paused);
+    const ids = new Set(live.map((r) => r.id));
+    for (let b = 0; b < o.buckets; b++) if (!ids.has(obs.holders.holder(b))) return false;
+    return live.filter((r) => obs.holders.heldBy(r.id).length > 0).length >= 2;
+  }
+
+  /** A replacement for `victim`, once its buckets are held by others (or after 10 s): a new pod starts later than the old one dies. */
+  function replaceLater(victim: string): void {
+    void waitUntil('taken over', () => obs.holders.heldBy(victim).length === 0, 10_000).then(() => {
+      if (faulting) startReplica();
+    });
+  }
+
   /** The victim: among the live replicas holding buckets (else all live), by the fault's index. */
   function victimOf(f: Fault): Replica | undefined {
     const live = pool.live().filter((r) => !r.paused);
@@ -220,7 +242,7 @@ export async function runChaos(o: ChaosRunOptions): Promise<ChaosRunResult> {
         case 'kill':
           obs.timer.begin('kill', v.id, obs.holders.heldBy(v.id), now);
           pool.kill(v);
-          startReplica();
+          replaceLater(v.id);
           break;
         case 'scale-down':
           obs.timer.begin('scale-down', v.id, obs.holders.heldBy(v.id), now);

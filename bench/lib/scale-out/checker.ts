@@ -171,7 +171,7 @@ export function createChaosChecker(opts: ChaosCheckerOptions): ChaosChecker {
     const va = (next ?? prev)!;
     if (!va) return;
     if (c.writer?.verb === 'create' || c.writer?.verb === 'delete') judgeWriter(c, va.node, volumeOf(va.pv));
-    if (!prev && next) {
+    if (c.type === 'ADDED' && next) {
       checked.creates++;
       const n = (creates.get(c.name) ?? 0) + 1;
       creates.set(c.name, n);

@@ -23,6 +23,8 @@ export interface JoinRecord {
   firstBucketS: number | null;
   /** Process start → holding its whole share (s). */
   shareS: number | null;
+  /** Its first bucket → its whole share (s): the hand-over proper. */
+  handoverS: number | null;
 }
 
 interface Pending { rec: TakeoverRecord; at: number; open: Set<number>; held: Set<number> }
@@ -53,7 +55,7 @@ export function createTakeoverTimer(): TakeoverTimer {
       done.push(rec);
     },
     joined(id, target, at) {
-      const rec: JoinRecord = { id, share: target.length, firstBucketS: null, shareS: null };
+      const rec: JoinRecord = { id, share: target.length, firstBucketS: null, shareS: null, handoverS: null };
       joinsDone.push(rec);
       joining.push({ rec, at, target: new Set(target) });
     },
@@ -66,7 +68,10 @@ export function createTakeoverTimer(): TakeoverTimer {
       for (const j of joining) {
         if (holder === j.rec.id && j.rec.firstBucketS === null) j.rec.firstBucketS = secs(j.at, at);
         if (holder === j.rec.id) j.target.delete(bucket);
-        if (j.target.size === 0 && j.rec.shareS === null) j.rec.shareS = secs(j.at, at);
+        if (j.target.size === 0 && j.rec.shareS === null) {
+          j.rec.shareS = secs(j.at, at);
+          j.rec.handoverS = j.rec.firstBucketS === null ? null : Math.round((j.rec.shareS - j.rec.firstBucketS) * 1000) / 1000;
+        }
       }
       for (let i = joining.length - 1; i >= 0; i--) if (joining[i]!.rec.shareS !== null) joining.splice(i, 1);
     },
