@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fleetError } from '../errors/index.js';
 import type { FlagSpecs, ParsedFlags } from './flags.js';
-import type { ControllerOptions } from '../manager/controller-options.js';
+import { SHARD_GUARDS, type ControllerOptions, type ShardGuard } from '../manager/controller-options.js';
 
 export const CONTROLLER_FLAGS = {
   kubeconfig: { kind: 'string', default: '', help: 'kubeconfig file (else $KUBECONFIG, else in-cluster)', upstream: '--kubeconfig' },
@@ -39,6 +39,8 @@ export const CONTROLLER_FLAGS = {
   sharding: { kind: 'bool', default: false, help: 'several active replicas instead of one leader: each acts on the nodes of the buckets it holds through Leases (docs/scale-out.md); takes the --leader-elect-* timings and namespace, and replaces --leader-elect' },
   'shard-buckets': { kind: 'int', default: 1024, min: 1, max: 1 << 20, help: 'node buckets shared out between the replicas (the same on every replica)' },
   'shard-grace': { kind: 'duration', default: 5_000, min: 0, help: 'wait beyond the lease duration before a silent replica is fenced and its buckets taken' },
+  'shard-lock-sweep-period': { kind: 'duration', default: 30_000, min: 100, help: 'period of the sweep that clears attach locks left over by a replica that died between a detach and the lock\'s release (also run after each bucket adoption)' },
+  'shard-lock-hold': { kind: 'duration', default: 120_000, min: 0, help: 'a lock is left over once nothing has needed it for this long without a break; must exceed the longest time a sent write may take to commit (the request timeouts: 30s client, 60s server)' },
   'replica-id': { kind: 'string', default: '', help: "this replica's identity in the Leases, a DNS label (default: host name and a random suffix)" },
   listen: { kind: 'string', default: '127.0.0.1:8080', help: 'inspection API and /metrics address (port 0 picks one)' },
   'http-token': { kind: 'string', default: '', help: 'bearer token every path but /healthz and /readyz then requires (on loopback too); required off loopback' },
@@ -93,6 +95,8 @@ export function controllerOptionsFromFlags(f: Omit<ControllerFlags, 'kubeconfig'
     sharding: f.sharding,
     shardBuckets: f['shard-buckets'],
     shardGraceMs: f['shard-grace'],
+    shardLockSweepMs: f['shard-lock-sweep-period'],
+    shardLockSweepHoldMs: f['shard-lock-hold'],
     ...(replicaId !== '' ? { identity: replicaId } : {}),
     leaderElectNamespace: f['leader-elect-resource-namespace'],
     leaderElectName: f['leader-elect-resource-name'],
@@ -103,6 +107,22 @@ export function controllerOptionsFromFlags(f: Omit<ControllerFlags, 'kubeconfig'
     perNodeVolumeMetric: f['per-node-volume-metric'],
     ...(httpToken ? { httpToken } : {}),
   };
+}
+
+/** Tests only: the sharding guards to switch off (ControllerOptions.unsafeShardGuardsOff), a comma list. */
+export const UNSAFE_SHARD_GUARDS_ENV = 'FLEET_ATTACH_UNSAFE_SHARD_GUARDS';
+
+/**
+ * The guards {@link UNSAFE_SHARD_GUARDS_ENV} names; undefined when it is unset or blank. An
+ * unknown name, or the variable without --sharding, is refused (exit 2).
+ */
+export function unsafeShardGuardsFromEnv(value: string | undefined, sharding: boolean): ShardGuard[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (!sharding) throw fleetError('FA_ERR_FLAG_INVALID', `${UNSAFE_SHARD_GUARDS_ENV} is set, but only --sharding has guards to switch off`);
+  const names = value.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const unknown = names.find((n) => !(SHARD_GUARDS as readonly string[]).includes(n));
+  if (unknown !== undefined) throw fleetError('FA_ERR_FLAG_INVALID', `${UNSAFE_SHARD_GUARDS_ENV}: unknown guard ${JSON.stringify(unknown)} (known: ${SHARD_GUARDS.join(', ')})`);
+  return [...new Set(names)] as ShardGuard[];
 }
 
 /**

@@ -3,7 +3,7 @@
  * ($KUBECONFIG, or in-cluster), with the inspection API and /metrics on --listen.
  */
 import { flagHelp, parseFlags } from './flags.js';
-import { CONTROLLER_FLAGS, controllerOptionsFromFlags } from './controller-flags.js';
+import { CONTROLLER_FLAGS, controllerOptionsFromFlags, UNSAFE_SHARD_GUARDS_ENV, unsafeShardGuardsFromEnv } from './controller-flags.js';
 import { fleetError } from '../errors/index.js';
 import { startControllerWithApi, untilSignal } from '../manager/run-controller.js';
 
@@ -15,7 +15,9 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   if (positional.length) throw fleetError('FA_ERR_FLAG_UNKNOWN', `unexpected argument: ${positional[0]}`);
   const options = controllerOptionsFromFlags(flags);
-  const running = await startControllerWithApi({ ...options, kubeconfig: flags.kubeconfig ? { path: flags.kubeconfig } : {}, listen: flags.listen });
+  // Tests only (the chaos bench's mutation runs); the controller logs the switched-off guards.
+  const guardsOff = unsafeShardGuardsFromEnv(process.env[UNSAFE_SHARD_GUARDS_ENV], options.sharding);
+  const running = await startControllerWithApi({ ...options, ...(guardsOff ? { unsafeShardGuardsOff: guardsOff } : {}), kubeconfig: flags.kubeconfig ? { path: flags.kubeconfig } : {}, listen: flags.listen });
   // Upstream exits when it loses its lease; a supervisor restarts it as a fresh standby (also
   // after a failed start-up).
   const restart = running.ctl.mustRestart().then((reason) => ({ reason }));

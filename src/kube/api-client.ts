@@ -96,6 +96,8 @@ export interface KubeApiClient {
    * 422) or the server reports a conflict (409); `not-found` when it is gone.
    */
   patchPersistentVolume(name: string, ops: readonly JsonPatchOp[]): Promise<'patched' | 'not-found' | 'conflict'>;
+  /** The metadata of the PersistentVolumes matching a label selector (one unpaged list). */
+  listPersistentVolumes(labelSelector: string): Promise<PersistentVolumeMeta[]>;
   /** Creates a core/v1 Event in `namespace`. */
   createEvent(namespace: string, event: EventBody): Promise<void>;
   /** Merge-patches a repeated Event; `not-found` when it is gone. */
@@ -278,6 +280,12 @@ class GeneratedApiClient implements KubeApiClient {
       ? this.raw(what, { method: 'PATCH', path: `${PVS_PATH}/${pathSegment(name)}`, body: jsonPatchBody(ops), contentType: PatchStrategy.JsonPatch, response: 'drain' })
       : this.runner.run(what, (o) => this.core.patchPersistentVolumeWithHttpInfo({ name, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, o)));
     return casOutcome(sent);
+  }
+
+  async listPersistentVolumes(labelSelector: string): Promise<PersistentVolumeMeta[]> {
+    const what = { verb: 'list', resource: 'persistentvolumes' };
+    const list = await this.runner.run(what, (o) => this.core.listPersistentVolumeWithHttpInfo({ labelSelector }, o));
+    return list.items.map((pv) => must(persistentVolumeMeta(pv), what));
   }
 
   async createEvent(namespace: string, event: EventBody): Promise<void> {

@@ -6,6 +6,16 @@ import type { LoadKubeConfigOptions } from '../kube/kube-config.js';
 import type { ControllerMetrics } from '../metrics/controller-metrics.js';
 import type { RequestHook } from '../kube/request-hook.js';
 
+/**
+ * The sharding guards a test may switch off:
+ * - 'volume-lock': no PV attach lock for ReadWriteOnce volumes;
+ * - 'status-cas': node status written as a plain merge patch, not a compare-and-swap;
+ * - 'live-in-use': no live read of the Node's volumesInUse before a detach (the cached one stays);
+ * - 'ownership': the replica acts on every node, whoever holds its bucket (membership liveness stays).
+ */
+export const SHARD_GUARDS = ['volume-lock', 'status-cas', 'live-in-use', 'ownership'] as const;
+export type ShardGuard = (typeof SHARD_GUARDS)[number];
+
 export interface ControllerOptions {
   kubeconfig: LoadKubeConfigOptions;
   loopPeriodMs: number;
@@ -52,9 +62,16 @@ export interface ControllerOptions {
   shardStableMs?: number;
   /**
    * Tests only: sharding guards switched off, to show that the tests catch their absence
-   * ('volume-lock': no PV attach lock; 'status-cas': node status as a plain merge patch).
+   * ({@link SHARD_GUARDS}; the `run` command reads them from FLEET_ATTACH_UNSAFE_SHARD_GUARDS).
    */
-  unsafeShardGuardsOff?: ReadonlyArray<'volume-lock' | 'status-cas'>;
+  unsafeShardGuardsOff?: ReadonlyArray<ShardGuard>;
+  /** Period of the attach lock sweep (lock-sweep.ts), which also runs after each bucket adoption; default 30 s. */
+  shardLockSweepMs?: number;
+  /**
+   * How long a lock must have looked left over, without a break, before it is cleared; default
+   * 120 s, beyond the client's and the server's request timeouts (lock-sweep.ts).
+   */
+  shardLockSweepHoldMs?: number;
   /** H6 (newer upstream text) or H3. */
   waitingForDetachText: boolean;
   perNodeVolumeMetric: boolean;
@@ -96,6 +113,8 @@ export const DEFAULT_CONTROLLER_OPTIONS: Omit<ControllerOptions, 'kubeconfig'> =
   sharding: false,
   shardBuckets: 1024,
   shardGraceMs: 5_000,
+  shardLockSweepMs: 30_000,
+  shardLockSweepHoldMs: 120_000,
   waitingForDetachText: true,
   perNodeVolumeMetric: false,
 };

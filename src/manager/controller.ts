@@ -43,6 +43,8 @@ import { createAttachStartLatency } from '../metrics/attach-start-latency.js';
 import { createNodeHandover } from '../populator/node-handover.js';
 import { createShardRoles, type ShardRoles } from './shard-roles.js';
 import { createShardWrites } from './shard-writes.js';
+import { createAttachmentsByPv } from './attachments-by-pv.js';
+import { createLockNeeds } from './lock-needs.js';
 
 export interface Controller {
   readonly state: WorldState;
@@ -141,7 +143,17 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const reflectors = [pods, pvcs, pvs, nodes, vas, drivers, csiNodes] as Array<Reflector<unknown>>;
 
   // One replica of several: every write fenced by its node's bucket and at the data (shard-writes.ts).
-  const sharded = o.sharding ? createShardWrites({ api, roles: () => shards, nodes, pvs, volumeAttachments: vas, guardsOff: o.unsafeShardGuardsOff ?? [] }) : undefined;
+  const guardsOff = o.sharding ? o.unsafeShardGuardsOff ?? [] : [];
+  const attachmentsByPv = o.sharding ? createAttachmentsByPv({ volumeAttachments: vas }) : undefined;
+  const sharded = attachmentsByPv ? createShardWrites({
+    api, roles: () => shards, nodes, pvs, volumeAttachments: vas, guardsOff, log,
+    attachedNodes: (pv) => attachmentsByPv.nodesOf(pv),
+    lockNeeds: createLockNeeds({ state, pvs, attachments: attachmentsByPv }),
+    lockHoldMs: o.shardLockSweepHoldMs ?? 120_000,
+  }) : undefined;
+  // Tests only: with the 'ownership' guard off, this replica acts on every node (membership liveness stays).
+  const anyNode = guardsOff.includes('ownership');
+  if (guardsOff.length > 0) log.warn({ guardsOff }, `UNSAFE, tests only: sharding guards switched off: ${guardsOff.join(', ')}`);
   const csi = createCsiPlugin({ api: sharded?.volumeAttachments ?? adapt.volumeAttachmentApi(api), attachments: adapt.volumeAttachmentCache(vas), drivers: adapt.csiDriverCache(drivers), csiTimeoutMs: o.csiTimeoutMs });
   const plugins = createVolumePluginManager({ plugins: [csi, ...createAttachOnlyPlugins()] });
   const translator = createCsiTranslator({ isMigrated: createMigrationPredicate({ csiNodeAnnotation: (n) => csiNodes.get(n)?.migratedPlugins.join(',') }) });
@@ -153,7 +165,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   });
   const conditions = new NodeConditionCounter();
   // The reconciler is built below; a pod reaches the populator only after start().
-  const ownsNode = o.sharding ? (n: string) => shards?.ownsNode(n) === true : undefined;
+  const ownsNode = o.sharding ? (n: string) => anyNode || shards?.ownsNode(n) === true : undefined;
   const populator = createDesiredStatePopulator({ conditions, state, pods, pvcs, pvs, nodes, plugins, translator, populatorPeriodMs: o.dswPopulatorPeriodMs, listPodsPeriodMs: o.dswListPodsPeriodMs,
     ...(ownsNode ? { ownsNode } : {}),
     onPeriodicPass: (pass, s) => metrics.periodicPassBusy.observe({ pass }, s.busyMs / 1000),
@@ -164,7 +176,8 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const podName = (uid: string) => populator.podName(uid);
   const executor = createOperationExecutor({
     state, plugins, metrics, events, podName, observer,
-    ...(sharded ? { mayStart: (n: string) => shards?.mayStart(n) === true, ...(sharded.attachLock ? { attachLock: sharded.attachLock } : {}) } : {}),
+    ...(sharded ? { mayStart: (n: string) => anyNode || shards?.mayStart(n) === true, ...(sharded.attachLock ? { attachLock: sharded.attachLock } : {}) } : {}),
+    ...(guardsOff.includes('live-in-use') ? { skipLiveVolumesInUse: true } : {}),
     liveVolumesInUse: async (name) => {
       const node = await api.getNode(name);
       if (node === undefined) return 'not-found';
@@ -256,6 +269,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
         graceMs: o.shardGraceMs, ...(o.shardStableMs !== undefined ? { stableMs: o.shardStableMs } : {}),
         handover: () => handover, stopped: () => stopped, log,
         onLost: (reason) => void loseShards(reason),
+        lockSweep: () => sharded?.lockSweep, lockSweepMs: o.shardLockSweepMs ?? 30_000,
       });
       return act();
     }
@@ -329,6 +343,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
     abort.abort();
     await Promise.all(reflectors.map((r) => r.stop()));
     step('watches closed');
+    attachmentsByPv?.close();
     events.stop();
     dashboard?.stop();
     await planner.close();

@@ -15,12 +15,15 @@
  *   (and idle) until a later pass drains it.
  * - Losing the membership (renew deadline passed, or fenced by a peer) ends acting for good:
  *   `onLost` asks for a restart, as losing the leader lease does.
+ * - The attach lock sweep (src/sharding/lock-sweep.ts) runs after each adoption and every
+ *   `lockSweepMs` while started, over the buckets acting then.
  */
 import type { KubeApiClient } from '../kube/api-client.js';
 import type { Logger } from '../log/logger.js';
 import type { NodeHandover } from '../populator/node-handover.js';
 import { bucketOf, createMembership, createShardCoordinator, DEFAULT_BUCKETS, type Membership, type ShardCoordinator } from '../sharding/index.js';
 import { sleep } from '../kube/sleep.js';
+import type { LockSweep } from '../sharding/lock-sweep.js';
 
 export interface ShardRolesDeps {
   api: Pick<KubeApiClient, 'getLease' | 'createLease' | 'updateLease' | 'listLeases'>;
@@ -38,6 +41,10 @@ export interface ShardRolesDeps {
   /** Stopped: adoptions end early (drains go on: stopping hands every bucket over). */
   stopped(): boolean;
   onLost(reason: string): void;
+  /** The attach lock sweep; none with the volume lock switched off. */
+  lockSweep?: () => LockSweep | undefined;
+  /** Period of the sweep (default 30 s). */
+  lockSweepMs?: number;
   log: Logger;
 }
 
@@ -94,6 +101,7 @@ class Roles implements ShardRoles {
   private readonly adopted: Uint8Array;
   private readonly adoptions: BucketBatch;
   private lostTold = false;
+  private sweepTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly d: ShardRolesDeps) {
     this.buckets = d.buckets ?? DEFAULT_BUCKETS;
@@ -135,10 +143,22 @@ class Roles implements ShardRoles {
 
   start(): void {
     void this.coordinator.start();
+    if (this.d.lockSweep?.() !== undefined) {
+      this.sweepTimer = setInterval(() => this.sweepLocks(), this.d.lockSweepMs ?? 30_000);
+      this.sweepTimer.unref();
+    }
   }
 
   stop(): Promise<void> {
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
     return this.coordinator.stop();
+  }
+
+  /** A pass over the acting buckets' locks, unless stopping or no longer a member. */
+  private sweepLocks(): void {
+    if (this.d.stopped() || this.membership.lost() !== undefined) return;
+    void this.d.lockSweep?.()?.sweep();
   }
 
   private async adopt(mask: Uint8Array): Promise<void> {
@@ -147,6 +167,8 @@ class Roles implements ShardRoles {
     const r = await this.d.handover().adopt((n) => mask[bucketOf(n, this.buckets)] === 1, () => this.d.stopped());
     if (!r.complete) throw new Error('adoption cancelled');
     this.d.log.info({ buckets: count(mask), nodes: r.nodes, attached: r.attached, uncertain: r.uncertain, ms: Math.round(performance.now() - t0) }, 'adopted buckets');
+    // After the coordinator marks the adopted buckets acting (warm-up resolved), so that they are swept too.
+    setImmediate(() => this.sweepLocks());
   }
 
   private async drain(bucket: number): Promise<void> {

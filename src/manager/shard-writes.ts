@@ -13,17 +13,25 @@
  *   failed write: the node is flagged again and written from the cache's newer list (K4).
  * - The attach lock's release: while the bucket is held, once the detach is done.
  *
- * A lock held by another node of a bucket this replica holds, with no VolumeAttachment of the
- * volume there, is left over (its detach finished under an earlier owner of the bucket before
- * the release): it is cleared before taking it.
+ * A lock held by another node of a bucket this replica holds is cleared before taking it only
+ * once the lock sweep (lock-sweep.ts, which shares its tracking) finds it left over: nothing
+ * has needed it for `holdMs`. Otherwise `take` refuses as a Multi-Attach, and the attach is
+ * tried again after its backoff.
+ *
+ * A volume attached before sharding (a VolumeAttachment on another node, and no lock) is
+ * refused too: after a `take` that wrote the lock, a VolumeAttachment of the PV on another node
+ * in the cache gives the lock back and refuses.
  */
 import { fleetError } from '../errors/index.js';
 import type { KubeApiClient } from '../kube/api-client.js';
 import type { NodeRecord, PvRecord } from '../kube/projections/index.js';
 import type { AttachLock } from '../operations/operation-executor.js';
 import type { VolumeAttachmentApi } from '../plugins/index.js';
-import { attachmentName } from '../plugins/csi/attachment-name.js';
 import { createFencedWrites, type FencedWrites } from '../sharding/fenced-writes.js';
+import { createLockSweep, type LockSweep } from '../sharding/lock-sweep.js';
+import type { Logger } from '../log/logger.js';
+import type { ShardGuard } from './controller-options.js';
+import type { LockNeeds } from './lock-needs.js';
 import type { NodeStatusApi } from '../statusupdater/index.js';
 import type { ShardRoles } from './shard-roles.js';
 import { inApiWords } from './adapters.js';
@@ -34,8 +42,17 @@ export interface ShardWritesDeps {
   nodes: { get(name: string): NodeRecord | undefined };
   pvs: { get(name: string): PvRecord | undefined };
   volumeAttachments: { get(name: string): unknown };
+  /** The nodes with a VolumeAttachment of a PV (attachments-by-pv.ts). */
+  attachedNodes(pv: string): ReadonlySet<string>;
+  /** What still needs a lock (lock-needs.ts). */
+  lockNeeds: LockNeeds;
+  /** The lock sweep's `holdMs` (ControllerOptions.shardLockSweepHoldMs). */
+  lockHoldMs: number;
+  /** Monotonic ms for the lock sweep (tests). */
+  now?: () => number;
+  log: Logger;
   /** Tests only (ControllerOptions.unsafeShardGuardsOff). */
-  guardsOff?: ReadonlyArray<'volume-lock' | 'status-cas'>;
+  guardsOff?: ReadonlyArray<ShardGuard>;
 }
 
 export interface ShardWrites {
@@ -43,19 +60,48 @@ export interface ShardWrites {
   nodeStatus: NodeStatusApi;
   /** Absent only with the 'volume-lock' guard switched off. */
   attachLock: AttachLock | undefined;
+  /** The left-over lock sweep, which the shard roles run; absent as `attachLock`. */
+  lockSweep: LockSweep | undefined;
 }
 
 export function createShardWrites(d: ShardWritesDeps): ShardWrites {
-  const acting: FencedWrites = createFencedWrites({ api: d.api, mayAct: (n) => d.roles()?.mayStart(n) === true });
-  const holding: FencedWrites = createFencedWrites({ api: d.api, mayAct: (n) => d.roles()?.holds(n) === true });
+  // With the 'ownership' guard off, every node passes the process-level fence.
+  const anyNode = d.guardsOff?.includes('ownership') === true;
+  const mayStart = (n: string) => anyNode || d.roles()?.mayStart(n) === true;
+  const holds = (n: string) => anyNode || d.roles()?.holds(n) === true;
+  const acting: FencedWrites = createFencedWrites({ api: d.api, mayAct: mayStart });
+  const holding: FencedWrites = createFencedWrites({ api: d.api, mayAct: holds });
+  const lockOff = d.guardsOff?.includes('volume-lock') === true;
+  const sweep = lockOff ? undefined : createLockSweep({
+    api: d.api,
+    buckets: () => d.roles()?.coordinator.ownedBuckets() ?? [],
+    mayAct: holds,
+    needed: d.lockNeeds,
+    release: (pv, node) => holding.releaseVolumeLock(pv, node),
+    holdMs: d.lockHoldMs,
+    ...(d.now ? { now: d.now } : {}),
+    log: d.log,
+  });
   const fence = (node: string) => {
     const c = d.roles()?.coordinator;
     const bucket = c === undefined ? 0 : c.bucketOf(node);
     return { bucket, epoch: c?.epoch(bucket) ?? 0 };
   };
-  const vaOf = (pv: string, node: string) => {
-    const csi = d.pvs.get(pv)?.csi;
-    return csi === undefined ? undefined : d.volumeAttachments.get(attachmentName(csi.volumeHandle, csi.driver, node));
+  /**
+   * A volume attached before sharding has a VolumeAttachment on another node and no lock: the
+   * lock just taken (`taken`) is given back, and the attach is refused as a Multi-Attach.
+   */
+  const refuseLegacy = async (pv: string, node: string, taken: boolean): Promise<void> => {
+    const other = [...d.attachedNodes(pv)].find((n) => n !== node);
+    if (other === undefined) return;
+    if (taken) {
+      try {
+        await holding.releaseVolumeLock(pv, node);
+      } catch (err) {
+        d.log.warn({ err, pv, node }, 'could not give back an attach lock taken for a volume attached elsewhere; the lock sweep clears it');
+      }
+    }
+    throw fleetError('FA_ERR_VOLUME_LOCKED', `Multi-Attach: PersistentVolume ${pv} is attached to node ${other} (a VolumeAttachment without an attach lock)`);
   };
   return {
     volumeAttachments: {
@@ -80,16 +126,21 @@ export function createShardWrites(d: ShardWritesDeps): ShardWrites {
         return r;
       },
     },
-    attachLock: d.guardsOff?.includes('volume-lock') ? undefined : {
+    attachLock: sweep === undefined ? undefined : {
       async take(pv, node) {
         for (let attempt = 0; attempt < 2; attempt++) {
           const r = await acting.takeVolumeLock(pv, node, fence(node));
-          if (r.outcome === 'taken' || r.outcome === 'already-held') return;
+          if (r.outcome === 'taken' || r.outcome === 'already-held') {
+            sweep.forget(pv);
+            await refuseLegacy(pv, node, r.outcome === 'taken');
+            return;
+          }
           if (r.outcome === 'held-by') {
             const other = r.holder.node;
-            // Left over by this replica's own buckets: no attachment of the volume there.
-            if (attempt === 0 && d.roles()?.holds(other) === true && vaOf(pv, other) === undefined) {
+            if (attempt === 0 && holds(other) && sweep.leftOver(pv, r.holder, node)) {
               await holding.releaseVolumeLock(pv, other);
+              sweep.forget(pv);
+              d.log.info({ pv, node: other, holdMs: d.lockHoldMs }, 'cleared a left-over attach lock before taking it');
               continue;
             }
             throw fleetError('FA_ERR_VOLUME_LOCKED', `Multi-Attach: the attach lock of PersistentVolume ${pv} is held by node ${other}`);
@@ -101,10 +152,12 @@ export function createShardWrites(d: ShardWritesDeps): ShardWrites {
       async release(pv, node) {
         try {
           await holding.releaseVolumeLock(pv, node);
+          sweep.forget(pv);
         } catch {
-          // Not ours any more, or the API failed: the node's next owner clears a left-over lock.
+          // Not ours any more, or the API failed: the lock sweep of the node's owner clears it.
         }
       },
     },
+    lockSweep: sweep,
   };
 }

@@ -38,6 +38,11 @@ export interface OperationExecutorDeps {
   /** F9: the live Node's `status.volumesInUse`, or 'not-found'. Rejects on other errors. */
   liveVolumesInUse(nodeName: string): Promise<readonly string[] | 'not-found'>;
   /**
+   * Tests only (the 'live-in-use' sharding guard switched off): a detach skips that live read;
+   * the reconciler's check of the cached volumesInUse stays.
+   */
+  skipLiveVolumesInUse?: boolean;
+  /**
    * Host time, ms: `controllerNow` (monotonic) unless a test gives its own. Timers and backoff
    * that one component records another compares, so all of them take the same clock.
    */
@@ -287,7 +292,7 @@ class Executor implements OperationExecutor {
     let error: unknown;
     const locked = this.lockedPv(volume, spec);
     try {
-      if (verifySafeToDetach) {
+      if (verifySafeToDetach && this.d.skipLiveVolumesInUse !== true) {
         const inUse = await this.d.liveVolumesInUse(nodeName); // F9; NotFound skips the check
         if (inUse !== 'not-found' && inUse.includes(unique)) throw new Error('volume is still in use by node, according to Node status');
       }

@@ -7,6 +7,10 @@
  * `fleet-attach sim --actors-only --kubeconfig F`: no server; the actors and the generator run
  * over the API against the cluster of F (src/sim/remote), e.g. a kube-apiserver with no kubelets
  * and no CSI attacher. The fleet flags mean the same; the server's flags are refused.
+ *
+ * `--users a=TOKEN_A,b=TOKEN_B` adds users (controller replicas the write log and the client
+ * faults tell apart: `/debug/faults`); `--write-log N` keeps the last N committed writes with
+ * their users on `/debug/write-log`.
  */
 import { fleetError } from '../errors/index.js';
 import { flagHelp, parseFlags, type FlagSpecs, type ParsedFlags } from '../cli/flags.js';
@@ -14,9 +18,11 @@ import { logger } from '../log/logger.js';
 import { DEFAULT_FLEET_ACTOR_OPTIONS as D, type FleetActorOptions } from './actors/index.js';
 import { FAULTS_ADMIN_PATH, parseFaultSpec } from './faults/index.js';
 import { DEFAULT_NODE_SELECTOR, startRemoteFleet } from './remote/index.js';
-import { startSimulator } from './server/index.js';
+import { DEFAULT_USER, startSimulator, type SimUser } from './server/index.js';
 
 const onOff = ['on', 'off'] as const;
+/** Records --write-log may ask for (some 3.5 GB). */
+const MAX_WRITE_LOG = 50_000_000;
 
 export const SIM_FLAGS = {
   listen: { kind: 'string', default: '127.0.0.1:6443', help: 'host:port to serve on (":0" or port 0 picks a free port; an empty host means 127.0.0.1)' },
@@ -44,6 +50,8 @@ export const SIM_FLAGS = {
   'out-of-service-fraction': { kind: 'float', default: D.outOfServiceFraction, min: 0, max: 1, help: 'fraction of failed nodes tainted node.kubernetes.io/out-of-service' },
   'lease-renew-interval': { kind: 'duration', default: D.leaseRenewMs, min: 100, help: 'period of each node Lease renewal' },
   faults: { kind: 'string', default: '', help: `fault injection spec, e.g. "drop-watch=30s,error500=0.02,error429=0.02:retry-after=1,latency=5ms..50ms,flap=0.5" (see src/sim/faults/fault-spec.ts); "none" starts with none but serves ${FAULTS_ADMIN_PATH} to switch them on` },
+  users: { kind: 'string', default: '', help: `further users as NAME=TOKEN,NAME=TOKEN: a request with "Authorization: Bearer TOKEN" acts as NAME (replicas that /debug/write-log and /debug/faults tell apart; the kubeconfig and --token act as "${DEFAULT_USER}")` },
+  'write-log': { kind: 'int', default: 0, min: 0, max: MAX_WRITE_LOG, help: 'keep the last N committed writes with their users, served on /debug/write-log (0: no write log; some 70 bytes per record)' },
   'fault-seed': { kind: 'int', default: -1, min: -1, max: 0xffffffff, help: 'seed of the fault draws (default: --seed)' },
   'actors-only': { kind: 'bool', default: false, help: 'serve nothing: create the fleet (--nodes 0: none) and run the actors over the API of the cluster of --kubeconfig (e.g. a kube-apiserver with no kubelets and no CSI attacher)' },
   kubeconfig: { kind: 'string', default: '', help: 'with --actors-only: kubeconfig of the cluster to drive' },
@@ -54,10 +62,33 @@ export const SIM_FLAGS = {
 } as const satisfies FlagSpecs;
 
 /** The flags of the API server, which `--actors-only` does not start. */
-const SERVER_FLAGS = ['listen', 'token', 'tls-cert-file', 'tls-private-key-file', 'insecure-http', 'kubeconfig-out', 'watch-window', 'faults', 'fault-seed'] as const;
+const SERVER_FLAGS = ['listen', 'token', 'tls-cert-file', 'tls-private-key-file', 'insecure-http', 'kubeconfig-out', 'watch-window', 'faults', 'fault-seed', 'users', 'write-log'] as const;
 
 const USAGE = `usage: fleet-attach sim [flags]
        fleet-attach sim --actors-only --kubeconfig FILE [fleet flags]   (the actors over the API of an existing cluster)`;
+
+/**
+ * Parses `--users`: `NAME=TOKEN` items separated by commas. Names and tokens are unique, and no
+ * user takes the simulator's own name or `--token`. Errors name the flag and the item's user,
+ * never a token.
+ */
+export function parseUsers(raw: string, ownToken = ''): SimUser[] {
+  if (raw.trim() === '') return [];
+  const bad = (why: string) => fleetError('FA_ERR_FLAG_INVALID', `invalid value for flag --users: ${why}`);
+  const users: SimUser[] = [];
+  raw.split(',').forEach((item, i) => {
+    const eq = item.indexOf('=');
+    const name = eq < 0 ? item.trim() : item.slice(0, eq).trim();
+    const token = eq < 0 ? '' : item.slice(eq + 1).trim();
+    if (name === '' || token === '') throw bad(`item ${i + 1} must be NAME=TOKEN with both non-empty`);
+    if (/\s/.test(token)) throw bad(`the token of user "${name}" contains white space`);
+    if (name === DEFAULT_USER) throw bad(`"${DEFAULT_USER}" is the simulator's own user (the kubeconfig and --token)`);
+    if (users.some((u) => u.name === name)) throw bad(`user "${name}" is given twice`);
+    if (users.some((u) => u.token === token) || token === ownToken) throw bad(`the token of user "${name}" is another user's`);
+    users.push({ name, token });
+  });
+  return users;
+}
 
 /** Splits `host:port`, `[v6]:port` or `:port`; an empty host is loopback. */
 export function parseListen(raw: string): { host: string; port: number } {
@@ -87,6 +118,7 @@ export async function simCommand(argv: string[]): Promise<number> {
   const { host, port } = parseListen(f.listen);
   // Validated before the fleet is generated, so a typo exits at once (FA_ERR_FLAG_INVALID, exit 2).
   if (f.faults) parseFaultSpec(f.faults);
+  const users = parseUsers(f.users, f.token);
   const fleet: Partial<FleetActorOptions> = {
     seed: f.seed,
     nodes: f.nodes,
@@ -123,11 +155,14 @@ export async function simCommand(argv: string[]): Promise<number> {
     insecureHttp: f['insecure-http'],
     kubeconfigOut: f['kubeconfig-out'] || undefined,
     watchWindow: f['watch-window'],
+    ...(users.length > 0 ? { users } : {}),
+    ...(f['write-log'] > 0 ? { writeLog: { capacity: f['write-log'] } } : {}),
     fleet,
     ...(f.faults ? { faultInjection: f.faults, faultSeed: f['fault-seed'] >= 0 ? f['fault-seed'] : f.seed } : {}),
     onProgress,
   });
   if (sim.population) log.info({ ...sim.population }, 'fleet generated');
+  if (users.length > 0 || sim.writeLog) log.info({ users: users.map((u) => u.name), writeLog: f['write-log'] }, 'debug paths: /debug/faults (per-client faults), /debug/write-log');
   if (sim.faults) log.info({ admin: `${sim.url}${FAULTS_ADMIN_PATH}` }, `fault injection on; read it with \`kubectl get --raw ${FAULTS_ADMIN_PATH}\`, change it with \`kubectl create --raw ${FAULTS_ADMIN_PATH} -f SPEC_FILE\` (the kubeconfig's client certificate or the --token)`);
   await untilSignal();
   log.info('stopping');

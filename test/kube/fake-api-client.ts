@@ -122,6 +122,18 @@ export class FakeKubeApiClient implements KubeApiClient {
     return pv && structuredClone(pv);
   }
 
+  /** Selects by the equality and `in` requirements only (what the controller sends). */
+  async listPersistentVolumes(labelSelector: string): Promise<PersistentVolumeMeta[]> {
+    await this.enter('listPersistentVolumes', [labelSelector]);
+    const reqs = labelSelector.split(/,(?![^(]*\))/).filter((r) => r.trim() !== '').map((r) => {
+      const set = /^\s*(\S+)\s+in\s+\((.*)\)\s*$/.exec(r);
+      if (set) return { key: set[1]!, values: set[2]!.split(',').map((v) => v.trim()) };
+      const [key, value] = r.split('=').map((x) => x.trim());
+      return { key: key!, values: [value ?? ''] };
+    });
+    return [...this.persistentVolumes.values()].filter((pv) => reqs.every((q) => q.values.includes(pv.labels?.[q.key] ?? '\0'))).map((pv) => structuredClone(pv));
+  }
+
   async patchPersistentVolume(name: string, ops: readonly JsonPatchOp[]): Promise<'patched' | 'not-found' | 'conflict'> {
     await this.enter('patchPersistentVolume', [name, ops]);
     const pv = this.persistentVolumes.get(name);

@@ -61,10 +61,15 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const auth = createRequestAuth(opts.token, opts.users);
   const { writeLog, clientFaults } = opts;
   const discovery = createDiscovery();
-  const hub: WatchHub = createWatchHub({ store, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, maxBacklogBytes: opts.maxWatchBacklogBytes ?? 64 << 20 });
+  const lagFor = (c: Client) => {
+    const action = clientFaults?.actionFor(c);
+    return action?.kind === 'lag' ? action.ms : 0;
+  };
+  const hub: WatchHub = createWatchHub({ store, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, maxBacklogBytes: opts.maxWatchBacklogBytes ?? 64 << 20, lagFor: clientFaults ? lagFor : undefined });
   let address = '127.0.0.1:0';
   // A partition cuts both ways: a denied client's watches end, a black-holed one's are held
-  // until it is lifted, then end so that the client resumes where it was cut off.
+  // until it is lifted, then end so that the client resumes where it was cut off. A lagging
+  // client's watches take the rule's lag for what is committed from now on.
   const unwatchFaults = clientFaults?.onChange(() => {
     for (const s of hub.streams()) {
       if (!s.client) continue;
@@ -72,6 +77,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       if (action === 'deny') s.end();
       else if (action === 'blackhole') s.hold();
       else if (s.isHeld) s.end();
+      else s.setLag(lagFor(s.client));
     }
   });
 
@@ -116,8 +122,10 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const verb = apiVerb(method, t, q);
     if (verb === undefined) throw methodNotAllowed();
     const client: Client = { user, userAgent: req.headers['user-agent'] };
-    // Most requests match no client rule: no signal, no promise for them.
-    const faulted = clientFaults !== undefined && clientFaults.actionFor(client) !== undefined;
+    // Most requests match no client rule: no signal, no promise for them. A lag applies to
+    // watch frames only (the watch hub); the requests themselves are served as usual.
+    const rule = clientFaults?.actionFor(client);
+    const faulted = clientFaults !== undefined && rule !== undefined && rule.kind !== 'lag';
     if (faulted || opts.faults?.beforeRequest) {
       let signal: AbortSignal | undefined;
       if (faulted) {

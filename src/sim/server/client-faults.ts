@@ -6,17 +6,30 @@
  * - `delay`: served after `ms`;
  * - `deny`: answered with a Status of `code` (403, 429, 500, 503 …) instead of served;
  * - `blackhole`: accepted and never answered while the rule holds; served once it is lifted
- *   (as a partition's retransmitted request arrives late), or dropped when the client gives up.
+ *   (as a partition's retransmitted request arrives late), or dropped when the client gives up;
+ * - `lag`: requests are served as usual, but every frame of the client's watch streams (events
+ *   and bookmarks, and the end of the stream) reaches it `ms` late, in order and none dropped:
+ *   a replica whose watch cache trails the others. Watches opened while the rule holds lag from
+ *   their first frame; lifting the rule delivers what waits at its due time, then the streams
+ *   are live. Lagged frames count against the server's watch backlog bound
+ *   (`maxWatchBacklogBytes`, 64 MiB): past it the stream is cut off as a slow watcher's is, and
+ *   the client watches again from the last resourceVersion it saw (410 Gone, and a relist, if
+ *   the watch window no longer holds it).
  *
  * A partition cuts both ways: the API server ends a denied client's open watches and holds a
  * black-holed one's (nothing more reaches it, bookmarks included, and the stream ends once the
- * rule is lifted, so the client resumes from the last event it saw). The first matching rule
- * applies; rules change at run time, in-process or over `/debug/faults` (api-server.ts).
+ * rule is lifted, so the client resumes from the last event it saw); a lagging watch that is
+ * ended (by a deny rule, its timeout) ends once the frames it is owed are out. The first
+ * matching rule applies; rules change at run time, in-process or over `/debug/faults`
+ * (api-server.ts).
  */
 import type { FaultHooks, RequestFacts } from './faults.js';
 import { ApiError, badRequest, type StatusReason } from './status.js';
 
-export type ClientFaultAction = { kind: 'delay'; ms: number } | { kind: 'deny'; code: number } | { kind: 'blackhole' };
+export type ClientFaultAction = { kind: 'delay'; ms: number } | { kind: 'deny'; code: number } | { kind: 'blackhole' } | { kind: 'lag'; ms: number };
+
+/** The longest lag a rule may ask for (the longest timer Node honours). */
+export const MAX_LAG_MS = 2 ** 31 - 1;
 
 export interface ClientMatch {
   /** The authenticated user name, exactly. */
@@ -44,7 +57,7 @@ export interface ClientFaults extends FaultHooks {
   actionFor(client: Client): ClientFaultAction | undefined;
   /** Called after every change of the rules; returns the unsubscribe function. */
   onChange(fn: () => void): () => void;
-  /** Applies the client's rule to a request: delays, denies, or holds it while black-holed. */
+  /** Applies the client's rule to a request: delays, denies, or holds it while black-holed (a lag is the watch streams' business). */
   beforeRequest(facts: RequestFacts): Promise<ApiError | undefined>;
 }
 
@@ -79,7 +92,8 @@ export function parseClientFaultRule(raw: unknown): ClientFaultRule {
   if (a.kind === 'delay' && typeof a.ms === 'number' && a.ms >= 0) action = { kind: 'delay', ms: a.ms };
   else if (a.kind === 'deny' && typeof a.code === 'number' && Number.isInteger(a.code) && a.code >= 400 && a.code <= 599) action = { kind: 'deny', code: a.code };
   else if (a.kind === 'blackhole') action = { kind: 'blackhole' };
-  else throw badRequest('"action" must be {"kind":"delay","ms":N}, {"kind":"deny","code":4xx|5xx} or {"kind":"blackhole"}');
+  else if (a.kind === 'lag' && typeof a.ms === 'number' && a.ms >= 0 && a.ms <= MAX_LAG_MS) action = { kind: 'lag', ms: a.ms };
+  else throw badRequest(`"action" must be {"kind":"delay","ms":N}, {"kind":"deny","code":4xx|5xx}, {"kind":"blackhole"} or {"kind":"lag","ms":0..${MAX_LAG_MS}}`);
   return { ...(user !== undefined ? { user } : {}), ...(userAgent !== undefined ? { userAgent } : {}), action };
 }
 
@@ -124,7 +138,7 @@ export function createClientFaults(): ClientFaults {
       const client = { user: facts.user, userAgent: facts.userAgent };
       for (;;) {
         const action = actionFor(client);
-        if (action === undefined) return undefined;
+        if (action === undefined || action.kind === 'lag') return undefined;
         if (action.kind === 'delay') {
           await new Promise((r) => setTimeout(r, action.ms));
           return undefined;

@@ -8,7 +8,9 @@
  *          404 when the simulator runs without a write log.
  *   GET    /debug/write-log/refusals               {user: {code: n}} of refused writes
  *   GET    /debug/faults                           {"rules": [...]}
- *   POST   /debug/faults                           a rule, or {"rules": [...]}: each is set
+ *   POST   /debug/faults                           a rule, or {"rules": [...]}: each is set; a rule is
+ *          {"user"?, "userAgent"?, "action": {"kind": "delay"|"lag", "ms"} | {"kind": "deny", "code"}
+ *          | {"kind": "blackhole"}} (client-faults.ts)
  *   DELETE /debug/faults[?user=…&userAgent=…]      clears that rule, or every rule
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -17,6 +17,8 @@ export interface WatchHubOptions {
   bookmarkIntervalMs: number;
   /** Unsent bytes after which a slow watcher is cut off. */
   maxBacklogBytes: number;
+  /** Lag of a client's watch frames at the start of its watch (a client fault; 0 for none). */
+  lagFor?: (client: Client) => number;
 }
 
 export interface WatchRequest {
@@ -92,7 +94,7 @@ export function createWatchHub(opts: WatchHubOptions): WatchHub {
 
   return {
     open(req) {
-      const s = new WatchStream({ res: req.res, info: req.info, namespace: req.namespace, selector: req.selector, bookmarks: req.bookmarks, maxBacklogBytes: opts.maxBacklogBytes, onClose: remove, client: req.client });
+      const s = new WatchStream({ res: req.res, info: req.info, namespace: req.namespace, selector: req.selector, bookmarks: req.bookmarks, maxBacklogBytes: opts.maxBacklogBytes, onClose: remove, client: req.client, lagMs: req.client && opts.lagFor ? opts.lagFor(req.client) : 0 });
       let set = byResource.get(req.info.name);
       if (!set) byResource.set(req.info.name, (set = new Set()));
       set.add(s);

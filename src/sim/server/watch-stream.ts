@@ -6,10 +6,17 @@
  * bytes already handed to the socket), and the client resumes from the last resourceVersion
  * it saw or relists on 410. Frames are handed to the socket in chunks: those of one turn of
  * the event loop together.
+ *
+ * A lagging stream (a client fault, client-faults.ts) puts a delay line in front of all this:
+ * the replay, every live frame and bookmark, and the end of the stream come out in order, each
+ * its lag after it was handed over (the replay, its lag after the watch began). Nothing is
+ * dropped on the way, and frames waiting in the line count against the backlog bound: past it
+ * the stream is cut off as a slow watcher is.
  */
 import type { ServerResponse } from 'node:http';
 import type { ResourceInfo } from '../store/resources.js';
 import type { Client } from './client-faults.js';
+import { DelayLine, realLagClock, type LagClock } from './delay-line.js';
 import type { Selector } from './selectors.js';
 
 export interface WatchStreamOptions {
@@ -23,7 +30,14 @@ export interface WatchStreamOptions {
   onClose: (stream: WatchStream) => void;
   /** Who watches (for per-client faults). */
   client?: Client;
+  /** Lag of every frame, from the start (see `setLag`); default 0. */
+  lagMs?: number;
+  /** Clock of the lag (tests pass a controlled one). */
+  clock?: LagClock;
 }
+
+/** What a lagging stream delays: a live frame, the start of its replay, or its end. */
+type Lagged = { frame: Buffer | string } | { replay: Iterator<Buffer | string> } | { end: true };
 
 export class WatchStream {
   readonly info: ResourceInfo;
@@ -49,6 +63,13 @@ export class WatchStream {
   private pendingBytes = 0;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
+  private lagMs: number;
+  private readonly clock: LagClock;
+  private lagLine: DelayLine<Lagged> | undefined;
+  /** Bytes of the live frames in the lag line. */
+  private laggedBytes = 0;
+  /** Set once `end` has queued the end behind lagged frames: nothing more is accepted. */
+  private ending = false;
 
   constructor(opts: WatchStreamOptions) {
     this.res = opts.res;
@@ -59,6 +80,8 @@ export class WatchStream {
     this.maxBacklog = opts.maxBacklogBytes;
     this.onClose = opts.onClose;
     this.client = opts.client;
+    this.lagMs = Math.max(0, opts.lagMs ?? 0);
+    this.clock = opts.clock ?? realLagClock;
     this.res.on('close', () => this.finish());
     this.res.on('drain', () => {
       this.waitingDrain = false;
@@ -74,6 +97,19 @@ export class WatchStream {
     return this.held;
   }
 
+  /** Frames (and the replay or end) waiting in the lag line. */
+  get lagged(): number {
+    return this.lagLine?.size ?? 0;
+  }
+
+  /**
+   * Sets the lag of what is handed over from now on. What waits in the lag line keeps its due
+   * time, and later frames never overtake it: at 0 the stream is live again once the line is empty.
+   */
+  setLag(ms: number): void {
+    this.lagMs = Math.max(0, ms);
+  }
+
   /**
    * Sends nothing more (the rest of a replay, queued and live frames, bookmarks) until the
    * stream ends: a client cut off by a partition. Whoever holds a stream ends it once the partition is over, so that the client
@@ -85,6 +121,8 @@ export class WatchStream {
     this.queue = [];
     this.head = 0;
     this.queuedBytes = 0;
+    this.dropLagged();
+    this.ending = false;
   }
 
   /** Starts the response and the replay (frames written before any live event). */
@@ -93,14 +131,50 @@ export class WatchStream {
     // HTTP/2 forbids the header.
     this.res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
     this.res.flushHeaders();
-    this.replay = replay[Symbol.iterator]();
+    const it = replay[Symbol.iterator]();
+    if (this.lagMs > 0) this.delay({ replay: it }, 0);
+    else this.replay = it;
     if (timeoutMs > 0) this.timer = setTimeout(() => this.end(), timeoutMs);
     this.pump();
   }
 
   /** Queues a live frame (shared bytes: never mutated). */
   send(frame: Buffer | string): void {
-    if (this.closed || this.held) return;
+    if (this.closed || this.held || this.ending) return;
+    if (this.isLagging()) return this.delay({ frame }, frame.length);
+    this.deliver(frame);
+  }
+
+  private isLagging(): boolean {
+    return this.lagMs > 0 || (this.lagLine !== undefined && this.lagLine.size > 0);
+  }
+
+  private delay(item: Lagged, bytes: number): void {
+    (this.lagLine ??= new DelayLine<Lagged>(this.clock, (x) => this.released(x))).push(item, this.lagMs);
+    this.laggedBytes += bytes;
+    if (this.laggedBytes + this.queuedBytes + this.pendingBytes + this.res.writableLength > this.maxBacklog) this.cut();
+  }
+
+  private released(x: Lagged): void {
+    if ('frame' in x) {
+      this.laggedBytes -= x.frame.length;
+      this.deliver(x.frame);
+    } else if ('replay' in x) {
+      this.replay = x.replay;
+      this.pump();
+    } else {
+      this.endNow();
+    }
+  }
+
+  private dropLagged(): void {
+    this.lagLine?.clear();
+    this.laggedBytes = 0;
+  }
+
+  /** Writes a frame now, or queues it behind the replay and the frames the socket has not taken. */
+  private deliver(frame: Buffer | string): void {
+    if (this.closed) return;
     if (this.replay === undefined && this.head === this.queue.length && !this.waitingDrain) {
       this.write(frame);
       if (this.pendingBytes + this.res.writableLength > this.maxBacklog) this.cut();
@@ -111,8 +185,21 @@ export class WatchStream {
     if (this.queuedBytes + this.pendingBytes + this.res.writableLength > this.maxBacklog) this.cut();
   }
 
-  /** Ends the stream after what was already queued. */
+  /**
+   * Ends the stream after what was already queued; on a lagging stream, once the lagged frames
+   * are out and the lag has passed (a held stream ends at once: it owes nothing).
+   */
   end(): void {
+    if (this.closed || this.ending) return;
+    if (!this.held && this.isLagging()) {
+      this.ending = true;
+      this.delay({ end: true }, 0);
+      return;
+    }
+    this.endNow();
+  }
+
+  private endNow(): void {
     if (this.closed) return;
     this.replay = undefined;
     this.flushQueue();
@@ -130,6 +217,7 @@ export class WatchStream {
 
   private cut(): void {
     this.cutOff = true;
+    this.dropLagged();
     this.replay = undefined;
     this.queue = [];
     this.head = 0;
@@ -144,6 +232,7 @@ export class WatchStream {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    this.dropLagged();
     this.pending = [];
     this.pendingBytes = 0;
     this.queue = [];
