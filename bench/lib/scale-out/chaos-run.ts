@@ -220,6 +220,48 @@ export async function runChaos(o: ChaosRunOptions): Promise<ChaosRunResult> {
     });
   }
 
+  /**
+   * A zombie with a node status write on the wire: a pod moved onto one of the victim's nodes;
+   * the moment its VolumeAttachment there is attached, every request the victim sends from then
+   * on is held by the simulator for longer than a takeover (its watch still delivers), and
+   * 300 ms later the victim is paused, its status write adding the volume held. Its buckets are
+   * taken over, the new owner writes that node's list, and another pod moved there changes it
+   * again; then the held requests are served while the victim still sleeps (the status
+   * compare-and-swap must refuse them), and then it runs again (and finds itself fenced).
+   */
+  async function zombie(v: Replica, durationMs: number): Promise<string> {
+    const nodes = sim.store.list('nodes').map((n) => n.metadata.name).filter((n) => obs.holders.holderOf(n) === v.id);
+    const node = nodes[createPrng(o.seed).fork(`zombie-${v.id}`).int(Math.max(1, nodes.length))];
+    const holdMs = durationMs + 2000;
+    let armed = node !== undefined;
+    let isolatedAt = 0;
+    const isolate = () => {
+      if (!armed) return;
+      armed = false;
+      isolatedAt = performance.now();
+      sim.clientFaults.set({ user: v.id, action: { kind: 'delay', ms: holdMs } });
+      setTimeout(() => pool.pause(v), 300);
+    };
+    const off = sim.store.subscribe((ev) => {
+      if (!armed || ev.resource !== 'volumeattachments' || ev.type !== 'MODIFIED') return;
+      const va = ev.view() as { spec?: { nodeName?: string }; status?: { attached?: boolean } };
+      if (va.spec?.nodeName === node && va.status?.attached === true) isolate();
+    });
+    const t = performance.now();
+    if (node !== undefined) void workload.moveOnto(node);
+    await waitUntil('attached', () => !armed, 10_000, 20);
+    off();
+    isolate();
+    await sleep(300);
+    await waitUntil('taken over', () => obs.holders.heldBy(v.id).length === 0, durationMs, 100);
+    if (node !== undefined) void workload.moveOnto(node);
+    await sleep(Math.max(500, isolatedAt + holdMs + 500 - performance.now()));
+    sim.clientFaults.clear({ user: v.id });
+    await sleep(500);
+    pool.resume(v);
+    return ` on ${node ?? '(no node)'}, isolated ${Math.round(isolatedAt - t)} ms after the move`;
+  }
+
   /** The victim: among the live replicas holding buckets (else all live), by the fault's index. */
   function victimOf(f: Fault): Replica | undefined {
     const live = pool.live().filter((r) => !r.paused);
@@ -253,14 +295,7 @@ export async function runChaos(o: ChaosRunOptions): Promise<ChaosRunResult> {
           setTimeout(() => pool.resume(v), f.durationMs);
           break;
         case 'zombie':
-          // Partitioned and paused: requests on the wire are held, then served while the
-          // process still sleeps, after its buckets were taken over.
-          sim.clientFaults.set({ user: v.id, action: { kind: 'blackhole' } });
-          pool.pause(v);
-          setTimeout(() => {
-            sim.clientFaults.clear({ user: v.id });
-            setTimeout(() => pool.resume(v), 1000);
-          }, f.durationMs);
+          text += await zombie(v, f.durationMs ?? 3 * o.timings.leaseDurationMs);
           break;
         case 'partition':
           sim.clientFaults.set({ user: v.id, action: f.partition === 'deny' ? { kind: 'deny', code: 503 } : { kind: 'blackhole' } });

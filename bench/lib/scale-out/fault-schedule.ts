@@ -4,9 +4,9 @@
  * the same seed replays the same faults against the same replica positions.
  *
  * Kinds: `kill` (SIGKILL, then a replacement under a new id), `pause` (SIGSTOP for
- * `durationMs`, then SIGCONT), `zombie` (black-holed and paused for `durationMs`: the
- * held requests are served once the partition is lifted, while the process still sleeps; SIGCONT
- * a second later), `partition` (the victim's requests black-holed or denied for
+ * `durationMs`, then SIGCONT), `zombie` (its requests held by the simulator and the process
+ * paused for about `durationMs`: the held writes are served after its buckets were taken over,
+ * while the process still sleeps; then SIGCONT), `partition` (the victim's requests black-holed or denied for
  * `durationMs`), `lag` (the victim's watch frames arrive `lagMs` late for `durationMs`),
  * `scale-up` (one more replica), `scale-down` (SIGTERM: graceful release). The replica count
  * stays within [minReplicas, maxReplicas]: a scale-up at the maximum becomes a scale-down and

@@ -81,6 +81,9 @@ export function createReplicaPool(o: ReplicaPoolOptions): ReplicaPool {
         '--leader-elect-lease-duration', ms(t.leaseDurationMs), '--leader-elect-renew-deadline', ms(t.renewDeadlineMs),
         '--leader-elect-retry-period', ms(t.retryPeriodMs), '--shard-grace', ms(t.graceMs),
         '--listen', '127.0.0.1:0', '--workers', '1', '--kube-api-qps', '2000', '--kube-api-burst', '2000',
+        // Left-over attach locks (a replica killed between a detach and the lock's release) are
+        // cleared within the run; the hold stays above the longest partition (9 s).
+        '--shard-lock-hold', '20s', '--shard-lock-sweep-period', '5s',
         ...(o.extraArgs ?? []),
       ];
       const env: NodeJS.ProcessEnv = { LOG_LEVEL: 'warn' };

@@ -6,8 +6,8 @@
  * - `race`: a ReadWriteOnce pod deleted, then two pods for its claim created within 10 ms on
  *   nodes of different replicas; after a while the one not attached goes (as a StatefulSet's
  *   loser would be);
- * - `recreate`: a pod deleted and created again on the same node as soon as it is gone (the
- *   kubelet mounts the volume again while a lagging replica may still see it unmounted).
+ * - `recreate`: a pod deleted and created again on the same node within a second of being gone
+ *   (the kubelet mounts the volume again while a lagging replica may still see it unmounted).
  * Node failures and the out-of-service taint come from the fleet's own actor. Per-pod errors are
  * counted and skipped: the driver never throws.
  */
@@ -40,6 +40,8 @@ export interface Workload {
   resolveConflicts(): number;
   /** Starts one operation now (tests and mutation runs). */
   run(kind: WorkKind): Promise<void>;
+  /** Moves a ReadWriteOnce pod from another node onto `node`; resolves once it is created there (false: none moved). */
+  moveOnto(node: string): Promise<boolean>;
   stats(): Record<string, number>;
 }
 
@@ -124,6 +126,8 @@ export function createWorkload(o: WorkloadOptions): Workload {
     try {
       if (kind === 'recreate') {
         if (!(await deleteAndWait(name))) return void stats.skipped++;
+        // Back within a second: before a replica whose watch lags has seen it come back.
+        await sleep(prng.int(1000));
         createPod(p, name, from);
         stats.recreate++;
       } else if (kind === 'move') {
@@ -208,6 +212,26 @@ export function createWorkload(o: WorkloadOptions): Workload {
       return n;
     },
     run: (kind) => track(kind),
+    async moveOnto(node) {
+      for (let tries = 0; tries < 20; tries++) {
+        const p = pickPod();
+        if (!p || (p.spec as PodSpec).nodeName === node) continue;
+        const name = p.metadata.name;
+        const claims = claimsOf(p);
+        busy.add(name);
+        for (const c of claims) busy.add(`claim:${c}`);
+        try {
+          if (!(await deleteAndWait(name))) continue;
+          createPod(p, name, node);
+          stats.move++;
+          return true;
+        } finally {
+          busy.delete(name);
+          for (const c of claims) busy.delete(`claim:${c}`);
+        }
+      }
+      return false;
+    },
     stats: () => ({ ...stats }),
   };
 }
