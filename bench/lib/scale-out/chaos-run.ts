@@ -128,8 +128,8 @@ export async function runChaos(o: ChaosRunOptions): Promise<ChaosRunResult> {
   let joining = false;
   const startReplica = (): Replica => {
     const r = pool.start();
-    if (!joining) return r;
     if (o.lagAllMs) sim.clientFaults.set({ user: r.id, action: lagAction(o.lagAllMs) });
+    if (!joining) return r;
     // Its share among the replicas alive now (those that will still be there when it is stable).
     const ids = pool.live().map((x) => x.id);
     const targets = assignTargets(ids, o.buckets);
