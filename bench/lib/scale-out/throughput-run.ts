@@ -33,12 +33,21 @@ export interface ThroughputResult {
   ops_per_s: number | null;
   converged: boolean;
   per_replica: Array<{ id: string; cpu_s: number; cpu_cores: number; rss_mb: number; peak_rss_mb: number }>;
+  /** Replicas that exited during the run, with the end of their output. */
+  unexpected_exits: Array<{ id: string; code: number | null | undefined; tail: string }>;
 }
 
 export async function runThroughput(o: ThroughputOptions): Promise<ThroughputResult> {
   const sim = await startChaosSimulator(o.seed, { ...o.fleet, nodeFailureRate: 0 });
   const obs = observe(sim, { buckets: o.buckets, isReplica: (u) => /^r\d+$/.test(u), maxWaitForUnmountMs: 360_000 });
-  const pool = createReplicaPool({ kubeconfigFor: (u) => sim.kubeconfigFor(u), ids: REPLICA_IDS, dir: o.scratchDir, buckets: o.buckets, timings: o.timings, extraArgs: ['--kube-api-max-in-flight', String(o.maxInFlight)] });
+  const exits: Array<{ id: string; code: number | null | undefined; tail: string }> = [];
+  const pool = createReplicaPool({
+    kubeconfigFor: (u) => sim.kubeconfigFor(u), ids: REPLICA_IDS, dir: o.scratchDir, buckets: o.buckets, timings: o.timings, extraArgs: ['--kube-api-max-in-flight', String(o.maxInFlight)],
+    onUnexpectedExit(r) {
+      exits.push({ id: r.id, code: r.exitCode, tail: r.child.output().slice(-600) });
+      o.log(`  N=${o.replicas}: ${r.id} exited by itself (code ${r.exitCode})`);
+    },
+  });
   const workload = createWorkload({ store: sim.store, holders: obs.holders, prng: createPrng(o.seed).fork(`throughput-${o.replicas}`), rate: 1, mix: { move: 1, race: 0, recreate: 0 }, maxInFlight: o.moves });
   try {
     for (const id of REPLICA_IDS.slice(0, o.replicas)) sim.clientFaults.set({ user: id, action: { kind: 'delay', ms: o.delayMs } });
@@ -62,7 +71,7 @@ export async function runThroughput(o: ThroughputOptions): Promise<ThroughputRes
       replicas: o.replicas, moves: workload.stats().move ?? 0, operations: ops.length,
       window_s: windowS === null ? null : Math.round(windowS * 100) / 100,
       ops_per_s: windowS ? Math.round((ops.length / windowS) * 10) / 10 : null,
-      converged, per_replica: perReplica,
+      converged, per_replica: perReplica, unexpected_exits: exits,
     };
     o.log(`  N=${o.replicas}: ${result.operations} attach/detach writes in ${result.window_s} s = ${result.ops_per_s}/s${converged ? '' : ' (NOT converged)'}`);
     return result;
