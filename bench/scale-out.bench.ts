@@ -49,6 +49,7 @@ const quick = cli.values.quick;
 const skip = new Set(cli.values.skip.split(',').filter(Boolean));
 const seed = cli.values.seed ? cli.int('seed') : 1 + Math.floor(Math.random() * 1e6);
 const log = (line: string) => console.log(line);
+const THROUGHPUT_SETUP = { nodes: 400, pods_per_node: 2, moves: quick ? 100 : 200, request_delay_ms: THROUGHPUT_DELAY_MS, max_in_flight: THROUGHPUT_IN_FLIGHT, lease_timings_ms: THROUGHPUT_TIMINGS };
 
 const FLEET: FleetShape = {
   nodes: quick ? 200 : 500, podsPerNode: 2,
@@ -100,7 +101,7 @@ runMain(async () => {
     if (prev.seed !== seed) cli.fail(`--throughput-only: the results file is of seed ${prev.seed}; give --seed ${prev.seed}`);
     const throughput = await measureThroughput(scratch);
     const date = new Date().toISOString();
-    writeFileSync(outUrl, JSON.stringify({ ...prev, throughput, throughput_date: date }, null, 2) + '\n');
+    writeFileSync(outUrl, JSON.stringify({ ...prev, throughput, throughput_setup: THROUGHPUT_SETUP, throughput_date: date }, null, 2) + '\n');
     const claims = prev.main_run.takeovers.filter((t) => t.kind === 'kill').flatMap((t) => (t.claimS === null ? [] : [t.claimS]));
     writeFileSync(svgUrl, chartOf(throughput, claims, prev.takeover_budget_s, date));
     log(`wrote ${outUrl.pathname} (throughput) and ${svgUrl.pathname}`);
@@ -167,6 +168,7 @@ runMain(async () => {
     handover_scale_up_s: { n: joins.length, p50: r2(percentile(joins, 0.5)), p99: r2(percentile(joins, 0.99)), max: r2(joins.length ? Math.max(...joins) : undefined), note: 'a joining replica\'s first bucket → its whole rendezvous share (the others release, it claims)' },
     join_to_share_s: { n: joinStarts.length, p50: r2(percentile(joinStarts, 0.5)), p99: r2(percentile(joinStarts, 0.99)), note: `process start → its whole share: start-up, caches, and the controller's stable time (${STABLE_S} s, no flag sets it)` },
     throughput,
+    throughput_setup: THROUGHPUT_SETUP,
     mutation_runs: mutations.map((m) => ({
       guard: m.guards_off[0], violations: m.violations.slice(0, 10), violation_counts: m.violation_counts, faults: m.faults, lag_supported: m.lag_supported,
       refused_writes_by_replica: m.refused_writes_by_replica, unexpected_exits: m.unexpected_exits.length, write_log_file: m.write_log_file, duration_s: m.duration_s,
