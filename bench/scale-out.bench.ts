@@ -1,5 +1,5 @@
 // Scale-out chaos run and bench: `npm run bench:scale-out` [-- --seed N --quick --out FILE
-// --skip mutation,throughput | --throughput-only].
+// --skip mutation,throughput | --throughput-only | --chart-only].
 //
 // The simulator runs in this process (fleet, kubelets, CSI attacher, committed-write log); each
 // controller replica is its own OS process (`fleet-attach run --sharding`, its own simulator
@@ -31,6 +31,7 @@ const cli = commandLine('bench:scale-out', {
   quick: { type: 'boolean', help: 'a short smoke: few faults, N ≤ 2, no mutation runs' },
   skip: { type: 'string', default: '', arg: 'mutation,throughput', help: 'parts to leave out' },
   'throughput-only': { type: 'boolean', help: 'measure throughput only, replacing it (and the chart) in the existing results file' },
+  'chart-only': { type: 'boolean', help: 'redraw the chart from the existing results file, measure nothing' },
   out: { type: 'string', default: 'bench/results/scale-out.json', arg: 'FILE', help: 'results file (the chart goes beside it, .svg)' },
 });
 
@@ -96,6 +97,13 @@ const chartOf = (throughput: Record<string, ThroughputResult>, claims: readonly 
 runMain(async () => {
   const t0 = performance.now();
   const scratch = mkdtempSync(join(tmpdir(), 'scale-out-'));
+  if (cli.values['chart-only']) {
+    const prev = JSON.parse(readFileSync(outUrl, 'utf8')) as { date: string; throughput_date?: string; takeover_budget_s: number; main_run: { takeovers: Array<{ kind: string; claimS: number | null }> }; throughput: Record<string, ThroughputResult> };
+    const claims = prev.main_run.takeovers.filter((t) => t.kind === 'kill').flatMap((t) => (t.claimS === null ? [] : [t.claimS]));
+    writeFileSync(svgUrl, chartOf(prev.throughput, claims, prev.takeover_budget_s, prev.throughput_date ?? prev.date));
+    log(`wrote ${svgUrl.pathname}`);
+    return;
+  }
   if (cli.values['throughput-only']) {
     const prev = JSON.parse(readFileSync(outUrl, 'utf8')) as { seed: number; takeover_budget_s: number; main_run: { takeovers: Array<{ kind: string; claimS: number | null }> }; throughput: unknown; throughput_date?: string };
     if (prev.seed !== seed) cli.fail(`--throughput-only: the results file is of seed ${prev.seed}; give --seed ${prev.seed}`);

@@ -33,7 +33,7 @@ export function scaleOutChart(i: ScaleOutChartInput): string {
     yLabel: '% of kills taken over',
     series: [{ name: 'CDF', points: cdf, pointLabel: () => '' }],
     targets: [{ label: `budget ${i.budgetS} s`, points: [[i.budgetS, 100]] }],
-    xTicks: Array.from({ length: Math.ceil(Math.max(i.budgetS, ...sorted, 1)) + 1 }, (_, k) => k),
+    xTicks: Array.from({ length: Math.floor(Math.max(i.budgetS, ...sorted, 1)) + 1 }, (_, k) => k),
     xFormat: (x) => String(x),
     yFormat: (y) => `${Math.round(y)}`,
   });
