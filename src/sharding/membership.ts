@@ -126,11 +126,22 @@ class LeaseMembership implements Membership {
         if (this.lostWhy) break;
         clearTimeout(this.deadlineTimer);
         if (this.own) this.deadlineTimer = setTimeout(() => this.checkDeadline(), Math.max(0, this.liveUntil - this.now()));
-        await sleep(this.retryMs, this.abort.signal);
+        await sleep(this.untilNextTick(), this.abort.signal);
       }
       clearTimeout(this.deadlineTimer);
     })();
     return this.running;
+  }
+
+  /**
+   * A retry period, or less when a peer becomes fenceable sooner: the fence then comes at lease
+   * duration + grace after the peer's last observed renewal, not up to a period later, which
+   * is part of every takeover after a crash.
+   */
+  private untilNextTick(): number {
+    const now = this.now();
+    const next = this.peers.nextExpiry(now);
+    return next === undefined ? this.retryMs : Math.min(this.retryMs, Math.ceil(next - now));
   }
 
   tick(): Promise<void> {

@@ -44,6 +44,8 @@ export interface PeerView {
   expired(id: string, now: number): boolean;
   /** Every identity expired at `now`. */
   allExpired(now: number): string[];
+  /** The earliest moment after `now` at which an identity not yet expired will be, if any. */
+  nextExpiry(now: number): number | undefined;
 }
 
 export function createPeerView(opts: PeerViewOptions): PeerView {
@@ -104,6 +106,16 @@ class ObservedPeers implements PeerView {
 
   allExpired(now: number): string[] {
     return [...this.peers.keys(), ...this.absentSince.keys()].filter((id) => this.expired(id, now));
+  }
+
+  nextExpiry(now: number): number | undefined {
+    let next: number | undefined;
+    const consider = (at: number) => {
+      if (at > now && (next === undefined || at < next)) next = at;
+    };
+    for (const [id, p] of this.peers) if (p.rec.holderIdentity === id) consider(p.observedAt + this.durationOf(p.rec) + this.o.graceMs);
+    for (const since of this.absentSince.values()) consider(since + this.o.leaseMs + this.o.graceMs);
+    return next;
   }
 
   private durationOf(rec: LeaseRecord): number {
