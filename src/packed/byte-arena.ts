@@ -215,11 +215,13 @@ export class ByteArena {
       this.liveBytes += total - this.lenA[slot] - this.lenB[slot] - this.lenC[slot];
       return this.slotOffset[slot];
     }
+    // Freed before the room is reserved: freeing may compact a chunk into the one being written,
+    // and a room reserved but not yet counted live could be compacted away under the record.
+    this.clear(slot);
     const [chunk, at] = this.reserve(total);
     const buf = this.chunks[chunk] as Buffer;
     buf.writeUInt32LE(slot, at);
     buf.writeUInt32LE(total, at + 4);
-    this.clear(slot);
     this.slotChunk[slot] = chunk;
     this.slotOffset[slot] = at + HEADER;
     this.live[chunk] += total + HEADER;
@@ -283,11 +285,14 @@ export class ByteArena {
     return hashBytes(this.chunks[this.slotChunk[slot]] as Buffer, this.slotOffset[slot], this.lenA[slot]);
   }
 
-  /** Room for a record of `total` payload bytes: its chunk and header offset. */
+  /**
+   * Room for a record of `total` payload bytes: its chunk and header offset. The caller counts
+   * it live before anything else can compact (the room is not a record until then).
+   */
   private reserve(total: number): [number, number] {
     const need = total + HEADER;
-    const cur = this.current;
-    if (cur >= 0) {
+    // Retiring a chunk may compact it into a new one, which then is the chunk being written.
+    for (let cur = this.current; cur >= 0; cur = this.current) {
       const buf = this.chunks[cur] as Buffer;
       const at = this.used[cur];
       if (at + need <= buf.length) {

@@ -190,8 +190,13 @@ function alive(pid: number): boolean {
 export async function down(dirArg: string): Promise<void> {
   const dir = resolve(dirArg);
   const file = join(dir, 'cluster.json');
-  if (!existsSync(file)) return;
-  const { pids } = JSON.parse(readFileSync(file, 'utf8')) as { pids: { etcd: number; apiserver: number } };
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return; // nothing started here, or another `down` of the same directory has finished
+  }
+  const { pids } = JSON.parse(text) as { pids: { etcd: number; apiserver: number } };
   for (const pid of [pids.apiserver, pids.etcd]) {
     if (!pid || !alive(pid)) continue;
     process.kill(pid, 'SIGTERM');
@@ -200,6 +205,6 @@ export async function down(dirArg: string): Promise<void> {
     if (alive(pid)) process.kill(pid, 'SIGKILL');
     while (alive(pid)) await sleep(50);
   }
-  writeFileSync(file + '.down', readFileSync(file));
+  writeFileSync(file + '.down', text);
   spawnSync('rm', ['-f', file]);
 }

@@ -4,7 +4,6 @@
  * steps, a quiet period, the record; then everything is stopped and the directory removed
  * (kept with FA_DIFF_KEEP=1, or named in the error when the run fails).
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,44 +20,15 @@ export interface RunResult {
   ms: number;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/**
- * real-cluster.ts's `up`, again in a fresh directory when etcd or kube-apiserver could not bind
- * the port it was given: `up` picks free ports first and the processes bind them seconds later,
- * and on a loopback busy with other clusters' connections an ephemeral port is sometimes taken
- * in between. The failed attempt is noticed in its logs at once, not after `up`'s ready timeout.
- */
+/** A control plane in a fresh directory (`up` itself starts again on new ports when one was taken). */
 async function upFresh(prefix: string): Promise<{ dir: string; cluster: RealCluster }> {
-  for (let attempt = 1; ; attempt++) {
-    const dir = await mkdtemp(join(tmpdir(), prefix));
-    const starting = up({ dir, readyTimeoutMs: 90_000 });
-    let stop = false;
-    const bindFailed = (async () => {
-      while (!stop) {
-        for (const log of ['etcd.log', 'kube-apiserver.log']) {
-          const p = join(dir, log);
-          if (existsSync(p) && /bind: address already in use/.test(readFileSync(p, 'utf8'))) return true;
-        }
-        await sleep(250);
-      }
-      return false;
-    })();
-    let first: { cluster: RealCluster } | { failed: boolean };
-    try {
-      first = await Promise.race([starting.then((cluster) => ({ cluster })), bindFailed.then((failed) => ({ failed }))]);
-    } catch (err) {
-      await down(dir);
-      (err as Error).message += `\n(run directory kept: ${dir})`;
-      throw err;
-    } finally {
-      stop = true;
-    }
-    if ('cluster' in first) return { dir, cluster: first.cluster };
-    starting.catch(() => undefined); // it ends at its own ready timeout; its processes are stopped here
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  try {
+    return { dir, cluster: await up({ dir, readyTimeoutMs: 90_000 }) };
+  } catch (err) {
     await down(dir);
-    if (attempt >= 3) throw new Error(`could not start a control plane in 3 attempts: a port was taken each time (last: ${dir})`);
-    await rm(dir, { recursive: true, force: true });
+    (err as Error).message += `\n(run directory kept: ${dir})`;
+    throw err;
   }
 }
 
