@@ -317,6 +317,39 @@ function peer(p) {
   };
 }
 
+/** Several active replicas under faults (bench/results/scale-out.json): the checker's verdict, takeovers, throughput by N. */
+function scaleOut(r) {
+  const muts = r?.mutation_runs ?? [];
+  const caught = muts.filter((m) => (m.violations?.length ?? 0) > 0).length;
+  const tp = Object.values(r?.throughput ?? {}).sort((a, b) => a.replicas - b.replicas);
+  return {
+    name: 'Scale-out (several active replicas)',
+    script: 'bench:scale-out',
+    command: r?.command,
+    readme: r === undefined ? undefined
+      : `${int(r.faults)} seeded faults, ${int(r.violations.length)} violations; ${caught} of ${muts.length} mutation runs (a guard off) caught; takeover after SIGKILL p50 ${sig(r.takeover_p50_s, ' s')}, p99 ${sig(r.takeover_p99_s, ' s')} (budget ${sig(r.takeover_budget_s, ' s')}); write-bound throughput N = ${tp.map((t) => t.replicas).join('/')}: ${tp.map((t) => sig(t.ops_per_s)).join('/')} writes/s`,
+    section: () => r === undefined ? undefined : [
+      `Seed ${r.seed}; ${int(r.faults)} faults against ${int(r.fleet?.nodes)} nodes × ${int(r.fleet?.podsPerNode)} pods and ${int(r.buckets)} buckets, lease ${sig(r.lease_duration_s, ' s')} and grace ${sig(r.grace_s, ' s')}; the checker judges every committed write (docs/scale-out.md).`,
+      '',
+      table(['run', 'guards off', 'violations', 'by invariant'], [
+        ['main', '—', int(r.violations.length), Object.entries(r.violation_counts ?? {}).filter(([, n]) => n > 0).map(([k, n]) => `${k} × ${n}`).join(', ') || 'none'],
+        ...muts.map((m) => [`mutation ${m.guard}`, (m.guards_off ?? [m.guard]).join(', '), int(m.violations.length), Object.entries(m.violation_counts ?? {}).filter(([, n]) => n > 0).map(([k, n]) => `${k} × ${n}`).join(', ') || 'none']),
+      ]),
+      '',
+      `Takeover after SIGKILL (${int(r.takeover_kills)} kills): p50 ${sig(r.takeover_p50_s, ' s')}, p99 ${sig(r.takeover_p99_s, ' s')}, max ${sig(r.takeover_max_s, ' s')} (budget ${sig(r.takeover_budget_s, ' s')}); graceful hand-over p50 ${sig(r.handover_scale_down_s?.p50, ' s')}, max ${sig(r.handover_scale_down_s?.max, ' s')}; convergence ${sig(r.convergence?.seconds, ' s')} after the faults.`,
+      '',
+      table(['replicas', 'writes/s', 'vs 1', 'CPU per replica (cores)', 'RSS per replica'], tp.map((t) => [
+        int(t.replicas), sig(t.ops_per_s), tp[0]?.ops_per_s ? `${sig(t.ops_per_s / tp[0].ops_per_s)}×` : '—',
+        (t.per_replica ?? []).map((x) => sig(x.cpu_cores)).join(', '), (t.per_replica ?? []).map((x) => sig(x.rss_mb, ' MB')).join(', '),
+      ])),
+      '',
+      ...(r.notes ?? []).map((n) => `- ${n}`),
+      '',
+      ...chart('scale-out.svg', 'throughput by replicas and takeover times'),
+    ],
+  };
+}
+
 /** Benches outside the tiers, run as options: listed with their figures when their results exist. */
 function options(h2r, h2ret) {
   const lines = [];
@@ -332,7 +365,7 @@ function options(h2r, h2ret) {
 }
 
 function benches() {
-  return [kernel(load('kernel')), listRead(load('list-read')), sim(load('sim')), api(load('api-writes')), heap(load('heap')), http(load('http'), load('http-alloc')), dashboard(load('dashboard')), e2e(load('e2e')), peer(load('peer'))];
+  return [kernel(load('kernel')), listRead(load('list-read')), sim(load('sim')), api(load('api-writes')), heap(load('heap')), http(load('http'), load('http-alloc')), dashboard(load('dashboard')), e2e(load('e2e')), peer(load('peer')), scaleOut(load('scale-out'))];
 }
 
 /** The README block: one line per bench. */

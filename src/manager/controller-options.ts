@@ -10,10 +10,11 @@ import type { RequestHook } from '../kube/request-hook.js';
  * The sharding guards a test may switch off:
  * - 'volume-lock': no PV attach lock for ReadWriteOnce volumes;
  * - 'status-cas': node status written as a plain merge patch, not a compare-and-swap;
+ * - 'status-version': the node status compare-and-swap tests the list only, not the Node's resourceVersion;
  * - 'live-in-use': no live read of the Node's volumesInUse before a detach (the cached one stays);
  * - 'ownership': the replica acts on every node, whoever holds its bucket (membership liveness stays).
  */
-export const SHARD_GUARDS = ['volume-lock', 'status-cas', 'live-in-use', 'ownership'] as const;
+export const SHARD_GUARDS = ['volume-lock', 'status-cas', 'status-version', 'live-in-use', 'ownership'] as const;
 export type ShardGuard = (typeof SHARD_GUARDS)[number];
 
 export interface ControllerOptions {

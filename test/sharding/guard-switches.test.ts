@@ -19,15 +19,16 @@ import { createVolumePluginManager, type VolumeSpec } from '../../src/plugins/in
 import { volumeInfoFor } from '../../src/populator/volume-info.js';
 import { lockValue } from '../../src/sharding/volume-lock.js';
 import { EPOCH, pvMeta, shardWritesFixture } from './shard-writes-fixture.js';
+import type { ShardGuard } from '../../src/manager/controller-options.js';
 
 const invalid = (name: RegExp) => (err: unknown) => isFleetError(err) && err.code === 'FA_ERR_FLAG_INVALID' && name.test(err.message) && err.message.includes(UNSAFE_SHARD_GUARDS_ENV);
 
 describe('FLEET_ATTACH_UNSAFE_SHARD_GUARDS', () => {
-  it('reads a comma list of the four guards; unset or blank is none', () => {
+  it('reads a comma list of the guards; unset or blank is none', () => {
     assert.equal(unsafeShardGuardsFromEnv(undefined, true), undefined);
     assert.equal(unsafeShardGuardsFromEnv(' ', false), undefined);
     assert.deepEqual(unsafeShardGuardsFromEnv('ownership, live-in-use,ownership', true), ['ownership', 'live-in-use']);
-    assert.deepEqual(unsafeShardGuardsFromEnv('volume-lock,status-cas,live-in-use,ownership', true), ['volume-lock', 'status-cas', 'live-in-use', 'ownership']);
+    assert.deepEqual(unsafeShardGuardsFromEnv('volume-lock,status-cas,status-version,live-in-use,ownership', true), ['volume-lock', 'status-cas', 'status-version', 'live-in-use', 'ownership']);
   });
 
   it('refuses an unknown guard, and the variable without --sharding, naming the variable', () => {
@@ -107,6 +108,24 @@ describe("the 'live-in-use' guard", () => {
 
   it('switched off, the detach goes ahead without reading the Node', async () => {
     assert.deepEqual(await detachWhileLiveInUse(true), { lookups: [], detaches: 1, state: 'detached' });
+  });
+});
+
+describe("the 'status-version' guard", () => {
+  const sent = async (guardsOff?: ShardGuard[]) => {
+    const { api, writes } = shardWritesFixture({ owned: ['n1'], node: { volumesAttached: ['v1'], resourceVersion: '42' }, ...(guardsOff ? { guardsOff } : {}) });
+    api.nodes.set('n1', { name: 'n1', uid: 'u', managed: true, ready: true, outOfService: false, volumesInUse: [], volumesAttached: ['v1'] });
+    await writes.nodeStatus.patchNodeStatus('n1', { status: { volumesAttached: [] } });
+    return api.callsOf('patchNodeStatus')[0][2];
+  };
+
+  it("by default, the node status write tests the list and the Node's resourceVersion as the cache read them", async () => {
+    assert.deepEqual(await sent(), { expected: [{ name: 'v1', devicePath: '' }], resourceVersion: '42' });
+  });
+
+  it('switched off, it tests the list only; status-cas off, nothing', async () => {
+    assert.deepEqual(await sent(['status-version']), { expected: [{ name: 'v1', devicePath: '' }] });
+    assert.equal(await sent(['status-cas']), undefined);
   });
 });
 

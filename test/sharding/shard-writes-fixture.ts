@@ -21,7 +21,7 @@ export function pvMeta(name: string, lockedBy?: string): PersistentVolumeMeta {
     : { name, uid: `uid-${name}`, resourceVersion: '1', annotations: { [ATTACH_LOCK_ANNOTATION]: lockValue(lockedBy, 1) }, labels: { [LOCK_BUCKET_LABEL]: String(BUCKET) } };
 }
 
-export function shardWritesFixture(o: { owned: readonly string[]; guardsOff?: ShardGuard[]; holdMs?: number; needed?: LockNeeds; attached?: Map<string, Set<string>> }) {
+export function shardWritesFixture(o: { owned: readonly string[]; guardsOff?: ShardGuard[]; node?: { volumesAttached: string[]; resourceVersion: string }; holdMs?: number; needed?: LockNeeds; attached?: Map<string, Set<string>> }) {
   const api = new FakeKubeApiClient();
   const clock = { t: 0 };
   const owned = new Set(o.owned);
@@ -33,7 +33,7 @@ export function shardWritesFixture(o: { owned: readonly string[]; guardsOff?: Sh
     coordinator: { bucketOf: () => BUCKET, epoch: () => EPOCH, ownedBuckets: () => [BUCKET] },
   } as unknown as ShardRoles;
   const writes = createShardWrites({
-    api, roles: () => roles, nodes: { get: () => undefined, resourceVersionOf: () => undefined }, pvs: new Map(), volumeAttachments: new Map(),
+    api, roles: () => roles, nodes: { get: (name: string) => (o.node ? { name, uid: 'u', managed: true, ready: true, outOfService: false, volumesInUse: [], volumesAttached: o.node.volumesAttached } : undefined), resourceVersionOf: () => o.node?.resourceVersion }, pvs: new Map(), volumeAttachments: new Map(),
     attachedNodes: (pv) => attached.get(pv) ?? new Set(),
     lockNeeds: o.needed ?? (() => undefined),
     lockHoldMs: o.holdMs ?? 1000,
