@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Runs every test/**/*.test.ts file with Node's test runner and tsx, but those of the tiers:
 // test/real/ (they need the upstream binaries of `npm run upstream:build`), test/browser/ (they
-// need Debian's chromium) and test/soak/ (minutes of faults and restarts, kept out of the
-// ten-minute suite); `--real`, `--browser` or `--soak` runs only that tier.
+// need Debian's chromium), test/soak/ (minutes of faults and restarts) and test/long/ (a 2,000-node
+// convergence, the packed package installed and run), kept out of the ten-minute suite;
+// `--real`, `--browser`, `--soak` or `--long` runs only that tier.
 // Node 20's --test does not expand globs, so the file list is built here.
 // Files run one at a time (--test-concurrency=1): integration tests start servers and
 // worker pools, and two of them at once on a 2-core machine distort their timers. The folders of
@@ -14,7 +15,7 @@ import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
-const TIERS = { '--real': join('test', 'real'), '--browser': join('test', 'browser'), '--soak': join('test', 'soak') };
+const TIERS = { '--real': join('test', 'real'), '--browser': join('test', 'browser'), '--soak': join('test', 'soak'), '--long': join('test', 'long') };
 const tier = Object.keys(TIERS).find((t) => process.argv.includes(t));
 const only = process.argv.slice(2).filter((a) => !(a in TIERS));
 const tierOf = (f) => Object.keys(TIERS).find((t) => f.startsWith(TIERS[t] + '/'));
@@ -46,6 +47,10 @@ const PURE = [
   'manager/adapters', 'manager/wire-metrics', 'reconciler/act-on-plan', 'reconciler/attach-hold', 'reconciler/attach-window',
   'reconciler/controller-clock', 'reconciler/detach-gate', 'reconciler/failing-passes', 'bench/latency-timeline',
   'bench/pod-va-commit-tracker', 'bench/pod-va-tracker', 'faults/fault-spec', 'fuzz/projections',
+  'cli/flags', 'kube/kube-config', 'kube/rate-limiter', 'reconciler/api-room', 'reconciler/verify-attached', 'reconciler/wake',
+  'sharding/chaos-checker', 'sharding/chaos-fault-schedule', 'sharding/guard-switches', 'sharding/peer-view',
+  'sim/actors-delay-queue', 'sim/actors-fleet-index', 'sim/actors-generator', 'sim/attachment-table', 'sim/event-window',
+  'sim/object-tables', 'sim/poisson-arrivals', 'sim/selectors', 'sim/sorted-slots', 'sim/store-bytes', 'sim/store.test', 'sim/write-log',
 ].map((d) => join('test', d));
 const pure = files.filter((f) => PURE.some((d) => f.startsWith(d)));
 const rest = files.filter((f) => !pure.includes(f));

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
-import { ensureBuilt, spawnBin, waitForFile } from './spawn.js';
+import { ensureBuilt, spawnBin, waitForFile } from '../e2e/spawn.js';
 
 before(() => ensureBuilt());
 
