@@ -146,7 +146,7 @@ export async function startController(partial: Partial<ControllerOptions> & Pick
   const guardsOff = o.sharding ? o.unsafeShardGuardsOff ?? [] : [];
   const attachmentsByPv = o.sharding ? createAttachmentsByPv({ volumeAttachments: vas }) : undefined;
   const sharded = attachmentsByPv ? createShardWrites({
-    api, roles: () => shards, nodes, pvs, volumeAttachments: vas, guardsOff, log,
+    api, roles: () => shards, nodes, volumeAttachments: vas, guardsOff, log,
     attachedNodes: (pv) => attachmentsByPv.nodesOf(pv),
     lockNeeds: createLockNeeds({ state, pvs, attachments: attachmentsByPv }),
     lockHoldMs: o.shardLockSweepHoldMs ?? 120_000,

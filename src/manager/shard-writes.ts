@@ -25,7 +25,7 @@
  */
 import { fleetError } from '../errors/index.js';
 import type { KubeApiClient } from '../kube/api-client.js';
-import type { NodeRecord, PvRecord } from '../kube/projections/index.js';
+import type { NodeRecord } from '../kube/projections/index.js';
 import type { AttachLock } from '../operations/operation-executor.js';
 import type { VolumeAttachmentApi } from '../plugins/index.js';
 import { createFencedWrites, type FencedWrites } from '../sharding/fenced-writes.js';
@@ -41,7 +41,6 @@ export interface ShardWritesDeps {
   api: KubeApiClient;
   roles: () => ShardRoles | undefined;
   nodes: { get(name: string): NodeRecord | undefined; resourceVersionOf(name: string): string | undefined };
-  pvs: { get(name: string): PvRecord | undefined };
   volumeAttachments: { get(name: string): unknown };
   /** The nodes with a VolumeAttachment of a PV (attachments-by-pv.ts). */
   attachedNodes(pv: string): ReadonlySet<string>;
@@ -73,6 +72,8 @@ export function createShardWrites(d: ShardWritesDeps): ShardWrites {
   const acting: FencedWrites = createFencedWrites({ api: d.api, mayAct: mayStart });
   const holding: FencedWrites = createFencedWrites({ api: d.api, mayAct: holds });
   const lockOff = d.guardsOff?.includes('volume-lock') === true;
+  const casOff = d.guardsOff?.includes('status-cas') === true;
+  const versionOff = d.guardsOff?.includes('status-version') === true;
   const sweep = lockOff ? undefined : createLockSweep({
     api: d.api,
     buckets: () => d.roles()?.coordinator.ownedBuckets() ?? [],
@@ -120,8 +121,8 @@ export function createShardWrites(d: ShardWritesDeps): ShardWrites {
       async patchNodeStatus(node, patch) {
         const cur = d.nodes.get(node);
         const expected = cur === undefined ? null : cur.volumesAttached.map((name, i) => ({ name, devicePath: cur.devicePaths?.[i] ?? '' }));
-        const resourceVersion = cur === undefined || d.guardsOff?.includes('status-version') ? undefined : d.nodes.resourceVersionOf(node);
-        const r = d.guardsOff?.includes('status-cas')
+        const resourceVersion = cur === undefined || versionOff ? undefined : d.nodes.resourceVersionOf(node);
+        const r = casOff
           ? await holding.patchNodeStatus(node, patch.status.volumesAttached)
           : await holding.patchNodeStatus(node, patch.status.volumesAttached, resourceVersion === undefined ? { expected } : { expected, resourceVersion });
         if (r === 'conflict') throw fleetError('FA_ERR_KUBE_CONFLICT', `node ${node}: changed since it was read; written again from the newer state`);

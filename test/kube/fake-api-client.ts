@@ -15,6 +15,7 @@ import type { CallOptions, DeletePreconditions, EventBody, EventPatchBody, JsonP
 import type { KubeErrorDetails } from '../../src/kube/kube-errors.js';
 import type { AttachedVolume, NodeRecord } from '../../src/kube/projections/node.js';
 import type { VolumeAttachmentRecord } from '../../src/kube/projections/volume-attachment.js';
+import { labelMatches, parseLabelSelector } from '../../src/sim/server/label-selector.js';
 
 type Method = Exclude<keyof KubeApiClient, 'rateLimiterStats' | 'backlog' | 'refuseWaiting'>;
 
@@ -122,16 +123,11 @@ export class FakeKubeApiClient implements KubeApiClient {
     return pv && structuredClone(pv);
   }
 
-  /** Selects by the equality and `in` requirements only (what the controller sends). */
+  /** Selects as the simulator does (its label-selector parser). */
   async listPersistentVolumes(labelSelector: string): Promise<PersistentVolumeMeta[]> {
     await this.enter('listPersistentVolumes', [labelSelector]);
-    const reqs = labelSelector.split(/,(?![^(]*\))/).filter((r) => r.trim() !== '').map((r) => {
-      const set = /^\s*(\S+)\s+in\s+\((.*)\)\s*$/.exec(r);
-      if (set) return { key: set[1]!, values: set[2]!.split(',').map((v) => v.trim()) };
-      const [key, value] = r.split('=').map((x) => x.trim());
-      return { key: key!, values: [value ?? ''] };
-    });
-    return [...this.persistentVolumes.values()].filter((pv) => reqs.every((q) => q.values.includes(pv.labels?.[q.key] ?? '\0'))).map((pv) => structuredClone(pv));
+    const reqs = parseLabelSelector(labelSelector);
+    return [...this.persistentVolumes.values()].filter((pv) => reqs.every((r) => labelMatches(pv.labels, r))).map((pv) => structuredClone(pv));
   }
 
   async patchPersistentVolume(name: string, ops: readonly JsonPatchOp[]): Promise<'patched' | 'not-found' | 'conflict'> {

@@ -33,7 +33,7 @@ export function shardWritesFixture(o: { owned: readonly string[]; guardsOff?: Sh
     coordinator: { bucketOf: () => BUCKET, epoch: () => EPOCH, ownedBuckets: () => [BUCKET] },
   } as unknown as ShardRoles;
   const writes = createShardWrites({
-    api, roles: () => roles, nodes: { get: (name: string) => (o.node ? { name, uid: 'u', managed: true, ready: true, outOfService: false, volumesInUse: [], volumesAttached: o.node.volumesAttached } : undefined), resourceVersionOf: () => o.node?.resourceVersion }, pvs: new Map(), volumeAttachments: new Map(),
+    api, roles: () => roles, nodes: { get: (name: string) => (o.node ? { name, uid: 'u', managed: true, ready: true, outOfService: false, volumesInUse: [], volumesAttached: o.node.volumesAttached } : undefined), resourceVersionOf: () => o.node?.resourceVersion }, volumeAttachments: new Map(),
     attachedNodes: (pv) => attached.get(pv) ?? new Set(),
     lockNeeds: o.needed ?? (() => undefined),
     lockHoldMs: o.holdMs ?? 1000,

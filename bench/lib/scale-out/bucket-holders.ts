@@ -4,6 +4,7 @@
  * it ('' when free or deleted). Fed in commit order; listeners hear every change of holder.
  */
 import { bucketOf } from '../../../src/sharding/index.js';
+import { BUCKET_LEASE_PREFIX } from '../../../src/sharding/index.js';
 
 export interface BucketHolders {
   /** Applies a committed Lease change (other Leases are ignored). */
@@ -19,7 +20,7 @@ export interface BucketHolders {
   onChange(fn: (bucket: number, holder: string, previous: string) => void): () => void;
 }
 
-const LEASE = /^fleet-attach-b-(\d+)$/;
+const LEASE = new RegExp(`^${BUCKET_LEASE_PREFIX}(\\d+)$`);
 
 export function createBucketHolders(buckets: number): BucketHolders {
   const holders = new Map<number, string>();

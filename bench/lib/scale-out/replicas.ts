@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnNode, type Child } from '../children.js';
 import { sampleProcess, type ProcSampler } from '../proc-stats.js';
+import { UNSAFE_SHARD_GUARDS_ENV } from '../../../src/cli/controller-flags.js';
 
 export interface Replica {
   readonly id: string;
@@ -87,7 +88,7 @@ export function createReplicaPool(o: ReplicaPoolOptions): ReplicaPool {
         ...(o.extraArgs ?? []),
       ];
       const env: NodeJS.ProcessEnv = { LOG_LEVEL: 'warn' };
-      if (o.guardsOff && o.guardsOff.length > 0) env.FLEET_ATTACH_UNSAFE_SHARD_GUARDS = o.guardsOff.join(',');
+      if (o.guardsOff && o.guardsOff.length > 0) env[UNSAFE_SHARD_GUARDS_ENV] = o.guardsOff.join(',');
       const child = spawnNode(['--import', GUARD, '--max-old-space-size=512'], BIN, args, env);
       const r: Replica = { id, child, pid: child.pid, startedAt: performance.now(), sampler: sampleProcess(child.pid, 2000), paused: false };
       replicas.push(r);

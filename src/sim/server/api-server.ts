@@ -73,11 +73,11 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const unwatchFaults = clientFaults?.onChange(() => {
     for (const s of hub.streams()) {
       if (!s.client) continue;
-      const action = clientFaults.actionFor(s.client)?.kind;
-      if (action === 'deny') s.end();
-      else if (action === 'blackhole') s.hold();
+      const action = clientFaults.actionFor(s.client);
+      if (action?.kind === 'deny') s.end();
+      else if (action?.kind === 'blackhole') s.hold();
       else if (s.isHeld) s.end();
-      else s.setLag(lagFor(s.client));
+      else s.setLag(action?.kind === 'lag' ? action.ms : 0);
     }
   });
 

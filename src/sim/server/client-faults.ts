@@ -24,12 +24,11 @@
  * (api-server.ts).
  */
 import type { FaultHooks, RequestFacts } from './faults.js';
+import { MAX_TIMER_MS } from '../../cli/flags.js';
 import { ApiError, badRequest, type StatusReason } from './status.js';
 
 export type ClientFaultAction = { kind: 'delay'; ms: number } | { kind: 'deny'; code: number } | { kind: 'blackhole' } | { kind: 'lag'; ms: number };
 
-/** The longest lag a rule may ask for (the longest timer Node honours). */
-export const MAX_LAG_MS = 2 ** 31 - 1;
 
 export interface ClientMatch {
   /** The authenticated user name, exactly. */
@@ -92,8 +91,8 @@ export function parseClientFaultRule(raw: unknown): ClientFaultRule {
   if (a.kind === 'delay' && typeof a.ms === 'number' && a.ms >= 0) action = { kind: 'delay', ms: a.ms };
   else if (a.kind === 'deny' && typeof a.code === 'number' && Number.isInteger(a.code) && a.code >= 400 && a.code <= 599) action = { kind: 'deny', code: a.code };
   else if (a.kind === 'blackhole') action = { kind: 'blackhole' };
-  else if (a.kind === 'lag' && typeof a.ms === 'number' && a.ms >= 0 && a.ms <= MAX_LAG_MS) action = { kind: 'lag', ms: a.ms };
-  else throw badRequest(`"action" must be {"kind":"delay","ms":N}, {"kind":"deny","code":4xx|5xx}, {"kind":"blackhole"} or {"kind":"lag","ms":0..${MAX_LAG_MS}}`);
+  else if (a.kind === 'lag' && typeof a.ms === 'number' && a.ms >= 0 && a.ms <= MAX_TIMER_MS) action = { kind: 'lag', ms: a.ms };
+  else throw badRequest(`"action" must be {"kind":"delay","ms":N}, {"kind":"deny","code":4xx|5xx}, {"kind":"blackhole"} or {"kind":"lag","ms":0..${MAX_TIMER_MS}}`);
   return { ...(user !== undefined ? { user } : {}), ...(userAgent !== undefined ? { userAgent } : {}), action };
 }
 

@@ -5,6 +5,7 @@
  * One timer per line, armed for the oldest item. The watch stream of a lagging client
  * (watch-stream.ts) delays its frames through one.
  */
+import { MAX_TIMER_MS } from '../../cli/flags.js';
 
 /** Time and timers of a delay line; tests pass a controlled one. */
 export interface LagClock {
@@ -20,8 +21,6 @@ export const realLagClock: LagClock = {
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
 
-/** Node fires a timer longer than this after 1 ms; a longer wait is taken in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface Entry<T> {
   due: number;
@@ -66,6 +65,7 @@ export class DelayLine<T> {
   }
 
   private arm(ms: number): void {
+    // Node fires a longer timer after 1 ms: a longer wait is taken in steps.
     this.timer = this.clock.setTimeout(() => this.fire(), Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(ms))));
   }
 

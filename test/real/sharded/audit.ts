@@ -20,6 +20,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
+import { BUCKET_LEASE_PREFIX } from '../../../src/sharding/index.js';
+
+const BUCKET_LEASE = new RegExp(`^${BUCKET_LEASE_PREFIX}(\\d+)$`);
 
 /** Writes the audit policy and returns the kube-apiserver flags that turn it on. */
 export function auditFlags(o: { policyPath: string; logPath: string; leaseNamespace: string }): string[] {
@@ -157,7 +160,7 @@ export function leaseWritesUnseen(events: readonly AuditEvent[], o: { identityOf
   const out = { writes: 0, unseen: [] as string[] };
   for (const e of events) {
     const name = e.objectRef?.name ?? e.responseObject?.metadata?.name ?? '';
-    const m = /^fleet-attach-b-(\d+)$/.exec(name);
+    const m = BUCKET_LEASE.exec(name);
     const id = o.identityOf(e.user.username);
     if (!m || e.objectRef?.resource !== 'leases' || !isSuccess(e) || id === undefined) continue;
     out.writes++;
