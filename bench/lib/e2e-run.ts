@@ -31,7 +31,7 @@ import { RemotePodVa } from './pod-va-remote.js';
 import { PodVaTracker, type PodVaSource } from './pod-va-tracker.js';
 import { cpuPressure, sampleProcess, type ProcSampler } from './proc-stats.js';
 import { phaseBar, stopAllBars } from './progress.js';
-import { sumOf } from './prom-text.js';
+import { sumBy, sumOf, type PromSample } from './prom-text.js';
 import { createRawKube, type RawKube } from './raw-kube.js';
 import type { SimChildMessage } from './sim-child.js';
 import { round } from './stats.js';
@@ -163,6 +163,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     out.api_requests_converge = requestCounts(mConv);
     out.watch_events_per_s_converge = round(sumOf(mConv, 'fleet_attach_watch_events_total') / convS, 0);
     out.watch_events_converge = watchEventCounts(mConv);
+    out.controller_memory_mb_converge = memoryBreakdown(mConv);
     out.summary_at_convergence = { pairs: conv.last.pairs, operations: conv.last.operations, conflicts: conv.last.conflicts };
     if (out.converged) out.verify = await verifyCluster(kube, expected);
 
@@ -279,4 +280,17 @@ async function podLines(kube: RawKube, max: number): Promise<string[]> {
     cont = page.metadata?.continue ?? '';
   } while (cont && lines.length < max);
   return lines;
+}
+
+/** Where the controller's resident memory is at a point, from its process metrics (MB). */
+function memoryBreakdown(m: readonly PromSample[]): Record<string, number | Record<string, number>> {
+  const mb = (b: number) => Math.round(b / 2 ** 20);
+  const spaces = sumBy(m.filter((s) => s.name === 'nodejs_heap_space_size_total_bytes'), 'nodejs_heap_space_size_total_bytes', 'space');
+  return {
+    rss: mb(sumOf(m, 'process_resident_memory_bytes')),
+    heap_total: mb(sumOf(m, 'nodejs_heap_size_total_bytes')),
+    heap_used: mb(sumOf(m, 'nodejs_heap_size_used_bytes')),
+    external: mb(sumOf(m, 'nodejs_external_memory_bytes')),
+    heap_spaces: Object.fromEntries(Object.entries(spaces).map(([k, v]) => [k, mb(v)])),
+  };
 }

@@ -17,6 +17,12 @@ const longText = fc.string({ unit: fc.constantFrom('x', 'é', '😀'), minLength
 const anyText = fc.oneof({ weight: 4, arbitrary: text }, { weight: 1, arbitrary: longText });
 /** A UID: mostly a UUID as the API server writes it, sometimes in capitals, or any text. */
 const uidText = fc.oneof({ weight: 3, arbitrary: fc.uuid() }, { weight: 1, arbitrary: fc.uuid().map((u) => u.toUpperCase()) }, { weight: 1, arbitrary: anyText });
+/** A unique volume name: mostly CSI's `kubernetes.io/csi/<driver>^<handle>` (any handle, `^` included), or any text. */
+const volumeName = fc.oneof(
+  { weight: 3, arbitrary: fc.tuple(fc.constantFrom('ebs.csi.aws.com', 'd', ''), anyText).map(([d, h]) => `kubernetes.io/csi/${d}^${h}`) },
+  { weight: 1, arbitrary: fc.constantFrom('kubernetes.io/csi/', 'kubernetes.io/csi/no-caret', 'kubernetes.io/aws-ebs/vol-1') },
+  { weight: 1, arbitrary: anyText },
+);
 const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
 
 /**
@@ -109,8 +115,8 @@ export const node: fc.Arbitrary<NodeRecord> = fc
     managed: fc.boolean(),
     ready: fc.boolean(),
     outOfService: fc.boolean(),
-    volumesInUse: fc.option(fc.array(anyText, { maxLength: 6 }), { nil: null }),
-    volumesAttached: fc.array(anyText, { maxLength: 6 }),
+    volumesInUse: fc.option(fc.array(volumeName, { maxLength: 6 }), { nil: null }),
+    volumesAttached: fc.array(volumeName, { maxLength: 6 }),
     devicePaths: opt(fc.array(text, { maxLength: 6 })),
     unreadable: opt(fc.array(text, { maxLength: 3 })),
   })

@@ -95,6 +95,16 @@ describe('projection codecs', () => {
     assert.deepStrictEqual(roundTrip(POD_KIND.codec!, p).decoded, p);
   });
 
+  it("a node's CSI volume names hold their driver prefix once, as a shared id", () => {
+    const names = Array.from({ length: 10 }, (_, i) => `kubernetes.io/csi/ebs.csi.aws.com^vol-${i}`);
+    const n: NodeRecord = { name: 'n', uid: '', managed: true, ready: true, outOfService: false, volumesInUse: names, volumesAttached: names };
+    const { bytes, decoded } = roundTrip(NODE_KIND.codec!, n);
+    assert.deepStrictEqual(decoded, n);
+    // Whole, the two lists' names are 720 bytes; each entry here is its 5-byte handle and at most 4 bytes more.
+    const whole = 2 * names.reduce((sum, s) => sum + s.length, 0);
+    assert.ok(bytes.length <= 20 * (5 + 4) + 20, `${bytes.length} bytes against ${whole} of names`);
+  });
+
   it('a PV decodes its access modes to the pooled frozen list the projection holds', () => {
     const projected = PV_KIND.project({ metadata: { name: 'pv' }, spec: { accessModes: ['ReadWriteOnce'] }, status: { phase: 'Bound' } });
     assert.ok(projected.ok);

@@ -3,7 +3,14 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { StringListColumn } from '../../src/packed/string-list-column.js';
 
-const word = fc.string({ unit: fc.constantFrom('a', 'b', '/', '^', 'é', '€', '😀'), maxLength: 6 });
+const short = fc.string({ unit: fc.constantFrom('a', 'b', '/', '^', 'é', '€', '😀'), maxLength: 6 });
+// Entries front-code against the one before: shared prefixes that end inside a multi-byte
+// character, and lengths that take two LEB128 bytes.
+const word = fc.oneof(
+  short,
+  short.map((w) => `kubernetes.io/csi/d^😀${w}`),
+  fc.tuple(fc.integer({ min: 120, max: 300 }), short).map(([n, w]) => 'é'.repeat(n) + w),
+);
 
 test('StringListColumn agrees with a Map of arrays: set, clear, get, count, commonPrefix, includes', () => {
   fc.assert(
@@ -35,4 +42,14 @@ test('StringListColumn agrees with a Map of arrays: set, clear, get, count, comm
     }),
     { numRuns: 150 },
   );
+});
+
+test('a list of CSI unique names holds each driver prefix about once', () => {
+  const col = new StringListColumn();
+  const names = Array.from({ length: 1000 }, (_, i) => `kubernetes.io/csi/ebs.csi.aws.com^vol-${String(i).padStart(6, '0')}`);
+  col.set(0, names);
+  assert.deepEqual(col.get(0), names);
+  const whole = names.reduce((sum, s) => sum + s.length, 0);
+  // Each entry: two length bytes and the digits that differ from the entry before (at most 6).
+  assert.ok(col.bytes <= 4 + 1000 * 8 + 64, `${col.bytes} bytes for ${whole} bytes of names`);
 });

@@ -1,6 +1,7 @@
 /**
  * The Node projection in a packed record (record-codec.ts): the name as the key's, the flags in
- * one byte, the uid and the volume lists (unique names, device paths, unreadable parts) as bytes.
+ * one byte, the uid as bytes, the volume lists' unique names as a shared driver prefix and the handle's
+ * bytes, device paths and unreadable parts as bytes.
  */
 import type { NodeRecord } from './node.js';
 import type { ProjectionCodec } from './record-codec.js';
@@ -20,8 +21,8 @@ export const NODE_CODEC: ProjectionCodec<NodeRecord> = {
     );
     w.name(n.name);
     w.uid(n.uid);
-    if (n.volumesInUse !== null) w.strList(n.volumesInUse);
-    w.strList(n.volumesAttached);
+    if (n.volumesInUse !== null) w.volumeNameList(n.volumesInUse);
+    w.volumeNameList(n.volumesAttached);
     if (n.devicePaths !== undefined) w.strList(n.devicePaths);
     if (n.unreadable !== undefined) w.strList(n.unreadable);
   },
@@ -29,8 +30,8 @@ export const NODE_CODEC: ProjectionCodec<NodeRecord> = {
     const flags = r.uint();
     const name = r.name();
     const uid = r.uid();
-    const volumesInUse = flags & IN_USE ? r.strList() : null;
-    const n: NodeRecord = { name, uid, managed: (flags & MANAGED) !== 0, ready: (flags & READY) !== 0, outOfService: (flags & OUT_OF_SERVICE) !== 0, volumesInUse, volumesAttached: r.strList() };
+    const volumesInUse = flags & IN_USE ? r.volumeNameList() : null;
+    const n: NodeRecord = { name, uid, managed: (flags & MANAGED) !== 0, ready: (flags & READY) !== 0, outOfService: (flags & OUT_OF_SERVICE) !== 0, volumesInUse, volumesAttached: r.volumeNameList() };
     if (flags & DEVICE_PATHS) n.devicePaths = r.strList();
     if (flags & UNREADABLE) n.unreadable = r.strList();
     return n;

@@ -134,6 +134,23 @@ export class RecordWriter {
     this.uint(list.length);
     for (const s of list) this.str(s);
   }
+
+  /**
+   * A unique volume name (`kubernetes.io/csi/<driver>^<handle>`): the part through the first `^`,
+   * which every volume of a driver repeats, as a {@link shared} id, then the handle as {@link str}.
+   * Any other name has the empty prefix (so the shared table grows with drivers, never with
+   * volumes). Deterministic, as the codecs require.
+   */
+  volumeName(s: string): void {
+    const cut = s.startsWith(CSI_UNIQUE_PREFIX) ? s.indexOf('^', CSI_UNIQUE_PREFIX.length) + 1 : 0;
+    this.shared(cut === 0 ? '' : s.slice(0, cut));
+    this.str(cut === 0 ? s : s.slice(cut));
+  }
+
+  volumeNameList(list: readonly string[]): void {
+    this.uint(list.length);
+    for (const s of list) this.volumeName(s);
+  }
 }
 
 /**
@@ -225,9 +242,41 @@ export class RecordReader {
     for (let i = 0; i < n; i++) out[i] = this.str();
     return out;
   }
+
+  /** What {@link RecordWriter.volumeName} wrote, as one flat string (not a prefix + handle rope). */
+  volumeName(): string {
+    const prefix = this.prefixBytes(this.uint());
+    const n = this.uint();
+    const total = prefix.length + n;
+    if (total > this.scratch.length) this.scratch = Buffer.allocUnsafeSlow(Math.max(total, this.scratch.length * 2)) as Utf8Buffer;
+    prefix.copy(this.scratch, 0);
+    this.bytes.copy(this.scratch, prefix.length, this.pos, this.pos + n);
+    this.pos += n;
+    return total === 0 ? '' : this.scratch.utf8Slice(0, total);
+  }
+
+  volumeNameList(): string[] {
+    const n = this.uint();
+    const out = new Array<string>(n);
+    for (let i = 0; i < n; i++) out[i] = this.volumeName();
+    return out;
+  }
+
+  /** A shared prefix's UTF-8 bytes, kept per id (there are as many as drivers). */
+  private prefixBytes(id: number): Buffer {
+    let b = this.prefixes[id];
+    if (b === undefined) this.prefixes[id] = b = Buffer.from(SHARED.at(id), 'utf8');
+    return b;
+  }
+
+  private scratch = Buffer.allocUnsafeSlow(256) as Utf8Buffer;
+  private readonly prefixes: Buffer[] = [];
 }
 
+type Utf8Buffer = Buffer & { utf8Slice(start: number, end: number): string };
+
 const EMPTY = Buffer.alloc(0);
+const CSI_UNIQUE_PREFIX = 'kubernetes.io/csi/';
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 /** A decoded UUID's text, made into a flat string by one latin1Slice. */
 const UUID_SCRATCH = Buffer.alloc(36) as Buffer & { latin1Slice(start: number, end: number): string };
