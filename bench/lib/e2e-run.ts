@@ -29,7 +29,7 @@ import { askSim } from './sim-ask.js';
 import { NodeStatusCounter } from './node-status-counter.js';
 import { RemotePodVa } from './pod-va-remote.js';
 import { PodVaTracker, type PodVaSource } from './pod-va-tracker.js';
-import { cpuPressure, sampleProcess, type ProcSampler } from './proc-stats.js';
+import { cpuPressure, rssByMapping, sampleProcess, type ProcSampler } from './proc-stats.js';
 import { phaseBar, stopAllBars } from './progress.js';
 import { sumBy, sumOf, type PromSample } from './prom-text.js';
 import { createRawKube, type RawKube } from './raw-kube.js';
@@ -163,7 +163,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     out.api_requests_converge = requestCounts(mConv);
     out.watch_events_per_s_converge = round(sumOf(mConv, 'fleet_attach_watch_events_total') / convS, 0);
     out.watch_events_converge = watchEventCounts(mConv);
-    out.controller_memory_mb_converge = memoryBreakdown(mConv);
+    out.controller_memory_mb_converge = { ...memoryBreakdown(mConv), by_mapping: rssByMapping(ctl.pid) ?? null };
     out.summary_at_convergence = { pairs: conv.last.pairs, operations: conv.last.operations, conflicts: conv.last.conflicts };
     if (out.converged) out.verify = await verifyCluster(kube, expected);
 
@@ -194,6 +194,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     out.controller_cpu_s_total = round(ctlProc.last().cpuS);
     out.sim_peak_rss_mb = Math.round(simProc.last().peakRssMb);
     out.rss_timeline_mb = ctlProc.timeline().filter((_, i) => i % 5 === 0).map(([t, mb]) => [Math.round(t), Math.round(mb)]);
+    out.controller_memory_timeline_mb = await memoryTimeline(ctl);
     const tStop = performance.now();
     const code = await ctl.stop(60_000);
     out.controller_exit = { code, signal: ctl.process.signalCode, stop_s: round(seconds(tStop)) };
@@ -293,4 +294,17 @@ function memoryBreakdown(m: readonly PromSample[]): Record<string, number | Reco
     external: mb(sumOf(m, 'nodejs_external_memory_bytes')),
     heap_spaces: Object.fromEntries(Object.entries(spaces).map(([k, v]) => [k, mb(v)])),
   };
+}
+
+/** The controller's memory every 5 s from its start (gc-probe.js), or null when it does not answer. */
+async function memoryTimeline(ctl: Child): Promise<{ columns: string[]; samples: number[][] } | null> {
+  const id = Math.random();
+  const reply = nextMessage<{ type: string; id: number; columns: string[]; samples: number[][] }>(ctl, (m) => m?.type === 'memory-timeline' && m.id === id, 10_000);
+  ctl.process.send({ type: 'memory-timeline', id });
+  try {
+    const r = await reply;
+    return { columns: r.columns, samples: r.samples };
+  } catch {
+    return null;
+  }
 }

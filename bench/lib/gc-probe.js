@@ -5,6 +5,8 @@
 // measures the controller's collections this way without the controller exposing them. Plain JS
 // so the measured process loads no TypeScript loader; it keeps the channel unreferenced, so it
 // never holds the process alive. Pauses are kept in typed-array rings (the last 65,536).
+// It also samples the process's memory every 5 s (resident set, V8 heap committed and used,
+// external and ArrayBuffer bytes) and answers `{ type: 'memory-timeline' }` with the samples.
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 
 if (process.channel) {
@@ -24,7 +26,19 @@ if (process.channel) {
       kinds[i] = kindOf(e.detail?.kind ?? e.kind);
     }
   }).observe({ entryTypes: ['gc'] });
+  const MEMORY_EVERY_MS = 5000;
+  const memory = [];
+  const t0 = performance.now();
+  const mb = (b) => Math.round(b / 1048576);
+  setInterval(() => {
+    const u = process.memoryUsage();
+    memory.push([Math.round((performance.now() - t0) / 1000), mb(u.rss), mb(u.heapTotal), mb(u.heapUsed), mb(u.external), mb(u.arrayBuffers)]);
+  }, MEMORY_EVERY_MS).unref();
   process.on('message', (m) => {
+    if (m?.type === 'memory-timeline') {
+      process.send?.({ type: 'memory-timeline', id: m.id, columns: ['s', 'rss', 'heap_total', 'heap_used', 'external', 'array_buffers'], samples: memory });
+      return;
+    }
     if (!m || m.type !== 'gc-pauses') return;
     const out = {};
     for (const name of KIND_NAMES) out[name] = { count: 0, total_ms: 0, max_ms: 0 };

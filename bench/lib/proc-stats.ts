@@ -30,6 +30,28 @@ function clockTicks(): number {
   return ticks;
 }
 
+/**
+ * Resident MiB by kind of mapping: `heap` (the main malloc arena: the ArrayBuffer backing stores
+ * of the main thread), `anon` (V8's heap pages, worker threads' malloc arenas, stacks), `file`
+ * (the executable and libraries). Undefined once the process is gone.
+ */
+export function rssByMapping(pid: number): { heap: number; anon: number; file: number } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const kb = { heap: 0, anon: 0, file: 0 };
+  let kind: keyof typeof kb = 'anon';
+  for (const line of text.split('\n')) {
+    const m = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (m) kind = m[1] === '[heap]' ? 'heap' : m[1] === '' || m[1].startsWith('[') ? 'anon' : 'file';
+    else if (line.startsWith('Rss:')) kb[kind] += Number(/(\d+)/.exec(line)?.[1] ?? 0);
+  }
+  return { heap: Math.round(kb.heap / 1024), anon: Math.round(kb.anon / 1024), file: Math.round(kb.file / 1024) };
+}
+
 /** One reading; undefined once the process is gone. */
 export function readProc(pid: number): ProcSample | undefined {
   try {

@@ -28,6 +28,7 @@ import type { Logger } from '../log/logger.js';
 import { packRv } from './packed-rv.js';
 import { replaceAtOnce, type ProjectionCache, type ProjectionHandler, type ReplaceCounts, type StoreEntry } from './projection-store.js';
 import { RecordReader, RecordWriter, type ProjectionCodec } from './projections/record-codec.js';
+import { isPackedKey, packedKeyText, packKey, PACKED_KEY_BYTES } from './projections/store-key.js';
 
 /**
  * Bytes of an arena chunk. Smaller than the arena's default: each store holds one chunk being
@@ -48,22 +49,23 @@ export class PackedStore<T> implements ProjectionCache<T> {
   private readonly handlers = new Set<ProjectionHandler<T>>();
   private readonly writer = new RecordWriter();
   private readonly reader = new RecordReader();
+  private readonly keyScratch = Buffer.allocUnsafeSlow(PACKED_KEY_BYTES);
   /** Bytes of the key at the head of the writer's buffer (the record's part a). */
   private keyLen = 0;
 
   constructor(private readonly log: Logger, private readonly codec: ProjectionCodec<T>) {}
 
   get(key: string): T | undefined {
-    const slot = this.index.find(key);
+    const slot = this.slotOf(key);
     return slot < 0 ? undefined : this.decode(slot);
   }
 
   has(key: string): boolean {
-    return this.index.find(key) >= 0;
+    return this.slotOf(key) >= 0;
   }
 
   resourceVersionOf(key: string): string | undefined {
-    const slot = this.index.find(key);
+    const slot = this.slotOf(key);
     if (slot < 0) return undefined;
     const v = this.rvs[slot]!;
     return v === TEXT_RV ? this.textRvs.get(slot) : String(v);
@@ -80,7 +82,7 @@ export class PackedStore<T> implements ProjectionCache<T> {
 
   *keys(): IterableIterator<string> {
     const arena = this.arena;
-    for (let s = 0; s < arena.slotLimit; s++) if (arena.has(s)) yield arena.text(s, 0);
+    for (let s = 0; s < arena.slotLimit; s++) if (arena.has(s)) yield this.keyOf(s);
   }
 
   addHandler(h: ProjectionHandler<T>): () => void {
@@ -90,12 +92,12 @@ export class PackedStore<T> implements ProjectionCache<T> {
 
   /** Add or update from a watch event; ADDED for a known key is an update and vice versa. */
   upsert(key: string, fresh: T, rv: string): void {
-    this.write(key, fresh, rv, this.index.find(key));
+    this.write(key, fresh, rv, this.slotOf(key));
   }
 
   /** Removes `key`; a no-op (no event) when it is not stored. */
   remove(key: string, final?: T): void {
-    const slot = this.index.find(key);
+    const slot = this.slotOf(key);
     if (slot < 0) return;
     const old = final ?? (this.handlers.size > 0 ? this.decode(slot) : undefined);
     this.drop(slot);
@@ -113,7 +115,7 @@ export class PackedStore<T> implements ProjectionCache<T> {
     let n = 0;
     for (const [key, e] of listed) {
       if (++n % chunk === 0) yield;
-      const slot = this.index.find(key);
+      const slot = this.slotOf(key);
       if (slot >= 0 && this.sameRv(slot, e.rv)) continue;
       if (slot >= 0) counts.updated++;
       else counts.added++;
@@ -125,7 +127,7 @@ export class PackedStore<T> implements ProjectionCache<T> {
         if (!arena.has(s)) continue;
         if (++n % chunk === 0) yield;
         if (!arena.has(s)) continue;
-        const key = arena.text(s, 0);
+        const key = this.keyOf(s);
         if (listed.has(key) || present.has(key)) continue;
         const old = this.handlers.size > 0 ? this.decode(s) : undefined;
         this.drop(s);
@@ -175,6 +177,19 @@ export class PackedStore<T> implements ProjectionCache<T> {
     } finally {
       r.release();
     }
+  }
+
+  /** The slot of `key`, held packed when it packs (store-key.ts), or -1. */
+  private slotOf(key: string): number {
+    const n = packKey(key, this.keyScratch, 0);
+    return n < 0 ? this.index.find(key) : this.index.findBytes(this.keyScratch, n);
+  }
+
+  private keyOf(slot: number): string {
+    const arena = this.arena;
+    const bytes = arena.chunkOf(slot);
+    const start = arena.start(slot, 0);
+    return isPackedKey(bytes, start, arena.length(slot, 0)) ? packedKeyText(bytes, start) : arena.text(slot, 0);
   }
 
   private drop(slot: number): void {

@@ -23,6 +23,7 @@
 const HEADER = 8;
 const NONE = 0xffffffff;
 const DEFAULT_CHUNK = 1 << 20;
+const NO_LENGTHS = new Uint32Array(0);
 /**
  * Released chunks of the standard size kept for reuse. A fresh chunk's pages fault in as it is
  * first written (and a freed one goes back to the system): with chunks released and opened at
@@ -52,8 +53,12 @@ export class ByteArena {
   private slotChunk = new Uint32Array(64).fill(NONE);
   private slotOffset = new Uint32Array(64);
   private lenA = new Uint32Array(64);
-  private lenB = new Uint32Array(64);
-  private lenC = new Uint32Array(64);
+  /**
+   * Parts b and c: empty until a record has such a part (most users store only keys, and the
+   * informer caches no part c), then as long as the slot arrays; a slot past the end has none.
+   */
+  private lenB = NO_LENGTHS;
+  private lenC = NO_LENGTHS;
   private freeSlots = new Int32Array(64);
   private freeSlotCount = 0;
   private slotsIssued = 0;
@@ -111,9 +116,7 @@ export class ByteArena {
     if (la > 0) writeUtf8(buf, a, p, la);
     if (lb > 0) writeUtf8(buf, b, p + la, lb);
     if (lc > 0) writeUtf8(buf, c, p + la + lb, lc);
-    this.lenA[slot] = la;
-    this.lenB[slot] = lb;
-    this.lenC[slot] = lc;
+    this.setLengths(slot, la, lb, lc);
   }
 
   /**
@@ -140,7 +143,7 @@ export class ByteArena {
     const room = this.roomOf(slot);
     this.slotChunk[slot] = NONE;
     this.live[chunk] -= room + HEADER;
-    this.liveBytes -= this.lenA[slot] + this.lenB[slot] + this.lenC[slot];
+    this.liveBytes -= this.lenA[slot] + this.partB(slot) + this.partC(slot);
     if (chunk === this.current) return;
     if (this.live[chunk] === 0) this.releaseChunk(chunk);
     else if (this.compact && this.live[chunk] * 2 < this.used[chunk]) this.compactChunk(chunk);
@@ -154,10 +157,10 @@ export class ByteArena {
     let len = this.lenA[slot];
     if (part > 0) {
       start += len;
-      len = this.lenB[slot];
+      len = this.partB(slot);
       if (part === 2) {
         start += len;
-        len = this.lenC[slot];
+        len = this.partC(slot);
       }
     }
     return len === 0 ? '' : readUtf8(this.chunks[chunk] as Buffer, start, start + len);
@@ -171,7 +174,7 @@ export class ByteArena {
   /** Offset of part `part` of the slot's record in `chunkOf(slot)`. */
   start(slot: number, part: 0 | 1 | 2): number {
     const p = this.slotOffset[slot];
-    return part === 0 ? p : part === 1 ? p + this.lenA[slot] : p + this.lenA[slot] + this.lenB[slot];
+    return part === 0 ? p : part === 1 ? p + this.lenA[slot] : p + this.lenA[slot] + this.partB(slot);
   }
 
   /**
@@ -187,9 +190,7 @@ export class ByteArena {
   setBytes(slot: number, src: Uint8Array, start: number, len: number): void {
     const p = this.place(slot, len);
     (this.chunks[this.slotChunk[slot]] as Buffer).set(src.subarray(start, start + len), p);
-    this.lenA[slot] = len;
-    this.lenB[slot] = 0;
-    this.lenC[slot] = 0;
+    this.setLengths(slot, len, 0, 0);
   }
 
   /**
@@ -200,9 +201,7 @@ export class ByteArena {
     const total = lenA + lenB;
     const p = this.place(slot, total);
     (this.chunks[this.slotChunk[slot]] as Buffer).set(src.subarray(0, total), p);
-    this.lenA[slot] = lenA;
-    this.lenB[slot] = lenB;
-    this.lenC[slot] = 0;
+    this.setLengths(slot, lenA, lenB, 0);
   }
 
   /**
@@ -212,7 +211,7 @@ export class ByteArena {
    */
   private place(slot: number, total: number): number {
     if (this.fitsInPlace(slot, total)) {
-      this.liveBytes += total - this.lenA[slot] - this.lenB[slot] - this.lenC[slot];
+      this.liveBytes += total - this.lenA[slot] - this.partB(slot) - this.partC(slot);
       return this.slotOffset[slot];
     }
     // Freed before the room is reserved: freeing may compact a chunk into the one being written,
@@ -231,14 +230,14 @@ export class ByteArena {
 
   /** True when part b of the slot's record is `src[start, start + len)`, bytewise. */
   partBEquals(slot: number, src: Buffer, start: number, len: number): boolean {
-    if (this.lenB[slot] !== len) return false;
+    if (this.partB(slot) !== len) return false;
     const at = this.slotOffset[slot] + this.lenA[slot];
     return (this.chunks[this.slotChunk[slot]] as Buffer).compare(src, start, start + len, at, at + len) === 0;
   }
 
   /** Byte length of part `part` of the slot's record. */
   length(slot: number, part: 0 | 1 | 2): number {
-    return part === 0 ? this.lenA[slot] : part === 1 ? this.lenB[slot] : this.lenC[slot];
+    return part === 0 ? this.lenA[slot] : part === 1 ? this.partB(slot) : this.partC(slot);
   }
 
   /** Compares part a of the slot's record with `bytes[0, len)`, bytewise (UTF-8 order is code point order). */
@@ -367,8 +366,24 @@ export class ByteArena {
     this.slotChunk = chunk;
     this.slotOffset = grownUint32(this.slotOffset, n);
     this.lenA = grownUint32(this.lenA, n);
-    this.lenB = grownUint32(this.lenB, n);
-    this.lenC = grownUint32(this.lenC, n);
+    if (this.lenB.length > 0) this.lenB = grownUint32(this.lenB, n);
+    if (this.lenC.length > 0) this.lenC = grownUint32(this.lenC, n);
+  }
+
+  private partB(slot: number): number {
+    return slot < this.lenB.length ? this.lenB[slot] : 0;
+  }
+
+  private partC(slot: number): number {
+    return slot < this.lenC.length ? this.lenC[slot] : 0;
+  }
+
+  private setLengths(slot: number, a: number, b: number, c: number): void {
+    this.lenA[slot] = a;
+    if (b !== 0 && this.lenB.length === 0) this.lenB = new Uint32Array(this.slotChunk.length);
+    if (slot < this.lenB.length) this.lenB[slot] = b;
+    if (c !== 0 && this.lenC.length === 0) this.lenC = new Uint32Array(this.slotChunk.length);
+    if (slot < this.lenC.length) this.lenC[slot] = c;
   }
 }
 

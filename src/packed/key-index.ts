@@ -37,6 +37,16 @@ export class KeyIndex {
     }
   }
 
+  /** The slot whose key is `bytes[0, len)`, or -1: for a caller that holds keys in a form of its own. */
+  findBytes(bytes: Uint8Array, len: number): number {
+    const h = hashBytes(bytes, 0, len);
+    for (let i = h & this.mask; ; i = (i + 1) & this.mask) {
+      const s = this.table[i];
+      if (s === EMPTY) return -1;
+      if (this.hashes[s] === h && this.arena.compareKey(s, bytes, len) === 0) return s;
+    }
+  }
+
   /** `find` for a key with non-ASCII characters: hashed and compared as UTF-8 bytes. */
   private findEncoded(key: string): number {
     const h = this.encode(key);

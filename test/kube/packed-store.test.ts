@@ -4,11 +4,13 @@ import fc from 'fast-check';
 import { PackedStore } from '../../src/kube/packed-store.js';
 import { ProjectionStore, type ProjectionCache, type StoreEntry } from '../../src/kube/projection-store.js';
 import { keepEqual } from '../../src/kube/projections/keep-equal.js';
-import { NODE_KIND, POD_KIND, PV_KIND, type ResourceKind } from '../../src/kube/projections/index.js';
+import { NODE_KIND, POD_KIND, PV_KIND, VOLUME_ATTACHMENT_KIND, type ResourceKind } from '../../src/kube/projections/index.js';
 import { logger } from '../../src/log/logger.js';
-import { node, pod, pv } from './projection-arbitraries.js';
+import { node, pod, pv, volumeAttachment } from './projection-arbitraries.js';
 
-const KEYS = ['ns/a', 'ns/b', 'other/c', 'd', 'ns/é', 'ns/😀', 'ns/a-rather-long-name-of-a-pod-0123456789'];
+const DIGEST = 'ab'.repeat(32);
+// With a VolumeAttachment's `csi-<sha256 hex>` name, held packed, and near misses held as text.
+const KEYS = ['ns/a', 'ns/b', 'other/c', 'd', 'ns/é', 'ns/😀', 'ns/a-rather-long-name-of-a-pod-0123456789', `csi-${DIGEST}`, `csi-${DIGEST.toUpperCase()}`, `csi-${DIGEST.slice(1)}`, `csi-${DIGEST.replace('a', '0')}`];
 const RVS = ['1', '2', '01', '2147483648', 'x', ''];
 
 type Op =
@@ -126,6 +128,23 @@ describe('PackedStore against a Map of the objects', () => {
   });
   it('nodes', () => {
     checkAgainstMapStore(NODE_KIND, node);
+  });
+  it('VolumeAttachments', () => {
+    checkAgainstMapStore(VOLUME_ATTACHMENT_KIND, volumeAttachment);
+  });
+  it("holds a VolumeAttachment's csi-<sha256> name as its 32 bytes, and hands it back whole", () => {
+    const store = new PackedStore(logger('test'), VOLUME_ATTACHMENT_KIND.codec!);
+    const name = `csi-${DIGEST.replace('a', '0')}`;
+    const va = { name, attacher: 'd', nodeName: 'n', inline: false, attached: true, deleting: false, pvName: 'pv' };
+    store.upsert(name, va, '7');
+    store.upsert('csi-short', { ...va, name: 'csi-short' }, '8');
+    assert.deepStrictEqual(store.get(name), va);
+    assert.deepStrictEqual([...store.keys()].sort(), [name, 'csi-short'].sort());
+    assert.equal(store.has(`csi-${DIGEST}`), false);
+    store.remove('csi-short');
+    // The key's 33 bytes and a body of at most 10 (as text, the key alone is 68 bytes).
+    const held = (store as unknown as { arena: { bytes: number } }).arena.bytes;
+    assert.ok(held <= 33 + 10, `${held} bytes for the record`);
   });
 
   it('hands out a fresh copy on each read: what a caller does to one leaves the store as it was', () => {

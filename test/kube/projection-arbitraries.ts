@@ -92,9 +92,16 @@ export const pv: fc.Arbitrary<PvRecord> = fc
   })
   .map(defined);
 
+/** A VolumeAttachment's name: mostly CSI's `csi-<sha256 hex>` (held packed), or near misses, or any text. */
+const attachmentName = fc.oneof(
+  { weight: 2, arbitrary: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => `csi-${Buffer.from(b).toString('hex')}`) },
+  { weight: 1, arbitrary: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => `csi-${Buffer.from(b).toString('hex').toUpperCase()}`) },
+  { weight: 1, arbitrary: fc.uint8Array({ minLength: 31, maxLength: 33 }).map((b) => `csi-${Buffer.from(b).toString('hex').slice(1)}`) },
+  { weight: 2, arbitrary: anyText },
+);
 export const volumeAttachment: fc.Arbitrary<VolumeAttachmentRecord> = fc
   .record({
-    name: anyText,
+    name: attachmentName,
     uid: opt(uidText),
     attacher: text,
     nodeName: text,

@@ -10,6 +10,7 @@
  */
 import { SharedStrings } from '../../packed/shared-strings.js';
 import { writeUtf8 } from '../../packed/byte-arena.js';
+import { isPackedKey, packedKeyText, packKey, PACKED_KEY_BYTES } from './store-key.js';
 
 export interface ProjectionCodec<T> {
   encode(value: T, w: RecordWriter): void;
@@ -38,11 +39,14 @@ export class RecordWriter {
     this.keyNameAt = 0;
   }
 
-  /** The store key (`namespace/name` or `name`) as the record's first bytes, with no length. */
+  /** The store key (`namespace/name` or `name`) as the record's first bytes, with no length (store-key.ts). */
   key(key: string): void {
     this.keyText = key;
     this.keyNameAt = key.indexOf('/') + 1;
-    this.raw(key);
+    this.room(PACKED_KEY_BYTES);
+    const n = packKey(key, this.bytes, this.pos);
+    if (n < 0) this.raw(key);
+    else this.pos += n;
   }
 
   /**
@@ -175,6 +179,7 @@ export class RecordReader {
   name(): string {
     if (this.uint() !== 0) return this.str();
     const b = this.bytes;
+    if (isPackedKey(b, this.keyStart, this.keyEnd - this.keyStart)) return packedKeyText(b, this.keyStart);
     let at = this.keyStart;
     while (at < this.keyEnd && b[at] !== 0x2f) at++;
     const start = at < this.keyEnd ? at + 1 : this.keyStart;
