@@ -90,8 +90,10 @@ function track(cp: ChildProcess): Child {
   };
 }
 
-/** The young-generation size of the shipped command lines (deploy/Dockerfile, npm start). */
+/** The young-generation size of the simulator's processes and of the demo's (npm start). */
 export const SEMI_SPACE_FLAG = '--max-semi-space-size=64';
+/** The controller's young-generation size in its shipped command line (deploy/Dockerfile). */
+export const CONTROLLER_SEMI_SPACE_FLAG = '--max-semi-space-size=32';
 
 /** Spawns `node [nodeArgs] script [args]` with an IPC channel. */
 export function spawnNode(nodeArgs: string[], script: string, args: string[], env: NodeJS.ProcessEnv = {}): Child {

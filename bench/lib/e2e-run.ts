@@ -19,7 +19,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { forkTs, nextMessage, SEMI_SPACE_FLAG, spawnNode, type Child } from './children.js';
+import { CONTROLLER_SEMI_SPACE_FLAG, forkTs, nextMessage, SEMI_SPACE_FLAG, spawnNode, type Child } from './children.js';
 import { createControllerProbe, parseListedLine, type ControllerProbe, type ListedLine } from './controller-probe.js';
 import { converge, syncFigures, requestCounts, seconds, verifyCluster, waitForUrl, watchEventCounts } from './e2e-phases.js';
 import { steady } from './e2e-steady.js';
@@ -119,7 +119,7 @@ export async function runE2e(cfg: E2eConfig): Promise<E2eRun> {
     t0Epoch = Date.now();
     const simCpu0 = simProc.last().cpuS;
     ctl = spawnNode(
-      ['--import', GUARD, '--import', GC_PROBE, `--max-old-space-size=${heapMb}`, SEMI_SPACE_FLAG, ...(cfg.controllerNodeArgs ?? []), ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
+      ['--import', GUARD, '--import', GC_PROBE, `--max-old-space-size=${heapMb}`, CONTROLLER_SEMI_SPACE_FLAG, ...(cfg.controllerNodeArgs ?? []), ...(cfg.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.profileDir}`] : [])],
       BIN,
       ['run', '--kubeconfig', kubeconfig, '--leader-elect=false', '--kube-api-qps', String(cfg.kubeApiQps), '--kube-api-burst', String(cfg.kubeApiQps), '--kube-api-max-in-flight', String(cfg.kubeApiMaxInFlight), '--list-page-size', String(cfg.listPageSize), '--listen', '127.0.0.1:0', ...(cfg.controllerArgs ?? [])],
       { LOG_LEVEL: 'info' },

@@ -12,7 +12,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SEMI_SPACE_FLAG, spawnNode } from './children.js';
+import { CONTROLLER_SEMI_SPACE_FLAG, spawnNode } from './children.js';
 import { freePort, upstreamBinary } from '../../test/real/real-cluster.js';
 
 export type ControllerName = 'fleet-attach' | 'upstream';
@@ -50,7 +50,7 @@ export async function startController(s: ControllerSpec): Promise<ControllerProc
   if (s.controller === 'fleet-attach') {
     const limits = s.qps === undefined ? [] : ['--kube-api-qps', String(s.qps), '--kube-api-burst', String(s.burst ?? s.qps)];
     const args = ['run', '--kubeconfig', s.kubeconfig, '--leader-elect=false', ...limits, '--listen', '127.0.0.1:0', ...s.extraArgs];
-    const nodeArgs = ['--import', GUARD, `--max-old-space-size=${s.heapMb}`, SEMI_SPACE_FLAG];
+    const nodeArgs = ['--import', GUARD, `--max-old-space-size=${s.heapMb}`, CONTROLLER_SEMI_SPACE_FLAG];
     const c = spawnNode(nodeArgs, BIN, args, { LOG_LEVEL: 'info' });
     return { pid: c.pid, process: c.process, argv: ['node', ...nodeArgs.slice(2), 'bin/fleet-attach.js', ...args], output: c.output, stop: c.stop };
   }

@@ -30,6 +30,7 @@ export const CONTROLLER_FLAGS = {
   'max-api-backlog': { kind: 'int', default: 500, min: 0, help: 'start no operation while more API requests than this wait for a slot' },
   workers: { kind: 'int', default: Math.min(64, Math.max(1, availableParallelism() - 1)), min: 0, max: 64, help: 'plan worker threads (0 = main thread)' },
   'inline-plan-below-pairs': { kind: 'int', default: 4_000_000, min: 0, help: 'plans over fewer (volume, node) pair slots run on the main thread even with workers (0: always in the pool)' },
+  'heap-growth': { kind: 'int', default: 50, min: 0, max: 400, help: "how far the JavaScript heap may grow between full collections, in percent of what the last one kept (0: V8's own heuristics, which let it reach about 4× that); the fleet's state is held outside the heap, so full collections are short" },
   'leader-elect': { kind: 'bool', default: true, help: 'leader election on a coordination.k8s.io Lease', upstream: '--leader-elect' },
   'leader-elect-resource-namespace': { kind: 'string', default: 'kube-system', help: 'namespace of the Lease', upstream: '--leader-elect-resource-namespace' },
   'leader-elect-resource-name': { kind: 'string', default: 'fleet-attach', help: 'name of the Lease', upstream: '--leader-elect-resource-name' },

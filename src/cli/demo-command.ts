@@ -19,6 +19,7 @@ import { createProgress } from './demo-progress.js';
 import { requireTokenOffLoopback } from '../http/auth-hook.js';
 import { parseListen, probeListen } from '../http/server.js';
 import { sendLogsToFile } from '../log/logger.js';
+import { applyHeapGrowth } from './heap-growth.js';
 
 // The demo's cluster is its own simulator, so `run`'s --kubeconfig is not a demo flag (an
 // accepted but ignored one would mislead).
@@ -53,6 +54,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   }
   if (positional.length) throw fleetError('FA_ERR_FLAG_UNKNOWN', `unexpected argument: ${positional[0]}`);
   const options = controllerOptionsFromFlags(flags);
+  applyHeapGrowth(flags['heap-growth']);
   if (flags.timeout > 0 && !flags['until-converged']) throw fleetError('FA_ERR_FLAG_INVALID', '--timeout applies to --until-converged only (use --duration to stop a run)');
   // Before the fleet is built (seconds at the default size): a --listen or token mistake now.
   requireTokenOffLoopback(parseListen(flags.listen).host, options.httpToken);

@@ -6,6 +6,7 @@ import { flagHelp, parseFlags } from './flags.js';
 import { CONTROLLER_FLAGS, controllerOptionsFromFlags, UNSAFE_SHARD_GUARDS_ENV, unsafeShardGuardsFromEnv } from './controller-flags.js';
 import { fleetError } from '../errors/index.js';
 import { startControllerWithApi, untilSignal } from '../manager/run-controller.js';
+import { applyHeapGrowth } from './heap-growth.js';
 
 export async function runCommand(argv: string[]): Promise<number> {
   const { flags, positional, help } = parseFlags(CONTROLLER_FLAGS, argv);
@@ -15,6 +16,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   if (positional.length) throw fleetError('FA_ERR_FLAG_UNKNOWN', `unexpected argument: ${positional[0]}`);
   const options = controllerOptionsFromFlags(flags);
+  applyHeapGrowth(flags['heap-growth']);
   // Tests only (the chaos bench's mutation runs); the controller logs the switched-off guards.
   const guardsOff = unsafeShardGuardsFromEnv(process.env[UNSAFE_SHARD_GUARDS_ENV], options.sharding);
   const running = await startControllerWithApi({ ...options, ...(guardsOff ? { unsafeShardGuardsOff: guardsOff } : {}), kubeconfig: flags.kubeconfig ? { path: flags.kubeconfig } : {}, listen: flags.listen });
