@@ -13,7 +13,9 @@ const log = logger('world-state');
 
 export class PlanGate {
   planning = false;
-  private readonly queue: Array<() => void> = [];
+  /** Deferred work from `head` on (a head index: a queue of a million entries drains in O(n)). */
+  private queue: Array<(() => void) | undefined> = [];
+  private head = 0;
 
   assertIdle(): void {
     if (this.planning) throw fleetError('FA_ERR_KERNEL', 'world state mutated while a plan runs (use whenIdle)');
@@ -47,13 +49,18 @@ export class PlanGate {
 
   /** Deferred work runs in order; one that starts another plan stops the drain. */
   private drain(): void {
-    while (this.queue.length > 0 && !this.planning) {
-      const fn = this.queue.shift() as () => void;
+    while (this.head < this.queue.length && !this.planning) {
+      const fn = this.queue[this.head] as () => void;
+      this.queue[this.head++] = undefined;
       try {
         fn();
       } catch (err) {
         log.error({ err }, 'deferred world-state mutation failed');
       }
+    }
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
     }
   }
 }

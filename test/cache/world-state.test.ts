@@ -288,6 +288,26 @@ describe('WorldState during a plan', () => {
     assert.equal(state.node(n)?.healthy, true);
   });
 
+  it('runs deferred work in order; one that starts a plan holds the rest until that plan ends', () => {
+    const { state } = fleet();
+    const access = state.kernelAccess();
+    const ran: string[] = [];
+    access.beginPlan(1000, 1024);
+    state.whenIdle(() => ran.push('a'));
+    state.whenIdle(() => {
+      ran.push('b');
+      access.beginPlan(1001, 1024);
+      state.whenIdle(() => ran.push('d'));
+    });
+    state.whenIdle(() => ran.push('c'));
+    access.endPlan();
+    assert.deepEqual(ran, ['a', 'b']);
+    access.endPlan();
+    assert.deepEqual(ran, ['a', 'b', 'c', 'd']);
+    state.whenIdle(() => ran.push('e'));
+    assert.deepEqual(ran, ['a', 'b', 'c', 'd', 'e'], 'idle: runs at once');
+  });
+
   it('keeps every table intact when they grow (memory.grow and relayout)', () => {
     const state = createWorldState({ capacity: { nodes: 1, volumes: 1, pairs: 1 } });
     const { node, volume } = fleet(state);
