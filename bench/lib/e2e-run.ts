@@ -286,7 +286,7 @@ async function podLines(kube: RawKube, max: number): Promise<string[]> {
 /** Where the controller's resident memory is at a point, from its process metrics (MB). */
 function memoryBreakdown(m: readonly PromSample[]): Record<string, number | Record<string, number>> {
   const mb = (b: number) => Math.round(b / 2 ** 20);
-  const spaces = sumBy(m.filter((s) => s.name === 'nodejs_heap_space_size_total_bytes'), 'nodejs_heap_space_size_total_bytes', 'space');
+  const spaces = sumBy(m, 'nodejs_heap_space_size_total_bytes', 'space');
   return {
     rss: mb(sumOf(m, 'process_resident_memory_bytes')),
     heap_total: mb(sumOf(m, 'nodejs_heap_size_total_bytes')),

@@ -166,6 +166,10 @@ export class RecordReader {
   pos = 0;
   private keyStart = 0;
   private keyEnd = 0;
+  /** Where {@link volumeName} joins a prefix and a handle before decoding them as one string. */
+  private scratch = Buffer.allocUnsafeSlow(256) as Utf8Buffer;
+  /** Each shared prefix's UTF-8 bytes, by id. */
+  private readonly prefixes: Buffer[] = [];
 
   /** Reads the record at `keyStart`; {@link release} drops the reference to `bytes` when done. */
   reset(bytes: Buffer, keyStart: number, keyLen: number): void {
@@ -273,9 +277,6 @@ export class RecordReader {
     if (b === undefined) this.prefixes[id] = b = Buffer.from(SHARED.at(id), 'utf8');
     return b;
   }
-
-  private scratch = Buffer.allocUnsafeSlow(256) as Utf8Buffer;
-  private readonly prefixes: Buffer[] = [];
 }
 
 type Utf8Buffer = Buffer & { utf8Slice(start: number, end: number): string };
