@@ -11,8 +11,9 @@
  * so a fleet that is mostly not converged (a cold start at 100k nodes: a million diagnoses) is
  * swept slowly rather than taking the reconciler's thread. A new sweep starts `intervalMs` after
  * the previous one started (or at once when a sweep took longer), and only while someone reads the
- * dashboard: with `idleAfterMs`, no sweep starts once nothing has called {@link NotConvergedIndex.touch}
- * for that long (a touch after that starts one at once), and the snapshot is then dropped: the
+ * dashboard: with `idleAfterMs`, the index starts idle (no sweep before the first
+ * {@link NotConvergedIndex.touch}), and no sweep starts once nothing has touched it for that long
+ * (a touch after that starts one at once); the snapshot is then dropped: the
  * first sweep after the touch starts from no pair (`sweptAt` -1 until it ends), so `since` counts
  * from when the dashboard was read again. The snapshot is replaced whole at the end
  * of a sweep: readers never see a half-swept state. Memory: O(not-converged pairs).
@@ -126,7 +127,9 @@ class Sweeper implements NotConvergedIndex {
   constructor(private readonly d: NotConvergedIndexDeps) {
     this.log = d.log ?? logger('dashboard');
     this.clock = d.now ?? (() => performance.now());
-    this.lastTouch = this.clock();
+    // Untouched, an index with idleAfterMs is idle from its start: a cold start's sweep would hold a
+    // record per waiting pair (a million at 100k nodes) for nobody.
+    this.lastTouch = d.idleAfterMs === undefined ? this.clock() : -Infinity;
   }
 
   touch(): void {

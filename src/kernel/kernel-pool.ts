@@ -2,6 +2,11 @@
  * KernelPool: the Piscina pool of kernel workers, typed by tasks.ts. Piscina's `any` stops
  * here. Each worker instantiates the module once over the shared memory; a task costs about
  * 30-60 µs of messaging, so callers dispatch one task per shard, never per node.
+ *
+ * Workers start with the first task and exit after `idleMs` without one. Kernels keep no state
+ * in a worker, so nothing is lost; what goes back is the worker's isolate and allocator (~90 MB
+ * at 10k nodes after the cold start's list pages), while most fleets plan on the main thread and
+ * use the pool only for the lists of a start or a relist (docs/performance.md).
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
@@ -10,6 +15,8 @@ import { logger } from '../log/logger.js';
 
 export interface KernelPool {
   readonly threads: number;
+  /** Workers running now (0 while idle). */
+  running(): number;
   /** Runs one task; the buffers in `transfer` are moved to the worker (the caller loses them). */
   run<K extends TaskName>(name: K, input: TaskMap[K]['input'], transfer?: ArrayBuffer[]): Promise<TaskMap[K]['output']>;
   /**
@@ -24,7 +31,11 @@ export interface KernelPool {
 export interface KernelPoolOptions {
   threads: number;
   data: KernelWorkerData;
+  /** A worker exits after this long without a task; default {@link DEFAULT_WORKER_IDLE_MS}. */
+  idleMs?: number;
 }
+
+export const DEFAULT_WORKER_IDLE_MS = 30_000;
 
 /** Default worker count: the cores left after the main thread, at least 1. */
 export function defaultWorkerCount(): number {
@@ -40,9 +51,9 @@ export function createKernelPool(options: KernelPoolOptions): KernelPool {
   const start = () => {
     const p = new Piscina({
       filename: new URL(`./kernel-worker${ext}`, import.meta.url).href,
-      minThreads: options.threads,
+      minThreads: 0,
       maxThreads: options.threads,
-      idleTimeout: 60_000,
+      idleTimeout: options.idleMs ?? DEFAULT_WORKER_IDLE_MS,
       workerData: options.data,
     });
     // A worker that dies between tasks is reported here (Piscina replaces it); without a
@@ -53,6 +64,7 @@ export function createKernelPool(options: KernelPoolOptions): KernelPool {
   let pool = start();
   return {
     threads: options.threads,
+    running: () => pool.threads.length,
     run<K extends TaskName>(name: K, input: TaskMap[K]['input'], transfer?: ArrayBuffer[]): Promise<TaskMap[K]['output']> {
       const request = { name, input } as TaskRequest<K>;
       return pool.run(request, transfer ? { transferList: transfer } : {}) as Promise<TaskMap[K]['output']>;

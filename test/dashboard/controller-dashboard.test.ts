@@ -9,6 +9,7 @@ test('the controller feeds its dashboard: timeline and not-converged index', asy
   try {
     const { store } = h.sim;
     const { dashboard } = h.ctl;
+    dashboard.index.touch(); // a reader of the dashboard: the index sweeps only once read
     store.create('nodes', node('node-a'));
     createVolumeAndPod(store, 'default', 'h1');
     const va = vaName('h1', 'node-a');

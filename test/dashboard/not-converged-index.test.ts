@@ -167,7 +167,7 @@ describe('not-converged index', () => {
 });
 
 describe('not-converged index: sweeps while read', () => {
-  it('stops sweeping once nothing has touched it for idleAfterMs, and a touch starts a sweep at once', async () => {
+  it('sweeps only once touched, stops once nothing has touched it for idleAfterMs, and a touch starts a sweep at once', async () => {
     const nodes = Array.from({ length: 4 }, () => ({ healthy: true, oos: false, mounted: true }));
     const pairs = Array.from({ length: 8 }, (_, i) => ({ v: i % 2, n: i % 4, pods: 1, actual: 'none', unreport: false, op: 'none' } as const));
     const { state, view } = build(nodes, [true, false], [...pairs], false);
@@ -175,6 +175,10 @@ describe('not-converged index: sweeps while read', () => {
     const index = createNotConvergedIndex({ state, view, intervalMs: 5, idleAfterMs: 1000, now: () => touchClock });
     index.start();
     try {
+      await new Promise((r) => setTimeout(r, 50)); // ten intervals
+      assert.equal(index.snapshot().sweptAt, -1, 'no sweep before the first touch');
+      assert.equal(index.snapshot().pairsSeen, 0);
+      index.touch();
       await settle('a first sweep', () => index.snapshot().sweptAt >= 0);
       const versions = () => index.snapshot().version;
       // Idle: past idleAfterMs on the touch clock, no further sweep sees a change.

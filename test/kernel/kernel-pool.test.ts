@@ -81,6 +81,29 @@ describe('kernel pool', () => {
     }
   });
 
+  it('starts a worker with a task and lets it exit once idle; a later task starts one again', async () => {
+    const state = createWorldState();
+    for (let i = 0; i < 100; i++) state.markAttached(state.internVolume(`v${i}`), state.internNode(`n${i % 10}`));
+    const access = state.kernelAccess();
+    const module = loadKernelModule('debug');
+    const main = instantiateKernel(module, access.memory);
+    const pool = createKernelPool({ threads: 1, idleMs: 20, data: { module, memory: access.memory, abiVersion: ABI_VERSION } });
+    const r0 = access.tableRanges()[0]!;
+    const bytes = Math.ceil(r0.bytes / 16) * 16;
+    const untilRunning = async (n: number) => {
+      for (let i = 0; i < 500 && pool.running() !== n; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(pool.running(), n);
+    };
+    try {
+      assert.equal(pool.running(), 0, 'no worker before the first task');
+      assert.equal((await pool.run('readFloor', { addr: r0.addr, bytes })).checksum, main.readFloor(r0.addr, bytes) >>> 0);
+      await untilRunning(0);
+      assert.equal((await pool.run('readFloor', { addr: r0.addr, bytes })).checksum, main.readFloor(r0.addr, bytes) >>> 0, 'after the idle exit');
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('rejects a non-positive thread count', () => {
     const memory = createWorldState().kernelAccess().memory;
     assert.throws(() => createKernelPool({ threads: 0, data: { module: loadKernelModule('debug'), memory, abiVersion: ABI_VERSION } }), RangeError);
