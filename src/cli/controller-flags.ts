@@ -28,7 +28,7 @@ export const CONTROLLER_FLAGS = {
   'list-reader': { kind: 'enum', default: 'worker-sieve', values: ['sieve', 'worker-sieve', 'worker', 'inline'], help: 'how list pages are read: worker-sieve (cut down in WebAssembly to the fields the controller reads, then parsed, in the plan workers; with --workers 0 on the main thread), sieve (the same on the main thread), worker (parsed whole in the plan workers), inline (parsed whole on the main thread)' },
   'max-operation-starts-per-pass': { kind: 'int', default: 5000, min: 1, help: 'attach/detach operations one reconcile pass may start; the rest wait for a later pass' },
   'max-api-backlog': { kind: 'int', default: 500, min: 0, help: 'start no operation while more API requests than this wait for a slot' },
-  workers: { kind: 'int', default: Math.min(64, Math.max(1, availableParallelism() - 1)), min: 0, max: 64, help: 'plan worker threads (0 = main thread)' },
+  workers: { kind: 'int', default: Math.min(64, Math.max(1, availableParallelism() - 1)), min: 0, max: 64, help: 'plan worker threads at most (0 = main thread); a worker starts with a task and exits after 30 s without one' },
   'inline-plan-below-pairs': { kind: 'int', default: 4_000_000, min: 0, help: 'plans over fewer (volume, node) pair slots run on the main thread even with workers (0: always in the pool)' },
   'heap-growth': { kind: 'int', default: 50, min: 0, max: 400, help: "how far the JavaScript heap may grow between full collections, in percent of what the last one kept (0: V8's own heuristics, which let it reach about 4× that); the fleet's state is held outside the heap, so full collections are short" },
   'leader-elect': { kind: 'bool', default: true, help: 'leader election on a coordination.k8s.io Lease', upstream: '--leader-elect' },
