@@ -4,7 +4,7 @@
  * 30-60 µs of messaging, so callers dispatch one task per shard, never per node.
  *
  * Workers start with the first task and exit after `idleMs` without one. Kernels keep no state
- * in a worker, so nothing is lost; what goes back is the worker's isolate and allocator (~90 MB
+ * in a worker, so nothing is lost; what goes back is the worker's isolate and allocator (~100 MB
  * at 10k nodes after the cold start's list pages), while most fleets plan on the main thread and
  * use the pool only for the lists of a start or a relist (docs/performance.md).
  */
