@@ -20,14 +20,27 @@ export function typeChecks(pool: KernelPool): void {
   void pool.run('planShard', { desc: 0 }).then((out) => out.checksum);
 }
 
+/** A state with `volumes` attached volumes, the pool's worker data over its memory, and the kernel on the main thread. */
+function kernelFixture(volumes: number) {
+  const state = createWorldState();
+  for (let i = 0; i < volumes; i++) state.markAttached(state.internVolume(`v${i}`), state.internNode(`n${i % 10}`));
+  const access = state.kernelAccess();
+  const module = loadKernelModule('debug');
+  return { access, main: instantiateKernel(module, access.memory), data: { module, memory: access.memory, abiVersion: ABI_VERSION } };
+}
+
+/** Asserts that a worker reads the first table as the main thread does. */
+async function assertFirstTableRead(pool: KernelPool, f: ReturnType<typeof kernelFixture>, message?: string): Promise<void> {
+  const r0 = f.access.tableRanges()[0]!;
+  const bytes = Math.ceil(r0.bytes / 16) * 16;
+  assert.equal((await pool.run('readFloor', { addr: r0.addr, bytes })).checksum, f.main.readFloor(r0.addr, bytes) >>> 0, message);
+}
+
 describe('kernel pool', () => {
   it('runs tasks in workers over the shared memory the main thread writes', async () => {
-    const state = createWorldState();
-    for (let i = 0; i < 1000; i++) state.markAttached(state.internVolume(`v${i}`), state.internNode(`n${i % 10}`));
-    const access = state.kernelAccess();
-    const module = loadKernelModule('debug');
-    const main = instantiateKernel(module, access.memory);
-    const pool = createKernelPool({ threads: 2, data: { module, memory: access.memory, abiVersion: ABI_VERSION } });
+    const f = kernelFixture(1000);
+    const { access, main } = f;
+    const pool = createKernelPool({ threads: 2, data: f.data });
     try {
       for (const r of access.tableRanges()) {
         const bytes = Math.ceil(r.bytes / 16) * 16;
@@ -40,7 +53,7 @@ describe('kernel pool', () => {
       const underWay = pool.run('readFloor', { addr: r0.addr, bytes }).then(() => 'done', () => 'rejected');
       await pool.restart();
       assert.ok(['done', 'rejected'].includes(await underWay));
-      assert.equal((await pool.run('readFloor', { addr: r0.addr, bytes })).checksum, main.readFloor(r0.addr, bytes) >>> 0, 'after the restart');
+      await assertFirstTableRead(pool, f, 'after the restart');
     } finally {
       await pool.close();
     }
@@ -82,23 +95,17 @@ describe('kernel pool', () => {
   });
 
   it('starts a worker with a task and lets it exit once idle; a later task starts one again', async () => {
-    const state = createWorldState();
-    for (let i = 0; i < 100; i++) state.markAttached(state.internVolume(`v${i}`), state.internNode(`n${i % 10}`));
-    const access = state.kernelAccess();
-    const module = loadKernelModule('debug');
-    const main = instantiateKernel(module, access.memory);
-    const pool = createKernelPool({ threads: 1, idleMs: 20, data: { module, memory: access.memory, abiVersion: ABI_VERSION } });
-    const r0 = access.tableRanges()[0]!;
-    const bytes = Math.ceil(r0.bytes / 16) * 16;
+    const f = kernelFixture(100);
+    const pool = createKernelPool({ threads: 1, idleMs: 20, data: f.data });
     const untilRunning = async (n: number) => {
       for (let i = 0; i < 500 && pool.running() !== n; i++) await new Promise((r) => setTimeout(r, 10));
       assert.equal(pool.running(), n);
     };
     try {
       assert.equal(pool.running(), 0, 'no worker before the first task');
-      assert.equal((await pool.run('readFloor', { addr: r0.addr, bytes })).checksum, main.readFloor(r0.addr, bytes) >>> 0);
+      await assertFirstTableRead(pool, f);
       await untilRunning(0);
-      assert.equal((await pool.run('readFloor', { addr: r0.addr, bytes })).checksum, main.readFloor(r0.addr, bytes) >>> 0, 'after the idle exit');
+      await assertFirstTableRead(pool, f, 'after the idle exit');
     } finally {
       await pool.close();
     }
